@@ -1,0 +1,92 @@
+"""Settings: defaults < config file < environment < command-line flags (< LSP options, later)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
+from checkpoint.sources.tailer import DEFAULT_MAX_LINE_BYTES
+
+
+def _data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def default_db() -> Path:
+    return _data_home() / "checkpoint" / "checkpoint.db"
+
+
+def default_sources() -> list[Path]:
+    home = Path.home()
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+    codex = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
+    return [claude / "projects", codex / "sessions"]
+
+
+def config_file() -> Path:
+    if os.environ.get("CHECKPOINT_CONFIG"):
+        return Path(os.environ["CHECKPOINT_CONFIG"])
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "checkpoint" / "config.toml"
+
+
+class Settings(BaseModel):
+    db: Path = Field(default_factory=default_db)
+    sources: list[Path] = Field(default_factory=default_sources)
+    extractor: str | None = None  # "anthropic" | "heuristic"; None: anthropic when a key is set
+    model: str = "claude-haiku-4-5"
+    fallback_models: list[str] = Field(default_factory=list)
+    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    concurrency: int = 2
+    max_requests: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+
+
+_ENV: dict[str, str] = {
+    "CHECKPOINT_DB": "db",
+    "CHECKPOINT_SOURCES": "sources",
+    "CHECKPOINT_EXTRACTOR": "extractor",
+    "CHECKPOINT_MODEL": "model",
+    "CHECKPOINT_FALLBACK_MODELS": "fallback_models",
+    "CHECKPOINT_CHUNK_TOKENS": "chunk_tokens",
+    "CHECKPOINT_MAX_LINE_BYTES": "max_line_bytes",
+    "CHECKPOINT_CONCURRENCY": "concurrency",
+}
+
+
+def _from_env(environ: dict[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for var, key in _ENV.items():
+        raw = environ.get(var)
+        if not raw:
+            continue
+        if key == "sources":
+            values[key] = [Path(p).expanduser() for p in raw.split(os.pathsep) if p]
+        elif key == "fallback_models":
+            values[key] = [m.strip() for m in raw.split(",") if m.strip()]
+        elif key == "db":
+            values[key] = Path(raw).expanduser()
+        else:
+            values[key] = raw
+    return values
+
+
+def load(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None = None) -> Settings:
+    """Merge every layer; `overrides` (flags) win. None values in overrides are ignored."""
+    values: dict[str, Any] = {}
+    path = config_file()
+    if path.is_file():
+        with path.open("rb") as fh:
+            values.update(tomllib.load(fh))
+    values.update(_from_env(dict(os.environ) if environ is None else environ))
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if "sources" in values:
+        values["sources"] = [Path(p).expanduser() for p in values["sources"]]
+    return Settings(**values)

@@ -1,0 +1,114 @@
+"""The shapes every layer agrees on: turns read from transcripts, chunks sent to an extractor,
+items that come back. Pydantic validates what crosses a boundary (a reader's output, a model's answer)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"  # tool calls and their results: context for the model, never a source of heuristics
+
+
+class ChunkState(StrEnum):
+    PENDING = "pending"  # formed, never answered
+    SENT = "sent"  # leased to a running extraction; reverts to pending when the lease expires
+    CAPTURED = "captured"  # answer parsed, validated and committed
+    FAILED = "failed"  # last attempt failed; cause recorded; retried on the next run
+
+
+class ItemKind(StrEnum):
+    DECISION = "decision"
+    CONSTRAINT = "constraint"
+    QUESTION = "question"
+
+
+class ItemState(StrEnum):
+    NEW = "new"
+    ACCEPTED = "accepted"
+    DISMISSED = "dismissed"
+
+
+class Turn(BaseModel):
+    """One normalized unit of a transcript: a prompt, an answer block, a tool call or its result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str  # stable across re-reads: the line's uuid, or a hash of the raw line where the format has none
+    session_id: str
+    role: Role
+    text: str
+    files: tuple[str, ...] = ()  # workspace files this turn changed (applied edits only)
+    timestamp: str | None = None
+    message_id: str | None = None  # Claude Code writes one API message as several lines sharing this
+    source_path: str = ""
+    line_no: int = 0  # 1-based line in source_path
+
+
+class SessionInfo(BaseModel):
+    """What a reader learns about the session a file belongs to (all optional; newest wins for title)."""
+
+    id: str
+    agent: str
+    cwd: str | None = None
+    title: str | None = None
+
+
+class TurnSlice(BaseModel):
+    """The part of one turn that a chunk carries: the whole text, or one part of a split turn."""
+
+    turn_id: str
+    seq: int
+    role: Role
+    text: str
+    files: tuple[str, ...] = ()
+    timestamp: str | None = None
+    part: int = 1
+    parts: int = 1
+
+
+class ChunkInput(BaseModel):
+    """Everything an extractor gets: one chunk of one session, never more than the budget."""
+
+    chunk_id: int
+    session_id: str
+    agent: str
+    cwd: str | None
+    turns: list[TurnSlice]
+    token_estimate: int
+
+
+Statement = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+
+
+class ItemDraft(BaseModel):
+    """An item as an extractor proposes it, before the store gives it an id."""
+
+    kind: ItemKind
+    statement: Statement
+    rationale: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    turn_ids: list[str] = Field(min_length=1)
+    files: list[str] = Field(default_factory=list)
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    requests: int = 0
+
+
+class Extraction(BaseModel):
+    """A confirmed answer for one chunk: the only thing that may move a marker."""
+
+    chunk_id: int
+    items: list[ItemDraft]
+    extractor: str
+    usage: Usage = Field(default_factory=Usage)

@@ -1,0 +1,52 @@
+"""Transcript sources: discovery under the roots, the tailer, and one reader per format.
+
+A new format is one module with a Reader, added to READERS.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from checkpoint.sources.base import FileRole, Reader
+from checkpoint.sources.claude_code import ClaudeCodeReader
+from checkpoint.sources.codex import CodexReader
+
+READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), ClaudeCodeReader())}
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    path: Path
+    role: FileRole
+
+
+def locate(path: Path) -> FileRole | None:
+    for reader in READERS.values():
+        role = reader.locate(path)
+        if role is not None:
+            return role
+    return None
+
+
+def discover(roots: list[Path], warn: list[str]) -> Iterator[FoundFile]:
+    """Every transcript file under the roots. Symlinked directories are not followed (no loops);
+    unreadable directories are reported in `warn` and skipped."""
+
+    def on_error(err: OSError) -> None:
+        warn.append(f"{err.filename}: cannot list directory: {err.strerror}")
+
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
+            dirnames.sort()
+            for name in sorted(filenames):
+                if not name.endswith(".jsonl"):
+                    continue
+                path = Path(dirpath) / name
+                role = locate(path)
+                if role is not None:
+                    yield FoundFile(path, role)

@@ -1,0 +1,174 @@
+"""Incremental reading of append-only JSONL files by byte offset.
+
+Only whole lines are consumed: the persisted offset is always the end of the last complete line,
+so a half-written record waits for its newline. A file whose identity changed (new inode, shrunk
+below the offset, different first bytes) is re-read from the start; the store's stable turn ids
+make that re-read idempotent. Memory stays bounded by the block size plus the longest accepted line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+BLOCK_SIZE = 1 << 20
+HEAD_BYTES = 4096
+DEFAULT_MAX_LINE_BYTES = 16 << 20
+# A last line without a newline is consumed only once the file has been quiet this long and the bytes
+# parse as a whole record: a writer mid-line is never read early, a file that simply ends without "\n"
+# is not stuck forever.
+SETTLE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class FileCursor:
+    """How far a file has been consumed, and what it looked like then."""
+
+    path: str
+    dev: int = 0
+    inode: int = 0
+    size: int = 0
+    mtime_ns: int = 0
+    offset: int = 0  # end of the last consumed line
+    line_no: int = 0  # lines consumed so far
+    head_hash: str = ""  # hash of the first head_len bytes, to notice a file replaced in place
+    head_len: int = 0
+
+
+@dataclass(frozen=True)
+class RawLine:
+    line_no: int  # 1-based
+    data: bytes
+    end_offset: int
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    line_no: int
+    size: int
+    end_offset: int
+    reason: str
+
+
+TailEvent = RawLine | SkippedLine
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Why a file is being re-read from the start."""
+
+    reason: str
+
+
+def _head_hash(f: os.PathLike[str] | str, length: int) -> str:
+    with open(f, "rb") as fh:
+        return hashlib.blake2b(fh.read(length), digest_size=16).hexdigest()
+
+
+def check_identity(cursor: FileCursor, st: os.stat_result) -> Reset | None:
+    """Compare a stored cursor with the file as it is now; say why it must be re-read, if it must."""
+    if cursor.offset == 0 and cursor.head_len == 0:
+        return None
+    if (st.st_dev, st.st_ino) != (cursor.dev, cursor.inode):
+        return Reset("file was replaced (new inode)")
+    if st.st_size < cursor.offset:
+        return Reset(f"file shrank from {cursor.offset} to {st.st_size} bytes")
+    if cursor.head_len and _head_hash(cursor.path, cursor.head_len) != cursor.head_hash:
+        return Reset("file was rewritten (its first bytes changed)")
+    return None
+
+
+def unchanged(cursor: FileCursor, st: os.stat_result) -> bool:
+    """Stat-level check that lets a rescan skip a file without opening it."""
+    return (
+        (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        == (cursor.dev, cursor.inode, cursor.size, cursor.mtime_ns)
+        and cursor.offset == st.st_size
+    )
+
+
+def fresh_cursor(cursor: FileCursor, st: os.stat_result) -> FileCursor:
+    head_len = min(HEAD_BYTES, st.st_size)
+    return FileCursor(
+        path=cursor.path,
+        dev=st.st_dev,
+        inode=st.st_ino,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        head_hash=_head_hash(cursor.path, head_len),
+        head_len=head_len,
+    )
+
+
+def _looks_complete(data: bytes) -> bool:
+    stripped = data.strip()
+    return stripped.startswith(b"{") and stripped.endswith(b"}")
+
+
+def tail(
+    cursor: FileCursor,
+    st: os.stat_result,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    now: float | None = None,
+) -> Iterator[TailEvent]:
+    """Yield the complete lines after cursor.offset. The caller persists each event's end_offset."""
+    line_no = cursor.line_no
+    offset = cursor.offset
+    settled = ((now if now is not None else time.time()) - st.st_mtime_ns / 1e9) >= SETTLE_SECONDS
+    with open(cursor.path, "rb") as fh:
+        fh.seek(offset)
+        pending = bytearray()
+        skipping = 0  # >0 while discarding an oversized line; counts its bytes
+        while True:
+            block = fh.read(BLOCK_SIZE)
+            if not block:
+                break
+            start = 0
+            while True:
+                nl = block.find(b"\n", start)
+                if nl < 0:
+                    rest = block[start:]
+                    if skipping:
+                        skipping += len(rest)
+                    elif len(pending) + len(rest) > max_line_bytes:
+                        skipping = len(pending) + len(rest)
+                        pending.clear()
+                    else:
+                        pending += rest
+                    break
+                piece = block[start:nl]
+                line_no += 1
+                end = offset + nl + 1
+                if skipping:
+                    size = skipping + len(piece)
+                    skipping = 0
+                    yield SkippedLine(line_no, size, end, f"line of {size} bytes exceeds {max_line_bytes}")
+                elif len(pending) + len(piece) > max_line_bytes:
+                    size = len(pending) + len(piece)
+                    pending.clear()
+                    yield SkippedLine(line_no, size, end, f"line of {size} bytes exceeds {max_line_bytes}")
+                else:
+                    if pending:
+                        pending += piece
+                        data = bytes(pending)
+                        pending.clear()
+                    else:
+                        data = piece
+                    yield RawLine(line_no, data, end)
+                start = nl + 1
+            offset += len(block)
+        if pending and not skipping and settled and _looks_complete(pending):
+            yield RawLine(line_no + 1, bytes(pending), offset)
+
+
+def advance(cursor: FileCursor, event: TailEvent, st: os.stat_result) -> FileCursor:
+    return replace(
+        cursor,
+        offset=event.end_offset,
+        line_no=event.line_no,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+    )

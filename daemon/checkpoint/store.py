@@ -1,0 +1,735 @@
+"""The SQLite store: schema, migrations, and every write. No other module writes SQL.
+
+Markers move only inside `commit_extraction`: a chunk's items, its state and the session's
+watermark change in one transaction, and the watermark is recomputed there from chunk states
+(the end of the contiguous captured prefix), never from what was sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import sqlite_utils
+
+from checkpoint import chunker
+from checkpoint.model import (
+    ChunkInput,
+    ChunkState,
+    Extraction,
+    ItemKind,
+    ItemState,
+    Role,
+    SessionInfo,
+    TurnSlice,
+    Usage,
+)
+from checkpoint.sources.base import TurnDraft
+from checkpoint.sources.tailer import FileCursor
+
+MIGRATIONS: list[str] = [
+    # 1: the initial schema
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        title TEXT,
+        cwd TEXT,
+        turns INTEGER NOT NULL DEFAULT 0,       -- highest seq given out
+        watermark INTEGER NOT NULL DEFAULT 0,   -- every turn with seq <= watermark is captured
+        first_ts TEXT,
+        last_ts TEXT,
+        updated_at REAL
+    );
+    CREATE TABLE files (
+        path TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        session_id TEXT,
+        subagent INTEGER NOT NULL DEFAULT 0,
+        dev INTEGER NOT NULL DEFAULT 0,
+        inode INTEGER NOT NULL DEFAULT 0,
+        size INTEGER NOT NULL DEFAULT 0,
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        offset INTEGER NOT NULL DEFAULT 0,
+        line_no INTEGER NOT NULL DEFAULT 0,
+        head_hash TEXT NOT NULL DEFAULT '',
+        head_len INTEGER NOT NULL DEFAULT 0,
+        reader_state TEXT NOT NULL DEFAULT '{}',
+        missing INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT
+    );
+    CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        files TEXT NOT NULL DEFAULT '[]',
+        ts TEXT,
+        message_id TEXT,
+        source_path TEXT NOT NULL,
+        line_no INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        header_tokens INTEGER NOT NULL,
+        chunked INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (session_id, seq)
+    );
+    CREATE INDEX turns_unchunked ON turns (session_id, chunked, seq);
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        first_seq INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        char_start INTEGER NOT NULL DEFAULT 0,
+        char_end INTEGER,                        -- NULL: to the end of the turn
+        part INTEGER NOT NULL DEFAULT 1,
+        parts INTEGER NOT NULL DEFAULT 1,
+        tokens INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        cause TEXT,
+        lease_owner TEXT,
+        lease_until REAL,
+        next_try REAL NOT NULL DEFAULT 0,
+        updated_at REAL,
+        UNIQUE (session_id, first_seq, char_start)
+    );
+    CREATE INDEX chunks_state ON chunks (state, next_try);
+    CREATE TABLE items (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        fingerprint TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        rationale TEXT,
+        confidence REAL NOT NULL,
+        turn_ids TEXT NOT NULL,
+        files TEXT NOT NULL DEFAULT '[]',
+        state TEXT NOT NULL DEFAULT 'new',
+        extractor TEXT NOT NULL,
+        first_chunk INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        UNIQUE (session_id, fingerprint)
+    );
+    CREATE TABLE drops (
+        session_id TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        records INTEGER NOT NULL DEFAULT 0,
+        chars INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, policy)
+    );
+    CREATE TABLE problems (
+        path TEXT NOT NULL,
+        line_no INTEGER NOT NULL,
+        message TEXT NOT NULL,
+        session_id TEXT,
+        seen_at REAL NOT NULL,
+        PRIMARY KEY (path, line_no, message)
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        extractor TEXT NOT NULL,
+        chunks_tried INTEGER NOT NULL DEFAULT 0,
+        chunks_captured INTEGER NOT NULL DEFAULT 0,
+        chunks_failed INTEGER NOT NULL DEFAULT 0,
+        items_added INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+        requests INTEGER NOT NULL DEFAULT 0,
+        note TEXT
+    );
+    """,
+]
+
+LEASE_SECONDS = 300.0
+PROBLEMS_PER_FILE = 200  # keep the table bounded when a file is garbage from end to end
+
+
+class LeaseLost(RuntimeError):
+    """The chunk is no longer leased to this runner (expired and taken by another); its answer is
+    discarded so that nothing is committed twice."""
+
+
+@dataclass(frozen=True)
+class FileRow:
+    cursor: FileCursor
+    agent: str
+    session_id: str | None
+    subagent: bool
+    reader_state: dict[str, Any]
+    missing: bool
+
+
+@dataclass
+class SessionCounts:
+    id: str
+    agent: str
+    title: str | None
+    cwd: str | None
+    turns: int = 0
+    captured: int = 0
+    pending: int = 0
+    failed: int = 0
+    watermark: int = 0
+    last_ts: str | None = None
+    causes: list[str] = field(default_factory=list)
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    problems: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agent": self.agent,
+            "title": self.title,
+            "cwd": self.cwd,
+            "turns": self.turns,
+            "captured": self.captured,
+            "pending": self.pending,
+            "failed": self.failed,
+            "watermark": self.watermark,
+            "last_ts": self.last_ts,
+            "causes": self.causes,
+            "dropped": self.dropped,
+            "problems": self.problems,
+        }
+
+
+def fingerprint(kind: ItemKind, statement: str) -> str:
+    """Same kind and same words (case, spacing and punctuation aside) are the same item."""
+    norm = re.sub(r"[^\w]+", " ", statement.lower()).strip()
+    return hashlib.blake2b(f"{kind}|{norm}".encode(), digest_size=10).hexdigest()
+
+
+def _private(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(str(path) + suffix)
+        if p.exists():
+            os.chmod(p, 0o600)
+
+
+class Store:
+    """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""
+
+    def __init__(self, path: Path | str, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        old_umask = os.umask(0o077)
+        try:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        finally:
+            os.umask(old_umask)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+        self._migrate()
+        _private(self.path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE: take the write lock up front so concurrent writers queue, not deadlock."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        with self.transaction() as c:
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in script.split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+                c.execute(f"PRAGMA user_version={number}")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- files and turns --------------------------------------------------------------------------
+
+    def get_file(self, path: str) -> FileRow | None:
+        row = self.conn.execute(
+            "SELECT path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
+            " agent, session_id, subagent, reader_state, missing FROM files WHERE path = ?",
+            (path,),
+        ).fetchone()
+        if row is None:
+            return None
+        return FileRow(
+            cursor=FileCursor(*row[:9]),
+            agent=row[9],
+            session_id=row[10],
+            subagent=bool(row[11]),
+            reader_state=orjson.loads(row[12]),
+            missing=bool(row[13]),
+        )
+
+    def file_cursors(self) -> dict[str, FileRow]:
+        paths = [r[0] for r in self.conn.execute("SELECT path FROM files")]
+        return {p: row for p in paths if (row := self.get_file(p)) is not None}
+
+    def ingest(
+        self,
+        cursor: FileCursor,
+        agent: str,
+        session_id: str,
+        subagent: bool,
+        reader_state: dict[str, Any],
+        turns: Sequence[tuple[TurnDraft, int, int, int]],
+        session: SessionInfo | None,
+        dropped: Counter[str],
+        drop_records: Counter[str],
+        problems: Sequence[tuple[int, str]],
+    ) -> int:
+        """Store a batch of turns (draft, line_no, tokens, header_tokens) and the file cursor that
+        follows them, in one transaction: a crash leaves both or neither. Returns turns added."""
+        now = self.clock()
+        added = 0
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
+                (session_id, agent, now),
+            )
+            if session is not None:
+                if session.cwd:
+                    c.execute("UPDATE sessions SET cwd = coalesce(cwd, ?) WHERE id = ?", (session.cwd, session_id))
+                if session.title and not subagent:
+                    c.execute("UPDATE sessions SET title = ? WHERE id = ?", (session.title, session_id))
+            seq = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+            first_ts = last_ts = None
+            for draft, line_no, tokens, header_tokens in turns:
+                inserted = c.execute(
+                    "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path,"
+                    " line_no, tokens, header_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+                    " ON CONFLICT(id) DO NOTHING",
+                    (
+                        draft.id, session_id, seq + 1, draft.role.value, draft.text,
+                        orjson.dumps(list(draft.files)).decode(), draft.timestamp, draft.message_id,
+                        cursor.path, line_no, tokens, header_tokens,
+                    ),
+                ).rowcount
+                if inserted:
+                    seq += 1
+                    added += 1
+                    first_ts = first_ts or draft.timestamp
+                    last_ts = draft.timestamp or last_ts
+            c.execute(
+                "UPDATE sessions SET turns = ?, updated_at = ?, first_ts = coalesce(first_ts, ?),"
+                " last_ts = CASE WHEN ? > coalesce(last_ts, '') THEN ? ELSE last_ts END WHERE id = ?",
+                (seq, now, first_ts, last_ts or "", last_ts, session_id),
+            )
+            for policy, chars in (dropped + drop_records).items():
+                c.execute(
+                    "INSERT INTO drops (session_id, policy, records, chars) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT(session_id, policy) DO UPDATE SET records = records + excluded.records,"
+                    " chars = chars + excluded.chars",
+                    (session_id, policy, drop_records.get(policy, 0), dropped.get(policy, 0)),
+                )
+            self._record_problems(c, cursor.path, session_id, problems, now)
+            c.execute(
+                "INSERT INTO files (path, agent, session_id, subagent, dev, inode, size, mtime_ns, offset,"
+                " line_no, head_hash, head_len, reader_state, missing, last_error)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
+                " agent=excluded.agent, session_id=excluded.session_id, subagent=excluded.subagent,"
+                " dev=excluded.dev, inode=excluded.inode, size=excluded.size, mtime_ns=excluded.mtime_ns,"
+                " offset=excluded.offset, line_no=excluded.line_no, head_hash=excluded.head_hash,"
+                " head_len=excluded.head_len, reader_state=excluded.reader_state, missing=0, last_error=NULL",
+                (
+                    cursor.path, agent, session_id, int(subagent), cursor.dev, cursor.inode, cursor.size,
+                    cursor.mtime_ns, cursor.offset, cursor.line_no, cursor.head_hash, cursor.head_len,
+                    orjson.dumps(reader_state).decode(),
+                ),
+            )
+        return added
+
+    def _record_problems(
+        self, c: sqlite3.Connection, path: str, session_id: str | None,
+        problems: Sequence[tuple[int, str]], now: float,
+    ) -> None:
+        if not problems:
+            return
+        have = c.execute("SELECT count(*) FROM problems WHERE path = ?", (path,)).fetchone()[0]
+        for line_no, message in problems[: max(0, PROBLEMS_PER_FILE - have)]:
+            c.execute(
+                "INSERT INTO problems (path, line_no, message, session_id, seen_at) VALUES (?,?,?,?,?)"
+                " ON CONFLICT DO NOTHING",
+                (path, line_no, message, session_id, now),
+            )
+
+    def file_problem(self, path: str, message: str, missing: bool = False) -> None:
+        """A whole-file problem (unreadable, vanished). Turns already read stay."""
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE files SET last_error = ?, missing = ? WHERE path = ?", (message, int(missing), path)
+            )
+            session = c.execute("SELECT session_id FROM files WHERE path = ?", (path,)).fetchone()
+            self._record_problems(c, path, session[0] if session else None, [(0, message)], self.clock())
+
+    def turn_text(self, session_id: str, seq: int) -> str:
+        row = self.conn.execute(
+            "SELECT text FROM turns WHERE session_id = ? AND seq = ?", (session_id, seq)
+        ).fetchone()
+        return str(row[0]) if row else ""
+
+    # -- chunks -----------------------------------------------------------------------------------
+
+    def form_chunks(self, budget: int) -> int:
+        """Put every turn that is in no chunk yet into one. Returns chunks created."""
+        created = 0
+        sessions = [
+            r[0] for r in self.conn.execute("SELECT DISTINCT session_id FROM turns WHERE chunked = 0")
+        ]
+        for session_id in sessions:
+            with self.transaction() as c:
+                turns = [
+                    chunker.TurnCost(seq, tokens, header)
+                    for seq, tokens, header in c.execute(
+                        "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND chunked = 0"
+                        " ORDER BY seq",
+                        (session_id,),
+                    )
+                ]
+                tail_row = c.execute(
+                    "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
+                    " AND state = 'pending' AND attempts = 0 AND last_seq = ("
+                    "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
+                    (session_id, session_id),
+                ).fetchone()
+                open_tail = chunker.PlannedChunk(tail_row[1], tail_row[2], tail_row[3]) if tail_row else None
+                grown, new = chunker.plan(
+                    turns, budget, lambda seq, s=session_id: self.turn_text(s, seq), open_tail
+                )
+                now = self.clock()
+                if grown is not None and tail_row is not None:
+                    c.execute(
+                        "UPDATE chunks SET last_seq = ?, tokens = ?, updated_at = ? WHERE id = ?",
+                        (grown.last_seq, grown.tokens, now, tail_row[0]),
+                    )
+                for ch in new:
+                    c.execute(
+                        "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
+                        " tokens, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (session_id, ch.first_seq, ch.last_seq, ch.char_start, ch.char_end, ch.part, ch.parts,
+                         ch.tokens, now),
+                    )
+                created += len(new)
+                c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
+        return created
+
+    def _due_clause(self, respect_backoff: bool) -> tuple[str, list[Any]]:
+        now = self.clock()
+        backoff = "next_try <= ?" if respect_backoff else "1"
+        return (
+            f"((state = 'pending') OR (state = 'failed' AND {backoff}) OR (state = 'sent' AND lease_until < ?))",
+            ([now] if respect_backoff else []) + [now],
+        )
+
+    def due_count(self, session_id: str | None = None) -> int:
+        clause, args = self._due_clause(respect_backoff=False)
+        if session_id:
+            clause += " AND session_id = ?"
+            args.append(session_id)
+        return int(self.conn.execute(f"SELECT count(*) FROM chunks WHERE {clause}", args).fetchone()[0])
+
+    def claim_chunks(
+        self,
+        limit: int,
+        owner: str,
+        lease_seconds: float = LEASE_SECONDS,
+        session_id: str | None = None,
+        exclude: Collection[int] = (),
+        respect_backoff: bool = True,
+    ) -> list[ChunkInput]:
+        """Lease up to `limit` due chunks (pending, failed, or sent with an expired lease), in turn
+        order, so that no other runner, in this process or another, extracts them meanwhile."""
+        clause, args = self._due_clause(respect_backoff)
+        if session_id:
+            clause += " AND session_id = ?"
+            args.append(session_id)
+        now = self.clock()
+        with self.transaction() as c:
+            rows = c.execute(
+                f"SELECT id FROM chunks WHERE {clause} ORDER BY session_id, first_seq, char_start LIMIT ?",
+                [*args, limit + len(exclude)],
+            ).fetchall()
+            ids = [r[0] for r in rows if r[0] not in exclude][:limit]
+            for chunk_id in ids:
+                c.execute(
+                    "UPDATE chunks SET state = 'sent', lease_owner = ?, lease_until = ?, updated_at = ?"
+                    " WHERE id = ?",
+                    (owner, now + lease_seconds, now, chunk_id),
+                )
+        return [self.chunk_input(i) for i in ids]
+
+    def chunk_input(self, chunk_id: int) -> ChunkInput:
+        row = self.conn.execute(
+            "SELECT c.session_id, c.first_seq, c.last_seq, c.char_start, c.char_end, c.part, c.parts,"
+            " c.tokens, s.agent, s.cwd FROM chunks c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?",
+            (chunk_id,),
+        ).fetchone()
+        session_id, first, last, start, end, part, parts, tokens, agent, cwd = row
+        slices = []
+        for tid, seq, role, text, files, ts in self.conn.execute(
+            "SELECT id, seq, role, text, files, ts FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
+            " ORDER BY seq",
+            (session_id, first, last),
+        ):
+            if parts > 1:
+                text = text[start:end]
+            slices.append(
+                TurnSlice(turn_id=tid, seq=seq, role=Role(role), text=text, files=tuple(orjson.loads(files)),
+                          timestamp=ts, part=part, parts=parts)
+            )
+        return ChunkInput(chunk_id=chunk_id, session_id=session_id, agent=agent, cwd=cwd, turns=slices,
+                          token_estimate=tokens)
+
+    def commit_extraction(self, extraction: Extraction, owner: str) -> int:
+        """The one place a marker moves: items, chunk state and watermark in one transaction.
+        Returns items added (restated items update the existing one instead)."""
+        now = self.clock()
+        added = 0
+        with self.transaction() as c:
+            row = c.execute(
+                "SELECT session_id, state, lease_owner FROM chunks WHERE id = ?", (extraction.chunk_id,)
+            ).fetchone()
+            if row is None or row[1] != ChunkState.SENT or row[2] != owner:
+                raise LeaseLost(f"chunk {extraction.chunk_id} is not leased to this run")
+            session_id = row[0]
+            for draft in extraction.items:
+                fp = fingerprint(draft.kind, draft.statement)
+                existing = c.execute(
+                    "SELECT id, turn_ids, files FROM items WHERE session_id = ? AND fingerprint = ?",
+                    (session_id, fp),
+                ).fetchone()
+                if existing:
+                    turn_ids = _union(orjson.loads(existing[1]), draft.turn_ids)
+                    files = _union(orjson.loads(existing[2]), draft.files)
+                    c.execute(
+                        "UPDATE items SET turn_ids = ?, files = ?, rationale = coalesce(rationale, ?),"
+                        " confidence = max(confidence, ?), updated_at = ? WHERE id = ?",
+                        (orjson.dumps(turn_ids).decode(), orjson.dumps(files).decode(), draft.rationale,
+                         draft.confidence, now, existing[0]),
+                    )
+                    continue
+                item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
+                c.execute(
+                    "INSERT INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
+                    " turn_ids, files, extractor, first_chunk, created_at, updated_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (item_id, session_id, fp, draft.kind.value, draft.statement, draft.rationale,
+                     draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(),
+                     orjson.dumps(_union([], draft.files)).decode(), extraction.extractor,
+                     extraction.chunk_id, now, now),
+                )
+                added += 1
+            c.execute(
+                "UPDATE chunks SET state = 'captured', cause = NULL, lease_owner = NULL, lease_until = NULL,"
+                " updated_at = ? WHERE id = ?",
+                (now, extraction.chunk_id),
+            )
+            c.execute(
+                "UPDATE sessions SET watermark = ? WHERE id = ?", (self._watermark(c, session_id), session_id)
+            )
+        return added
+
+    def fail_chunk(self, chunk_id: int, owner: str, cause: str, backoff: Callable[[int], float]) -> None:
+        """Record why a chunk failed. It stays due: background runs wait backoff(attempts) first."""
+        with self.transaction() as c:
+            row = c.execute(
+                "SELECT attempts FROM chunks WHERE id = ? AND lease_owner = ?", (chunk_id, owner)
+            ).fetchone()
+            if row is None:
+                return
+            now = self.clock()
+            c.execute(
+                "UPDATE chunks SET state = 'failed', cause = ?, attempts = attempts + 1, lease_owner = NULL,"
+                " lease_until = NULL, next_try = ?, updated_at = ? WHERE id = ?",
+                (cause[:2000], now + backoff(row[0] + 1), now, chunk_id),
+            )
+
+    def release_chunks(self, owner: str) -> None:
+        """Give back chunks leased but not attempted (a budget ran out): they stay pending, unharmed."""
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE chunks SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,"
+                " lease_owner = NULL, lease_until = NULL WHERE state = 'sent' AND lease_owner = ?",
+                (owner,),
+            )
+
+    @staticmethod
+    def _watermark(c: sqlite3.Connection, session_id: str) -> int:
+        """End of the contiguous captured prefix of chunks, in turn order."""
+        mark = 0
+        for first, last, char_end, part, parts, state in c.execute(
+            "SELECT first_seq, last_seq, char_end, part, parts, state FROM chunks WHERE session_id = ?"
+            " ORDER BY first_seq, char_start",
+            (session_id,),
+        ):
+            if state != ChunkState.CAPTURED or first > mark + 1:
+                break
+            mark = last if part == parts else first - 1
+        return mark
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def watermark(self, session_id: str) -> int:
+        row = self.conn.execute("SELECT watermark FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def session_counts(self, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
+        """Turns captured / pending / failed per session. A turn is captured only when every chunk
+        holding it is captured; failed when one of them failed; pending otherwise."""
+        where = ""
+        args: list[Any] = []
+        if session_ids is not None:
+            where = f" WHERE id IN ({','.join('?' * len(session_ids))})"
+            args = list(session_ids)
+        sessions = {
+            r[0]: SessionCounts(id=r[0], agent=r[1], title=r[2], cwd=r[3], turns=r[4], watermark=r[5], last_ts=r[6])
+            for r in self.conn.execute(
+                "SELECT id, agent, title, cwd, turns, watermark, last_ts FROM sessions" + where
+                + " ORDER BY coalesce(last_ts, '') DESC, id",
+                args,
+            )
+        }
+        # Per turn, the "worst" state of the chunks holding it: failed > pending/sent > captured.
+        rank = "CASE state WHEN 'captured' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END"
+        for session_id, worst, n in self.conn.execute(
+            f"SELECT session_id, r, sum(n) FROM ("
+            f"  SELECT session_id, {rank} AS r, last_seq - first_seq + 1 AS n FROM chunks WHERE parts = 1"
+            f"  UNION ALL"
+            f"  SELECT session_id, max({rank}) AS r, 1 AS n FROM chunks WHERE parts > 1"
+            f"  GROUP BY session_id, first_seq"
+            f") GROUP BY session_id, r"
+        ):
+            s = sessions.get(session_id)
+            if s is None:
+                continue
+            if worst == 0:
+                s.captured += n
+            elif worst == 2:
+                s.failed += n
+        for s in sessions.values():
+            s.pending = s.turns - s.captured - s.failed
+        for session_id, cause in self.conn.execute(
+            "SELECT session_id, cause FROM chunks WHERE state = 'failed' AND cause IS NOT NULL"
+            " GROUP BY session_id, cause"
+        ):
+            if session_id in sessions:
+                sessions[session_id].causes.append(cause)
+        for session_id, policy, records, chars in self.conn.execute(
+            "SELECT session_id, policy, records, chars FROM drops"
+        ):
+            if session_id in sessions:
+                sessions[session_id].dropped[policy] = {"records": records, "chars": chars}
+        for session_id, n in self.conn.execute(
+            "SELECT session_id, count(*) FROM problems GROUP BY session_id"
+        ):
+            if session_id in sessions:
+                sessions[session_id].problems = n
+        return list(sessions.values())
+
+    def problems(self, limit: int = 50) -> list[dict[str, Any]]:
+        return [
+            {"path": p, "line": line, "message": m, "session_id": s}
+            for p, line, m, s in self.conn.execute(
+                "SELECT path, line_no, message, session_id FROM problems ORDER BY seen_at DESC, path, line_no"
+                " LIMIT ?",
+                (limit,),
+            )
+        ]
+
+    def items(
+        self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False
+    ) -> list[dict[str, Any]]:
+        clauses, args = [], []
+        if session_id:
+            clauses.append("i.session_id = ?")
+            args.append(session_id)
+        if kind:
+            clauses.append("i.kind = ?")
+            args.append(kind)
+        if not include_dismissed:
+            clauses.append("i.state != 'dismissed'")
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        out = []
+        for row in self.conn.execute(
+            "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
+            " i.state, i.extractor, i.created_at, s.title, s.cwd FROM items i JOIN sessions s"
+            " ON s.id = i.session_id" + where + " ORDER BY i.created_at, i.id",
+            args,
+        ):
+            turn_ids = orjson.loads(row[6])
+            sources = [
+                {"turn_id": t, "path": p, "line": n, "timestamp": ts}
+                for t, p, n, ts in self.conn.execute(
+                    f"SELECT id, source_path, line_no, ts FROM turns WHERE id IN ({','.join('?' * len(turn_ids))})"
+                    " ORDER BY seq",
+                    turn_ids,
+                )
+            ]
+            out.append({
+                "id": row[0], "session_id": row[1], "kind": row[2], "statement": row[3], "rationale": row[4],
+                "confidence": row[5], "turn_ids": turn_ids, "files": orjson.loads(row[7]), "state": row[8],
+                "extractor": row[9], "created_at": row[10], "session_title": row[11], "cwd": row[12],
+                "sources": sources,
+            })
+        return out
+
+    def set_item_state(self, item_id: str, state: ItemState) -> bool:
+        with self.transaction() as c:
+            return bool(c.execute("UPDATE items SET state = ? WHERE id = ?", (state.value, item_id)).rowcount)
+
+    def chunk_states(self, session_id: str | None = None) -> Counter[str]:
+        query = "SELECT state, count(*) FROM chunks" + (" WHERE session_id = ?" if session_id else "")
+        return Counter({s: n for s, n in self.conn.execute(query + " GROUP BY state", (session_id,) if session_id else ())})
+
+    # -- runs -------------------------------------------------------------------------------------
+
+    def start_run(self, extractor: str) -> int:
+        with self.transaction() as c:
+            cur = c.execute("INSERT INTO runs (started_at, extractor) VALUES (?, ?)", (self.clock(), extractor))
+            return int(cur.lastrowid or 0)
+
+    def finish_run(self, run_id: int, tried: int, captured: int, failed: int, items: int, usage: Usage,
+                   note: str | None = None) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE runs SET finished_at = ?, chunks_tried = ?, chunks_captured = ?, chunks_failed = ?,"
+                " items_added = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?,"
+                " cache_read_input_tokens = ?, requests = ?, note = ? WHERE id = ?",
+                (self.clock(), tried, captured, failed, items, usage.input_tokens, usage.output_tokens,
+                 usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note, run_id),
+            )
+
+
+def _union(existing: list[str], more: Sequence[str]) -> list[str]:
+    seen = dict.fromkeys(existing)
+    seen.update(dict.fromkeys(more))
+    return list(seen)
