@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from checkpoint import config, pipeline
 from checkpoint.extract import Extractor
@@ -147,14 +147,8 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     return 0 if report.ok else 1
 
 
-def _totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
-    return {
-        key: sum(getattr(s, key) for s in sessions) for key in ("turns", "captured", "pending", "failed")
-    }
-
-
 def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
-    t = _totals(sessions)
+    t = pipeline.totals(sessions)
     print(
         f"Total: {len(sessions)} sessions, {t['turns']} turns: {t['captured']} captured, "
         f"{t['pending']} pending, {t['failed']} failed.",
@@ -162,18 +156,9 @@ def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
     )
 
 
-def status_payload(store: Store) -> dict[str, Any]:
-    sessions = store.session_counts()
-    return {
-        "totals": _totals(sessions),
-        "sessions": [s.as_dict() for s in sessions],
-        "problems": store.problems(),
-    }
-
-
 def _status(store: Store, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(status_payload(store), indent=2, ensure_ascii=False))
+        print(json.dumps(pipeline.status(store), indent=2, ensure_ascii=False))
         return 0
     sessions = store.session_counts()
     _print_totals(sessions, sys.stdout)
@@ -191,7 +176,8 @@ def _status(store: Store, as_json: bool) -> int:
             agg[0] += counts["records"]
             agg[1] += counts["chars"]
     if dropped:
-        print("Not sent, by policy: " + ", ".join(f"{p} {r} records ({c} chars)" for p, (r, c) in sorted(dropped.items())))
+        summary = ", ".join(f"{p} {r} records ({c} chars)" for p, (r, c) in sorted(dropped.items()))
+        print(f"Not sent, by policy: {summary}")
     problems = sum(s.problems for s in sessions)
     if problems:
         print(f"{problems} transcript lines could not be read (checkpoint status --json lists them).")

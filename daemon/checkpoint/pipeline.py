@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
@@ -32,7 +33,7 @@ from checkpoint.sources.tailer import (
     tail,
     unchanged,
 )
-from checkpoint.store import LeaseLost, Store
+from checkpoint.store import LeaseLost, SessionCounts, Store
 
 BATCH_TURNS = 2000
 BATCH_BYTES = 8 << 20
@@ -179,6 +180,19 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
         for policy, amount in parsed.dropped.items():
             batch.dropped[policy] += amount
             batch.drop_records[policy] += 1
+
+
+# -- status -----------------------------------------------------------------------------------------
+
+
+def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
+    return {key: sum(getattr(s, key) for s in sessions) for key in ("turns", "captured", "pending", "failed")}
+
+
+def status(store: Store, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """The status every surface shows: `totals` and `sessions` (the contract of `status --json`)."""
+    sessions = store.session_counts(session_ids)
+    return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions], "problems": store.problems()}
 
 
 # -- checkpoint runs --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -344,7 +345,7 @@ class Store:
                 " last_ts = CASE WHEN ? > coalesce(last_ts, '') THEN ? ELSE last_ts END WHERE id = ?",
                 (seq, now, first_ts, last_ts or "", last_ts, session_id),
             )
-            for policy, chars in (dropped + drop_records).items():
+            for policy in (dropped + drop_records):
                 c.execute(
                     "INSERT INTO drops (session_id, policy, records, chars) VALUES (?, ?, ?, ?)"
                     " ON CONFLICT(session_id, policy) DO UPDATE SET records = records + excluded.records,"
@@ -422,9 +423,7 @@ class Store:
                     (session_id, session_id),
                 ).fetchone()
                 open_tail = chunker.PlannedChunk(tail_row[1], tail_row[2], tail_row[3]) if tail_row else None
-                grown, new = chunker.plan(
-                    turns, budget, lambda seq, s=session_id: self.turn_text(s, seq), open_tail
-                )
+                grown, new = chunker.plan(turns, budget, partial(self.turn_text, session_id), open_tail)
                 now = self.clock()
                 if grown is not None and tail_row is not None:
                     c.execute(
@@ -586,8 +585,8 @@ class Store:
     def _watermark(c: sqlite3.Connection, session_id: str) -> int:
         """End of the contiguous captured prefix of chunks, in turn order."""
         mark = 0
-        for first, last, char_end, part, parts, state in c.execute(
-            "SELECT first_seq, last_seq, char_end, part, parts, state FROM chunks WHERE session_id = ?"
+        for first, last, part, parts, state in c.execute(
+            "SELECT first_seq, last_seq, part, parts, state FROM chunks WHERE session_id = ?"
             " ORDER BY first_seq, char_start",
             (session_id,),
         ):
@@ -707,8 +706,8 @@ class Store:
             return bool(c.execute("UPDATE items SET state = ? WHERE id = ?", (state.value, item_id)).rowcount)
 
     def chunk_states(self, session_id: str | None = None) -> Counter[str]:
-        query = "SELECT state, count(*) FROM chunks" + (" WHERE session_id = ?" if session_id else "")
-        return Counter({s: n for s, n in self.conn.execute(query + " GROUP BY state", (session_id,) if session_id else ())})
+        where, args = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+        return Counter(dict(self.conn.execute(f"SELECT state, count(*) FROM chunks{where} GROUP BY state", args)))
 
     # -- runs -------------------------------------------------------------------------------------
 

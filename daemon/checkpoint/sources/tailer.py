@@ -103,7 +103,7 @@ def fresh_cursor(cursor: FileCursor, st: os.stat_result) -> FileCursor:
     )
 
 
-def _looks_complete(data: bytes) -> bool:
+def _looks_complete(data: bytes | bytearray) -> bool:
     stripped = data.strip()
     return stripped.startswith(b"{") and stripped.endswith(b"}")
 
