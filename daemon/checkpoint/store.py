@@ -85,7 +85,7 @@ MIGRATIONS: list[str] = [
         chunked INTEGER NOT NULL DEFAULT 0,
         UNIQUE (session_id, seq)
     );
-    CREATE INDEX turns_unchunked ON turns (session_id, chunked, seq);
+    CREATE INDEX turns_unchunked ON turns (session_id, seq) WHERE chunked = 0;
     CREATE TABLE chunks (
         id INTEGER PRIMARY KEY,
         session_id TEXT NOT NULL REFERENCES sessions(id),
