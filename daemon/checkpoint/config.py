@@ -44,9 +44,17 @@ class Settings(BaseModel):
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     concurrency: int = 2
+    # run budgets: what is left when one is reached stays pending and is reported
     max_requests: int | None = None
-    max_tokens: int | None = None
-    max_cost: float | None = None
+    max_tokens: int | None = None  # every billed token: input, cache and output
+    max_cost: float | None = None  # US dollars
+    # the Claude extractor
+    output_tokens: int = 4096  # the answer's max_tokens, reserved in the model's window
+    max_attempts: int = 4  # requests per model per chunk before the next fallback (or failure)
+    retry_delay: float = 1.0  # seconds before the first retry; doubles each time
+    retry_max_delay: float = 30.0  # cap on any wait, retry-after included
+    request_timeout: float = 120.0  # seconds per request
+    known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
 
 
 _ENV: dict[str, str] = {
@@ -58,6 +66,9 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_CHUNK_TOKENS": "chunk_tokens",
     "CHECKPOINT_MAX_LINE_BYTES": "max_line_bytes",
     "CHECKPOINT_CONCURRENCY": "concurrency",
+    "CHECKPOINT_MAX_REQUESTS": "max_requests",
+    "CHECKPOINT_MAX_TOKENS": "max_tokens",
+    "CHECKPOINT_MAX_COST": "max_cost",
 }
 
 

@@ -72,6 +72,15 @@ class TurnSlice(BaseModel):
     parts: int = 1
 
 
+class KnownItem(BaseModel):
+    """An item already recorded for the session, shown to a model so that a restatement in a later
+    chunk can point at it (`same_as`) instead of becoming a second item."""
+
+    id: str
+    kind: ItemKind
+    statement: str
+
+
 class ChunkInput(BaseModel):
     """Everything an extractor gets: one chunk of one session, never more than the budget."""
 
@@ -81,6 +90,7 @@ class ChunkInput(BaseModel):
     cwd: str | None
     turns: list[TurnSlice]
     token_estimate: int
+    known_items: list[KnownItem] = Field(default_factory=list)
 
 
 Statement = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
@@ -95,6 +105,7 @@ class ItemDraft(BaseModel):
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     turn_ids: list[str] = Field(min_length=1)
     files: list[str] = Field(default_factory=list)
+    same_as: str | None = None  # id of a known item of the session this one restates
 
 
 class Usage(BaseModel):
@@ -103,6 +114,20 @@ class Usage(BaseModel):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     requests: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, more: Usage) -> None:
+        self.input_tokens += more.input_tokens
+        self.output_tokens += more.output_tokens
+        self.cache_creation_input_tokens += more.cache_creation_input_tokens
+        self.cache_read_input_tokens += more.cache_read_input_tokens
+        self.requests += more.requests
+        self.cost_usd += more.cost_usd
+
+    @property
+    def tokens(self) -> int:
+        """Every token billed: uncached and cached input, and output."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens + self.output_tokens
 
 
 class Extraction(BaseModel):
@@ -112,3 +137,4 @@ class Extraction(BaseModel):
     items: list[ItemDraft]
     extractor: str
     usage: Usage = Field(default_factory=Usage)
+    model: str | None = None  # the model whose answer this is (a fallback, perhaps)

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from checkpoint.model import ChunkInput, Extraction
+from checkpoint.model import ChunkInput, Extraction, Usage
 
 
 class ExtractionError(Exception):
     """A chunk could not be extracted this time. The chunk stays due; `cause` is shown to the user.
 
-    `too_large` asks the pipeline to re-split the chunk smaller before the next attempt.
+    `too_large` asks the pipeline to re-split the chunk smaller before the next attempt; `fit_tokens`,
+    when known, is the chunk size (in the chunker's estimate) that would fit. `retryable=False` means
+    no other chunk will fare better either (bad credentials, say), so the run stops sending.
+    `usage` is what the failed attempts cost: a truncated answer is still billed.
     """
 
-    def __init__(self, cause: str, *, retryable: bool = True, too_large: bool = False) -> None:
+    def __init__(
+        self,
+        cause: str,
+        *,
+        retryable: bool = True,
+        too_large: bool = False,
+        fit_tokens: int | None = None,
+        usage: Usage | None = None,
+    ) -> None:
         super().__init__(cause)
         self.cause = cause
         self.retryable = retryable
         self.too_large = too_large
+        self.fit_tokens = fit_tokens
+        self.usage = usage or Usage()
 
 
 class Extractor(Protocol):
@@ -26,4 +39,14 @@ class Extractor(Protocol):
 
     def extract(self, chunk: ChunkInput) -> Extraction:
         """Return the chunk's items, or raise ExtractionError. Called from worker threads."""
+        ...
+
+
+@runtime_checkable
+class Priced(Protocol):
+    """An extractor that costs money says what a chunk is expected to cost, so that a run budget
+    can stop before it is exceeded and the rest can be reported with the price of finishing it."""
+
+    def estimate(self, chunk_tokens: int, chunks: int = 1) -> Usage:
+        """Expected usage (tokens and cost) of `chunks` chunks totalling `chunk_tokens` (estimated)."""
         ...

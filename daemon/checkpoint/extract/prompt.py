@@ -26,3 +26,52 @@ def render_turn(turn: TurnSlice) -> str:
 def render_chunk(chunk: ChunkInput) -> str:
     workspace = f"Workspace: {chunk.cwd}\n" if chunk.cwd else ""
     return workspace + "\n\n".join(render_turn(t) for t in chunk.turns)
+
+
+SYSTEM_PROMPT = """\
+You read one chunk of a transcript of a session between a developer and an AI coding agent, and \
+record what the project's future readers must not forget: its decisions, constraints and open \
+questions.
+
+- decision: a choice that was made (a library, a design, an approach, a name, a rule adopted), \
+by the developer or agreed by the agent.
+- constraint: something that must or must not be done, a requirement or a limit that holds \
+from now on.
+- question: an open question about the project left unanswered in this chunk. Not a request for \
+permission, not small talk, not a question answered a few turns later.
+
+Every turn starts with a header "[turn <id> · <role> · ...]". A header may say "part i/n": the \
+turn was long and this chunk holds one part of it. Tool calls and their output are context, not \
+sources of items unless they record a choice the developer made.
+
+For each item give:
+- kind: "decision", "constraint" or "question".
+- statement: one line, self-contained, in the transcript's own terms; name the thing decided.
+- rationale: why, in one or two sentences, when the transcript says so; otherwise null.
+- confidence: 0 to 1, how sure you are that this is a real, lasting item of the project.
+- turn_ids: the ids of the turns it comes from, copied exactly from their headers. Only turns \
+of this chunk.
+- files: workspace files it concerns (from the headers' "files:" or named in the text); may \
+be empty.
+- same_as: when the developer or a summary restates an item listed under "Already recorded", \
+that item's id; otherwise null. Restate it rather than leaving it out, so its provenance grows.
+
+Record an item once per chunk even if several turns say it; list all those turns. Say nothing \
+that is not in the transcript. When the chunk holds nothing worth recording, return no items. \
+Answer with the JSON object the schema describes, nothing else.
+"""
+
+
+def render_known_items(chunk: ChunkInput) -> str:
+    if not chunk.known_items:
+        return ""
+    lines = ["Already recorded for this session (cite one in same_as when a turn restates it):"]
+    lines += [f"- ({item.id}) {item.kind.value}: {item.statement}" for item in chunk.known_items]
+    return "\n".join(lines) + "\n"
+
+
+def render_request(chunk: ChunkInput) -> list[str]:
+    """The user message as text blocks: the session's known items first, then the transcript. Kept
+    apart so that the transcript block is exactly `render_chunk`, whose size the chunker planned."""
+    head = f"Session {chunk.session_id} ({chunk.agent}).\n" + render_known_items(chunk)
+    return [head, render_chunk(chunk)]
