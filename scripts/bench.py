@@ -1,0 +1,684 @@
+"""Benchmark: ingest near the parse floor, cost that follows the new bytes, each figure side by side
+with its baseline, measured in one run on this machine.
+
+    .venv/bin/python scripts/bench.py [--quick] [--json PATH] [--repeat N] [--keep DIR]
+
+Every corpus is generated here (deterministic, seeded, under a temporary directory that is removed
+afterwards). Whatever depends on process start or memory runs in a fresh subprocess: wall time from
+spawn to exit, peak RSS from that child's own rusage (os.wait4). Figures:
+
+  seed cold scan        `checkpoint scan` of a seed-sized session (1,357 turns, ~1.31M characters)
+                        into an empty database, against the floor: a process that imports orjson
+                        and parses every line of the same file. Target: within 2x.
+  100 MB / 1 GB scan    throughput and peak RSS of a cold scan of one big session (1 GB skipped
+                        with --quick). Target: >= 50 MB/s, peak RSS < 200 MB.
+  rescan after append   one turn appended, then `checkpoint scan`, for a 100 MB session against a
+                        1 MB one. Target: ratio <= 1.2 (only the new bytes are read).
+  warm start            over 2,000 ingested sessions: `checkpoint serve` until its first
+                        `checkpoint/status` notification, when the daemon exists; and the CLI
+                        proxy, warm `checkpoint scan` + `checkpoint status --json`. Baseline: a cold
+                        scan that re-reads every file. Target: < 1 s.
+  bytes sent / text     rendered chunk bytes an extractor receives over several checkpoints of a
+                        growing session, per byte of turn text (the fixed system prompt is cached
+                        and not counted), against re-sending the whole session at every
+                        checkpoint. Target: <= 1.05.
+  extraction wall       N chunks, c concurrent requests, an extractor that takes L seconds, against
+                        ceil(N/c)*L. Target: ratio <= 1.2. Also through the Anthropic extractor and
+                        the fake API server when both exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import random
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "daemon"))
+
+from checkpoint import config, pipeline  # noqa: E402
+from checkpoint.extract.prompt import render_chunk  # noqa: E402
+from checkpoint.model import ChunkInput, Extraction  # noqa: E402
+from checkpoint.store import Store  # noqa: E402
+from synth import claude_lines, dumps, plan_session  # noqa: E402
+
+SEED_TURNS = 1357
+SEED_CHARS = 1_310_000
+CHARS_PER_TURN = SEED_CHARS // SEED_TURNS
+MB = 1_000_000
+
+FLOOR = """
+import sys, orjson
+loads = orjson.loads
+with open(sys.argv[1], "rb") as fh:
+    for line in fh:
+        loads(line)
+"""
+
+STAT_FLOOR = """
+import os, sys
+for root in sys.argv[1:]:
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            os.stat(os.path.join(dirpath, name))
+"""
+
+
+# -- running things ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    wall: float  # seconds from spawn to exit
+    rss_mb: float  # the child's own peak resident set
+    stdout: str = ""
+
+
+def run(cmd: Sequence[str], env: dict[str, str], capture: bool = False) -> Sample:
+    """Run a command to completion in a fresh process: its wall time and its own peak RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err.read().decode()[-2000:]}")
+        return Sample(wall, usage.ru_maxrss / 1024, out.read().decode() if capture else "")
+
+
+def checkpoint_cmd() -> list[str]:
+    script = Path(sys.executable).parent / "checkpoint"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from checkpoint.cli import main; sys.exit(main())"]
+
+
+def scan_cmd(db: Path, *roots: Path) -> list[str]:
+    cmd = [*checkpoint_cmd(), "scan", "--db", str(db)]
+    for root in roots:
+        cmd += ["--source", str(root)]
+    return cmd
+
+
+def floor_cmd(path: Path) -> list[str]:
+    return [sys.executable, "-c", FLOOR, str(path)]
+
+
+def median_of(samples: Sequence[Sample]) -> Sample:
+    walls = sorted(samples, key=lambda s: s.wall)
+    mid = walls[len(walls) // 2]
+    return Sample(mid.wall, max(s.rss_mb for s in samples))
+
+
+def fresh_db(directory: Path, name: str) -> Path:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(directory / name) + suffix).unlink(missing_ok=True)
+    return directory / name
+
+
+# -- corpora ----------------------------------------------------------------------------------------
+
+
+def session_path(root: Path, session_id: str, cwd: str) -> Path:
+    return root / "claude" / "projects" / cwd.replace("/", "-") / f"{session_id}.jsonl"
+
+
+def write_session(root: Path, target_bytes: int, seed: int, turns_per_segment: int = 2000) -> Path:
+    """One Claude Code session of about target_bytes, written segment by segment (bounded memory):
+    turns of the seed session's average size, with its copies (split messages, progress lines)."""
+    rng = random.Random(seed)
+    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    cwd = f"/home/dev/bench{seed}"
+    path = session_path(root, session_id, cwd)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with path.open("wb") as fh:
+        while size < target_bytes:
+            planned = plan_session(rng, turns_per_segment, turns_per_segment * CHARS_PER_TURN, cwd)
+            for record in claude_lines(session_id, planned, cwd, rng):
+                line = dumps(record)
+                fh.write(line)
+                size += len(line)
+                if size >= target_bytes:
+                    break
+    return path
+
+
+def seed_records(seed: int) -> tuple[str, list[bytes]]:
+    """The seed-sized session (1,357 turns, ~1.31M characters of text) as lines."""
+    rng = random.Random(seed)
+    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    planned = plan_session(rng, SEED_TURNS, SEED_CHARS, "/home/dev/seed")
+    return session_id, [dumps(r) for r in claude_lines(session_id, planned, "/home/dev/seed", rng)]
+
+
+def append_turn(path: Path, rng: random.Random, session_id: str) -> None:
+    """One more exchange at the end of a session: a prompt and its answer, written as Claude Code does."""
+    planned = plan_session(rng, 2, 2 * CHARS_PER_TURN, "/home/dev/x")
+    with path.open("ab") as fh:
+        for record in claude_lines(session_id, planned, "/home/dev/x", rng, compaction=False):
+            fh.write(dumps(record))
+
+
+def write_many(root: Path, sessions: int, turns: int, chars: int, seed: int) -> None:
+    rng = random.Random(seed)
+    for s in range(sessions):
+        session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        cwd = f"/home/dev/p{s % 50}"
+        planned = plan_session(rng, turns, chars, cwd)
+        path = session_path(root, session_id, cwd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(dumps(r) for r in claude_lines(session_id, planned, cwd, rng)))
+
+
+# -- results ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figure:
+    name: str
+    ours: float
+    baseline: float | None
+    unit: str
+    target: str
+    ok: bool | None  # None: informational
+    ratio: float | None = None
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.ratio is None and self.baseline:
+            self.ratio = self.ours / self.baseline
+
+
+def show(figures: Sequence[Figure], out: IO[str]) -> None:
+    headers = ("figure", "ours", "baseline", "ratio", "target", "")
+    rows = [
+        (
+            f.name,
+            f"{_fmt(f.ours)} {f.unit}",
+            f"{_fmt(f.baseline)} {f.unit}" if f.baseline is not None else "-",
+            f"{f.ratio:.2f}" if f.ratio is not None else "-",
+            f.target,
+            "-" if f.ok is None else ("PASS" if f.ok else "FAIL"),
+        )
+        for f in figures
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    print(line, file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)), file=out)
+    notes = [f for f in figures if f.note]
+    if notes:
+        print(file=out)
+        for f in notes:
+            print(f"{f.name}: {f.note}", file=out)
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def log(message: str) -> None:
+    print(f"· {message}", file=sys.stderr, flush=True)
+
+
+# -- the figures ------------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, work: Path, repeat: int) -> None:
+        self.work = work
+        self.repeat = repeat
+        self.home = work / "home"
+        self.home.mkdir()
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "CHECKPOINT_CONFIG": str(work / "no-config.toml"),
+            "CHECKPOINT_EXTRACTOR": "heuristic",
+            "LANG": "C.UTF-8",
+        }
+        self.figures: list[Figure] = []
+        self.big: tuple[Path, Path] | None = None  # the 100 MB session's root and its database
+
+    def add(self, figure: Figure) -> None:
+        self.figures.append(figure)
+        log(f"{figure.name}: {_fmt(figure.ours)} {figure.unit} (baseline {_fmt(figure.baseline)})")
+
+    # seed ----------------------------------------------------------------------------------------
+
+    def seed_cold_scan(self) -> None:
+        root = self.work / "seed"
+        session_id, lines = seed_records(seed=1)
+        path = session_path(root, session_id, "/home/dev/seed")
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"".join(lines))
+        run(floor_cmd(path), self.env)  # warm the page cache and the bytecode caches for both
+        run(scan_cmd(fresh_db(self.work, "seed.db"), root / "claude" / "projects"), self.env)
+        ours: list[Sample] = []
+        floor: list[Sample] = []
+        for _ in range(self.repeat):  # interleaved, so that both see the same machine
+            floor.append(run(floor_cmd(path), self.env))
+            ours.append(run(scan_cmd(fresh_db(self.work, "seed.db"), root / "claude" / "projects"), self.env))
+        o, f = median_of(ours), median_of(floor)
+        size = path.stat().st_size
+        self.add(Figure(
+            "seed cold scan (1,357 turns)", o.wall, f.wall, "s", "ratio <= 2.0", o.wall <= 2.0 * f.wall,
+            note=f"{size / MB:.2f} MB file, {len(lines)} lines; median of {self.repeat}; "
+                 f"floor = python + import orjson + orjson.loads of every line",
+            extra={"bytes": size, "lines": len(lines), "ours_all": [s.wall for s in ours],
+                   "floor_all": [s.wall for s in floor], "ours_rss_mb": o.rss_mb, "floor_rss_mb": f.rss_mb},
+        ))
+
+    # big -----------------------------------------------------------------------------------------
+
+    def big_cold_scan(self, megabytes: int, seed: int, keep: bool) -> None:
+        root = self.work / f"big{megabytes}"
+        log(f"writing a {megabytes} MB session")
+        path = write_session(root, megabytes * MB, seed)
+        size = path.stat().st_size
+        floor = run(floor_cmd(path), self.env)
+        db = fresh_db(self.work, f"big{megabytes}.db")
+        ours = run(scan_cmd(db, root / "claude" / "projects"), self.env)
+        label = f"{megabytes // 1000} GB" if megabytes >= 1000 else f"{megabytes} MB"
+        self.add(Figure(
+            f"{label} cold scan throughput", size / MB / ours.wall, size / MB / floor.wall, "MB/s",
+            ">= 50 MB/s", size / MB / ours.wall >= 50,
+            note=f"{size / MB:.0f} MB in {ours.wall:.2f} s (floor {floor.wall:.2f} s)",
+            extra={"bytes": size, "ours_s": ours.wall, "floor_s": floor.wall},
+        ))
+        self.add(Figure(
+            f"{label} cold scan peak RSS", ours.rss_mb, floor.rss_mb, "MB", "< 200 MB", ours.rss_mb < 200,
+        ))
+        if keep:
+            self.big = (root, db)
+        else:
+            shutil.rmtree(root)
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(db) + suffix).unlink(missing_ok=True)
+
+    # rescan --------------------------------------------------------------------------------------
+
+    def rescan_after_append(self) -> None:
+        assert self.big is not None, "needs the 100 MB session ingested"
+        big_root, big_db = self.big
+        small_root = self.work / "small1"
+        small_path = write_session(small_root, 1 * MB, seed=11)
+        small_db = fresh_db(self.work, "small1.db")
+        run(scan_cmd(small_db, small_root / "claude" / "projects"), self.env)
+        big_path = next((big_root / "claude" / "projects").rglob("*.jsonl"))
+        rng = random.Random(5)
+        big_times: list[float] = []
+        small_times: list[float] = []
+        for _ in range(self.repeat):
+            for path, root, db, times in (
+                (big_path, big_root, big_db, big_times),
+                (small_path, small_root, small_db, small_times),
+            ):
+                append_turn(path, rng, path.stem)
+                times.append(run(scan_cmd(db, root / "claude" / "projects"), self.env).wall)
+        big, small = statistics.median(big_times), statistics.median(small_times)
+        self.add(Figure(
+            "rescan after 1 appended turn: 100 MB vs 1 MB session", big, small, "s", "ratio <= 1.2",
+            big <= 1.2 * small,
+            note=f"median of {self.repeat} appends each; "
+                 f"{big_path.stat().st_size / MB:.0f} MB vs {small_path.stat().st_size / MB:.1f} MB",
+            extra={"big_all": big_times, "small_all": small_times},
+        ))
+
+    # warm start ----------------------------------------------------------------------------------
+
+    def warm_start(self, sessions: int) -> None:
+        root = self.work / "many"
+        log(f"writing {sessions} sessions")
+        write_many(root, sessions, turns=20, chars=8_000, seed=21)
+        projects = root / "claude" / "projects"
+        db = fresh_db(self.work, "many.db")
+        cold = run(scan_cmd(db, projects), self.env)
+        stat_floor = median_of([run([sys.executable, "-c", STAT_FLOOR, str(projects)], self.env)
+                                for _ in range(self.repeat)])
+        scans: list[float] = []
+        totals: list[float] = []
+        for _ in range(self.repeat):
+            scan = run(scan_cmd(db, projects), self.env)
+            status = run([*checkpoint_cmd(), "status", "--json", "--db", str(db), "--source", str(projects)],
+                         self.env, capture=True)
+            json.loads(status.stdout)
+            scans.append(scan.wall)
+            totals.append(scan.wall + status.wall)
+        total = statistics.median(totals)
+        starts = self.daemon_starts(db, projects)
+        if starts:
+            ready = statistics.median(starts)
+            self.add(Figure(
+                f"daemon ready over {sessions} ingested sessions", ready, cold.wall, "s", "< 1 s", ready < 1.0,
+                note="spawn of `checkpoint serve` to its first checkpoint/status notification; "
+                     "baseline: a cold scan that re-reads every file",
+                extra={"all": starts},
+            ))
+        self.add(Figure(
+            f"warm scan + status --json over {sessions} sessions", total, cold.wall, "s", "< 1 s", total < 1.0,
+            note=f"CLI proxy for the daemon start; warm scan alone {statistics.median(scans):.3f} s; "
+                 f"baseline: a cold scan that re-reads every file; a bare os.walk + stat of the same "
+                 f"files takes {stat_floor.wall:.3f} s",
+            extra={"scan_all": scans, "total_all": totals, "stat_floor_s": stat_floor.wall},
+        ))
+
+    def daemon_starts(self, db: Path, projects: Path) -> list[float]:
+        """Start times of the daemon, when there is one (`checkpoint serve`); [] otherwise."""
+        from checkpoint import cli
+
+        if importlib.util.find_spec("checkpoint.server") is None or "serve" not in cli.build_parser().format_help():
+            log("no `checkpoint serve` yet: the daemon start is measured by its CLI proxy only")
+            return []
+        try:
+            return [self.daemon_ready(db, projects) for _ in range(self.repeat)]
+        except (TimeoutError, OSError, ValueError) as exc:
+            log(f"the daemon did not report its status ({exc}): measured by its CLI proxy only")
+            return []
+
+    def daemon_ready(self, db: Path, projects: Path) -> float:
+        env = {**self.env, "CHECKPOINT_DB": str(db), "CHECKPOINT_SOURCES": str(projects)}
+        start = time.perf_counter()
+        proc = subprocess.Popen([*checkpoint_cmd(), "serve"], env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            client = _LspClient(proc.stdin, proc.stdout)
+            client.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "processId": os.getpid(), "rootUri": None, "capabilities": {},
+                "initializationOptions": {"db": str(db), "sources": [str(projects)]}}})
+            client.wait_for(lambda m: m.get("id") == 1, timeout=30)
+            client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            client.wait_for(lambda m: m.get("method") == "checkpoint/status", timeout=30)
+            ready = time.perf_counter() - start
+            client.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
+            with contextlib.suppress(TimeoutError):
+                client.wait_for(lambda m: m.get("id") == 2, timeout=5)
+            client.send({"jsonrpc": "2.0", "method": "exit", "params": None})
+            proc.wait(timeout=5)
+            return ready
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+    # bytes sent ----------------------------------------------------------------------------------
+
+    def bytes_per_text_byte(self, checkpoints: int) -> None:
+        root = self.work / "growing"
+        session_id, lines = seed_records(seed=31)
+        path = session_path(root, session_id, "/home/dev/seed")
+        path.parent.mkdir(parents=True)
+        settings = config.Settings(db=self.work / "growing.db", sources=[root / "claude" / "projects"])
+        store = Store(settings.db)
+        recorder = _Recorder()
+        naive = 0
+        try:
+            step = math.ceil(len(lines) / checkpoints)
+            for k in range(checkpoints):
+                with path.open("ab") as fh:
+                    fh.write(b"".join(lines[k * step:(k + 1) * step]))
+                pipeline.scan(store, settings)
+                report = pipeline.checkpoint(store, recorder, concurrency=1)
+                assert report.ok, report.failures
+                naive += _text_bytes(store, session_id)
+            text = _text_bytes(store, session_id)
+        finally:
+            store.close()
+        ours = recorder.bytes / text
+        self.add(Figure(
+            f"bytes sent per byte of turn text ({checkpoints} checkpoints)", ours, naive / text, "x",
+            "<= 1.05", ours <= 1.05,
+            note=f"{recorder.bytes} bytes of rendered chunks (turn headers included) in {recorder.calls} "
+                 f"requests for {text} bytes of turn text; {recorder.header_bytes} of them are turn headers "
+                 f"({(recorder.bytes - recorder.header_bytes) / text:.3f} x without them); baseline: the "
+                 f"whole session's text re-sent at every checkpoint",
+            extra={"sent": recorder.bytes, "text": text, "naive": naive, "requests": recorder.calls,
+                   "header_bytes": recorder.header_bytes, "turn_ids_sent": recorder.turns,
+                   "distinct_turn_ids_sent": len(recorder.seen)},
+        ))
+
+    # extraction ----------------------------------------------------------------------------------
+
+    def extraction_wall(self, chunks: int, concurrency: int, latency: float) -> None:
+        root = self.work / "extract"
+        write_session(root, 2 * MB, seed=41)
+        settings = config.Settings(db=self.work / "extract.db", sources=[root / "claude" / "projects"],
+                                   chunk_tokens=2000)
+        ideal = math.ceil(chunks / concurrency) * latency
+        store = Store(settings.db)
+        try:
+            pipeline.scan(store, settings)
+            assert store.due_count() >= 2 * chunks, "not enough chunks for two runs"
+            start = time.perf_counter()
+            report = pipeline.checkpoint(store, _Sleeper(latency), pipeline.Budget(max_requests=chunks),
+                                         concurrency=concurrency)
+            wall = time.perf_counter() - start
+            assert report.captured == chunks, report
+            self.add(Figure(
+                f"extraction of {chunks} chunks, {concurrency} concurrent, {latency * 1000:.0f} ms each",
+                wall, ideal, "s", "ratio <= 1.2", wall <= 1.2 * ideal,
+                note="in-process extractor that sleeps; baseline: ceil(N/c)*L",
+            ))
+            via_api = self.extraction_via_fake_api(store, chunks, concurrency, latency)
+            if via_api is not None:
+                self.add(Figure(
+                    f"extraction via Anthropic extractor + fake API ({chunks} chunks, c={concurrency})",
+                    via_api, ideal, "s", "ratio <= 1.2", via_api <= 1.2 * ideal,
+                    note="the real extractor over HTTP to tests/fakes/fake_anthropic.py answering after L",
+                ))
+        finally:
+            store.close()
+
+    def extraction_via_fake_api(self, store: Store, chunks: int, concurrency: int, latency: float) -> float | None:
+        """Through daemon/checkpoint/extract/anthropic.py and tests/fakes/fake_anthropic.py, when both
+        exist and offer what this needs (a server with a latency knob); None otherwise."""
+        if importlib.util.find_spec("checkpoint.extract.anthropic") is None:
+            return None
+        fake_path = ROOT / "tests" / "fakes" / "fake_anthropic.py"
+        if not fake_path.exists():
+            return None
+        sys.path.insert(0, str(ROOT))
+        try:
+            from tests.fakes import fake_anthropic  # type: ignore[import-not-found,unused-ignore]
+
+            from checkpoint.extract import anthropic as anthropic_extractor
+        except ImportError as exc:
+            log(f"skipping extraction through the fake API: {exc}")
+            return None
+        serve: Any = getattr(fake_anthropic, "serve", None) or getattr(fake_anthropic, "running", None)
+        factory: Any = getattr(anthropic_extractor, "AnthropicExtractor", None)
+        if serve is None or factory is None:
+            log("skipping extraction through the fake API: no serve()/AnthropicExtractor to drive")
+            return None
+        try:
+            with serve(latency=latency) as server:
+                base_url = getattr(server, "url", None) or getattr(server, "base_url", None) or str(server)
+                extractor = factory(api_key="bench", base_url=base_url)
+                start = time.perf_counter()
+                report = pipeline.checkpoint(store, extractor, pipeline.Budget(max_requests=chunks),
+                                             concurrency=concurrency)
+                wall = time.perf_counter() - start
+        except TypeError as exc:
+            log(f"skipping extraction through the fake API: {exc}")
+            return None
+        if report.captured != chunks:
+            log(f"extraction through the fake API captured {report.captured} of {chunks}: {report.failures[:3]}")
+            return None
+        return wall
+
+
+class _Recorder:
+    """An extractor that records what it would send: the rendered chunk, turn headers and all."""
+
+    name = "recorder"
+    description = "records the bytes of every rendered chunk"
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.header_bytes = 0
+        self.calls = 0
+        self.turns = 0
+        self.seen: set[tuple[str, int]] = set()
+        self.lock = threading.Lock()
+
+    def extract(self, chunk: ChunkInput) -> Extraction:
+        rendered = render_chunk(chunk).encode()
+        texts = sum(len(t.text.encode()) for t in chunk.turns)
+        with self.lock:
+            self.bytes += len(rendered)
+            self.header_bytes += len(rendered) - texts
+            self.calls += 1
+            self.turns += len(chunk.turns)
+            self.seen.update((t.turn_id, t.part) for t in chunk.turns)
+        return Extraction(chunk_id=chunk.chunk_id, items=[], extractor=self.name)
+
+
+class _Sleeper:
+    name = "sleeper"
+    description = "sleeps, as a model answering would"
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+
+    def extract(self, chunk: ChunkInput) -> Extraction:
+        time.sleep(self.latency)
+        return Extraction(chunk_id=chunk.chunk_id, items=[], extractor=self.name)
+
+
+def _text_bytes(store: Store, session_id: str) -> int:
+    counts = {s.id: s.turns for s in store.session_counts()}
+    return sum(len(store.turn_text(session_id, seq).encode()) for seq in range(1, counts[session_id] + 1))
+
+
+class _LspClient:
+    """Just enough JSON-RPC over stdio to start a language server and hear from it."""
+
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self.stdin = stdin
+        self.stdout = stdout
+        self.buffer = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.stdin.flush()
+
+    def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        for message in self._messages(deadline):
+            if match(message):
+                return message
+        raise TimeoutError("no matching message from the server")
+
+    def _messages(self, deadline: float) -> Iterator[dict[str, Any]]:
+        fd = self.stdout.fileno()
+        while True:
+            head, sep, rest = self.buffer.partition(b"\r\n\r\n")
+            if sep:
+                length = next(int(v) for k, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
+                              if k.strip().lower() == b"content-length")
+                if len(rest) >= length:
+                    self.buffer = rest[length:]
+                    yield json.loads(rest[:length])
+                    continue
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return
+            data = os.read(fd, 1 << 16)
+            if not data:
+                return
+            self.buffer += data
+
+
+PARTS = ("seed", "big", "rescan", "gb", "warm", "bytes", "extract")
+
+
+# -- main -------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="skip the 1 GB session")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the figures as JSON")
+    parser.add_argument("--repeat", type=int, default=7, help="runs per timed figure (median)")
+    parser.add_argument("--sessions", type=int, default=2000, help="sessions for the warm start")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="work here and keep the corpora")
+    parser.add_argument("--only", help=f"comma-separated subset of: {', '.join(PARTS)}")
+    args = parser.parse_args(argv)
+    parts = set(args.only.split(",")) if args.only else set(PARTS)
+    if args.quick:
+        parts.discard("gb")
+
+    started = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="checkpoint-bench-")) if args.keep is None else args.keep
+    work.mkdir(parents=True, exist_ok=True)
+    bench = Bench(work, args.repeat)
+    try:
+        if "seed" in parts:
+            bench.seed_cold_scan()
+        if "big" in parts or "rescan" in parts:
+            bench.big_cold_scan(100, seed=3, keep="rescan" in parts)
+        if "rescan" in parts:
+            bench.rescan_after_append()
+        if "gb" in parts:
+            bench.big_cold_scan(1000, seed=4, keep=False)
+        if "warm" in parts:
+            bench.warm_start(args.sessions)
+        if "bytes" in parts:
+            bench.bytes_per_text_byte(checkpoints=8)
+        if "extract" in parts:
+            bench.extraction_wall(chunks=48, concurrency=8, latency=0.25)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    print()
+    show(bench.figures, sys.stdout)
+    failed = [f.name for f in bench.figures if f.ok is False]
+    print(f"\n{len(bench.figures) - len(failed)} of {len(bench.figures)} figures pass "
+          f"({time.perf_counter() - started:.0f} s; python {sys.version.split()[0]}, {os.cpu_count()} CPUs)")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "command": " ".join([Path(sys.executable).name, *sys.argv]),
+            "python": sys.version.split()[0],
+            "cpus": os.cpu_count(),
+            "quick": args.quick,
+            "figures": [asdict(f) for f in bench.figures],
+        }, indent=2))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
