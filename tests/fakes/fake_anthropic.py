@@ -6,7 +6,7 @@ Start it
 --------
     from fakes.fake_anthropic import FakeAnthropic, Fault, ModelSpec   # tests/ is on sys.path under pytest
 
-    with FakeAnthropic() as fake:                       # or the `fake_anthropic` fixture below
+    with FakeAnthropic() as fake:                       # or the `fake_anthropic` fixture at the end
         client = anthropic.Anthropic(base_url=fake.base_url, api_key="test-key", max_retries=0, timeout=2)
         # or: for k, v in fake.env().items(): monkeypatch.setenv(k, v)   (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY)
 
@@ -78,13 +78,19 @@ Faults
         overloaded         529 overloaded_error      prompt_too_long  400 "prompt is too long: N > M"
         slow               wait `delay` seconds (default 3; cut short when the fake stops) then answer
         drop               close the connection without a response
-        drop_mid_body      send status + headers + half the body, then close
-        malformed_json     a text block that is not JSON (a Python repr), stop_reason "end_turn"
+        drop_mid_body      send status + headers + half the body, then close; a stream: half the events,
+                           then close without the last chunk
+        malformed_json     a text block that is not JSON (a Python repr), stop_reason "end_turn" (also when
+                           a tool is forced: then there is no tool_use block)
         schema_invalid     valid JSON against the schema's shape but invalid values (kind "verdict",
                            confidence 7.5, turn_ids []), in the request's mode
         max_tokens         stop_reason "max_tokens"; text mode: the JSON cut at 60 %; tool mode: input {}
         refusal            stop_reason "refusal", a short text block, stop_details {"type": "refusal"}
         context_window_exceeded  like max_tokens, with stop_reason "model_context_window_exceeded"
+    What the SDK (2.14) raises: 429 RateLimitError, 500 InternalServerError, 503 ServiceUnavailableError,
+    529 OverloadedError (those two subclass InternalServerError), 400 BadRequestError (not retried);
+    slow -> APITimeoutError (a subclass of APIConnectionError); drop, drop_mid_body -> APIConnectionError;
+    drop_mid_body on a stream -> httpx2.RemoteProtocolError, raw, out of the stream's iteration.
     Body faults rewrite the items of the responder; a responder returning a str or full Message is bypassed
     (the default responder's items are used).
 
@@ -96,6 +102,7 @@ Request log and hook
     fake.on_request = fn(record): called in the server thread after each /v1/messages request is answered
     (response written or connection dropped; the client may be processing it concurrently). Its
     exceptions are collected and re-raised when the fake stops. fake.wait_idle() waits for in-flight requests.
+    A "slow" request that is still waiting when the fake stops is abandoned: no answer, no hook call.
 """
 
 from __future__ import annotations
@@ -425,6 +432,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else headers and body, written apart, stall 40 ms on delayed ACKs
     server: _Server
 
     def setup(self) -> None:
@@ -494,7 +502,7 @@ class FakeAnthropic:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.fake = self
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
                                         name="fake-anthropic", daemon=True)
         self._thread.start()
         return self
@@ -1021,14 +1029,15 @@ class FakeAnthropic:
         h.wfile.flush()
 
     def _write_sse(self, h: _Handler, message: JSON, headers: Mapping[str, str], *, cut: bool) -> None:
+        """The message as server-sent events in a chunked body, as the API streams; cut: half the events, then
+        the connection closes mid-body (no terminating chunk)."""
         h.send_response(200)
-        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Content-Type", "text/event-stream; charset=utf-8")
         h.send_header("Cache-Control", "no-cache")
-        h.send_header("Connection", "close")
+        h.send_header("Transfer-Encoding", "chunked")
         for k, v in headers.items():
             h.send_header(k, v)
         h.end_headers()
-        h.close_connection = True
         usage = dict(message["usage"])
         start = dict(message, content=[], stop_reason=None, stop_sequence=None, stop_details=None,
                      usage=dict(usage, output_tokens=1))
@@ -1051,10 +1060,15 @@ class FakeAnthropic:
         if cut:
             events = events[: max(1, len(events) // 2)]
         for ev in events:
-            h.wfile.write(f"event: {ev['type']}\ndata: {json.dumps(ev, ensure_ascii=False)}\n\n".encode())
+            data = f"event: {ev['type']}\ndata: {json.dumps(ev, ensure_ascii=False)}\n\n".encode()
+            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         h.wfile.flush()
         if cut:
+            h.close_connection = True
             _hard_close(h)
+            return
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
 
     def _models_answer(self, rec: RequestRecord) -> _Answer:
         fault = self._next_fault("models")
@@ -1103,7 +1117,9 @@ def _hard_close(h: _Handler) -> None:
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     """A running FakeAnthropic with DEFAULT_MODELS; errors from its threads fail the test at teardown.
 
-    Use from a test module or conftest: `from fakes.fake_anthropic import fake_anthropic  # noqa: F401`.
+    To use it in a test module (ruff-clean; a bare import of the fixture trips F811):
+        from fakes import fake_anthropic as fa
+        fake_anthropic = fa.fake_anthropic
     """
     with FakeAnthropic() as fake:
         yield fake
