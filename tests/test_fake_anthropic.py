@@ -28,6 +28,7 @@ from fakes.fake_anthropic import (
     RequestRecord,
     count_request_tokens,
     parse_turns,
+    serve,
 )
 from synth import plan_session
 
@@ -244,6 +245,24 @@ def test_on_request_runs_after_each_messages_request_and_its_failures_surface() 
             fake.wait_idle()
             fake.check()
         fake.errors.clear()
+
+
+def test_latency_delays_each_answer_but_requests_run_concurrently() -> None:
+    with serve(latency=0.2) as fake:
+        c = anthropic.Anthropic(base_url=fake.base_url, api_key="k", max_retries=0)
+        start = time.monotonic()
+        ask(c)
+        assert time.monotonic() - start >= 0.2
+        start = time.monotonic()
+        threads = [threading.Thread(target=ask, args=(c,)) for _ in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert 0.2 <= time.monotonic() - start < 0.6
+        c.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": "x"}])  # not delayed
+        assert len(fake.message_requests) == 6
+        c.close()
 
 
 def test_concurrent_requests_are_each_logged_once(fake: FakeAnthropic) -> None:

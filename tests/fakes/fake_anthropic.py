@@ -10,6 +10,9 @@ Start it
         client = anthropic.Anthropic(base_url=fake.base_url, api_key="test-key", max_retries=0, timeout=2)
         # or: for k, v in fake.env().items(): monkeypatch.setenv(k, v)   (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY)
 
+    `serve(**kwargs)` is the same as a context manager function; `FakeAnthropic(latency=0.05)` (or
+    `fake.latency = ...`) makes every /v1/messages answer wait that long, concurrently, as a model would.
+
     Leaving the `with` block stops the server and re-raises the first error raised inside it by the
     responder or the `on_request` hook (they run in server threads, where pytest cannot see them).
     `fake.check()` does the same on demand.
@@ -471,7 +474,8 @@ class FakeAnthropic:
 
     def __init__(self, models: Iterable[ModelSpec] | None = None, *, api_key: str | None = None,
                  responder: Responder | None = None,
-                 on_request: Callable[[RequestRecord], None] | None = None) -> None:
+                 on_request: Callable[[RequestRecord], None] | None = None, latency: float = 0.0) -> None:
+        self.latency = latency  # seconds every /v1/messages answer waits, as a model would
         self._models: dict[str, ModelSpec] = {m.id: m for m in (DEFAULT_MODELS if models is None else models)}
         self.api_key = api_key
         self.responder: Responder = responder or default_responder
@@ -792,6 +796,8 @@ class FakeAnthropic:
             status_answer = self._transport_or_status(fault, rec, counted, spec)
             if status_answer is not None:
                 return status_answer
+        if self.latency > 0 and self._stopping.wait(self.latency):
+            raise _Stop
         message = self._message(request, spec, counted, fault)
         answer = _Answer(200, message, stream=stream)
         if fault is not None and fault.kind == "drop_mid_body":
@@ -1111,6 +1117,13 @@ def _hard_close(h: _Handler) -> None:
         h.wfile.flush()
     with contextlib.suppress(OSError):
         h.connection.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def serve(**kwargs: Any) -> Iterator[FakeAnthropic]:
+    """`with serve(latency=0.05) as fake:` a running FakeAnthropic(**kwargs); errors re-raised at exit."""
+    with FakeAnthropic(**kwargs) as fake:
+        yield fake
 
 
 @pytest.fixture
