@@ -1,0 +1,204 @@
+/**
+ * The daemon's language client: the only module that imports vscode-languageclient.
+ *
+ * It starts `checkpoint.command` over stdio, reports its phase (starting, running, failed, stopped)
+ * and every `checkpoint/status` notification, and carries the extension's requests. Restarts go
+ * through a {@link RestartQueue}. A daemon that cannot start or that dies is reported once, with
+ * its cause, and never restarted silently in a loop.
+ */
+
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  DidChangeConfigurationNotification,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  TransportKind,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+
+import { DaemonNotRunningError, RestartQueue } from './lifecycle';
+import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, itemsOf, type Item, type ItemsQuery, type Status } from './protocol';
+import { findExecutable, startFailureMessage, type DaemonLaunch } from './settings';
+import type { DaemonPhase } from './status';
+
+export interface LaunchPlan {
+  launch: DaemonLaunch;
+  /** The launch for the log, secrets replaced. */
+  description: string;
+  initializationOptions: Record<string, unknown>;
+  cwd: string | undefined;
+}
+
+export interface DaemonClientOptions {
+  log: vscode.LogOutputChannel;
+  /** Read settings and secrets anew for each start. */
+  plan(): Promise<LaunchPlan>;
+  onPhase(phase: DaemonPhase, error?: string): void;
+  onStatus(status: Status): void;
+  /** Tell the user the daemon is not running, why, and how to fix it. */
+  onFailure(message: string): void;
+}
+
+export class DaemonClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private phase: DaemonPhase = 'stopped';
+  private error: string | undefined;
+  private starting = false;
+  private stopping = false;
+  private readonly restarts = new RestartQueue(() => this.restartNow());
+
+  constructor(private readonly opts: DaemonClientOptions) {}
+
+  get currentPhase(): DaemonPhase {
+    return this.phase;
+  }
+
+  get lastError(): string | undefined {
+    return this.error;
+  }
+
+  /** Start, or restart; queued behind a restart in progress, never stacked. */
+  restart(): Promise<void> {
+    return this.restarts.request();
+  }
+
+  async stop(): Promise<void> {
+    await this.stopClient();
+    this.setPhase('stopped');
+  }
+
+  private setPhase(phase: DaemonPhase, error?: string): void {
+    this.phase = phase;
+    this.error = error;
+    this.opts.onPhase(phase, error);
+  }
+
+  private async stopClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) {
+      return;
+    }
+    this.stopping = true;
+    try {
+      if (client.state === State.Running || client.state === State.Starting) {
+        await client.stop(5000);
+      }
+    } catch (err) {
+      this.opts.log.warn(`Stopping the daemon: ${String(err)}`);
+    } finally {
+      await client.dispose().catch(() => undefined);
+      this.stopping = false;
+    }
+  }
+
+  private async restartNow(): Promise<void> {
+    const { log } = this.opts;
+    await this.stopClient();
+    this.setPhase('starting');
+    let plan: LaunchPlan;
+    try {
+      plan = await this.opts.plan();
+    } catch (err) {
+      this.fail(`settings could not be read: ${errorText(err)}`, undefined);
+      return;
+    }
+    const { launch } = plan;
+    log.info(`Starting the daemon: ${plan.description}`);
+    if (!findExecutable(launch.command, launch.env, plan.cwd)) {
+      this.fail(`"${launch.command}" was not found (setting checkpoint.command; PATH=${launch.env.PATH ?? ''})`, launch);
+      return;
+    }
+
+    const serverOptions: ServerOptions = {
+      command: launch.command,
+      args: launch.args,
+      transport: TransportKind.stdio,
+      options: { env: launch.env, cwd: plan.cwd },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file: the daemon's diagnostics concern whatever files the items name.
+      documentSelector: [{ scheme: 'file' }],
+      diagnosticCollectionName: DIAGNOSTIC_SOURCE,
+      initializationOptions: plan.initializationOptions,
+      outputChannel: log,
+      traceOutputChannel: log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      markdown: { isTrusted: false, supportHtml: false },
+      connectionOptions: { maxRestartCount: 0 },
+      errorHandler: {
+        error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
+        closed: () => {
+          if (!this.stopping && !this.starting) {
+            this.client = undefined;
+            this.fail('the daemon exited (its last words are in the log)', launch);
+          }
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient(SERVER_NAME, 'Checkpoint', serverOptions, clientOptions);
+    client.onNotification(Methods.status, (status: Status) => this.opts.onStatus(status));
+    this.starting = true;
+    try {
+      await client.start();
+    } catch (err) {
+      this.starting = false;
+      await client.dispose().catch(() => undefined);
+      this.fail(`it exited before answering (${errorText(err)}); its output is in the log`, launch);
+      return;
+    }
+    this.starting = false;
+    this.client = client;
+    const info = client.initializeResult?.serverInfo;
+    log.info(`The daemon is running${info ? `: ${info.name} ${info.version ?? ''}` : ''}.`);
+    this.setPhase('running');
+  }
+
+  private fail(reason: string, launch: DaemonLaunch | undefined): void {
+    const message = launch ? startFailureMessage(launch, reason) : `Checkpoint: the daemon could not be started: ${reason}.`;
+    this.opts.log.error(message);
+    this.setPhase('failed', reason);
+    this.opts.onFailure(message);
+  }
+
+  private running(): LanguageClient {
+    if (!this.client || this.phase !== 'running') {
+      throw new DaemonNotRunningError(this.error);
+    }
+    return this.client;
+  }
+
+  /** `workspace/executeCommand` on the daemon. */
+  async executeCommand(command: string, args: unknown[] = []): Promise<unknown> {
+    const client = this.running();
+    this.opts.log.info(`→ ${command} ${JSON.stringify(args)}`);
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  }
+
+  /** `checkpoint/items`. */
+  async items(query: ItemsQuery): Promise<Item[]> {
+    const client = this.running();
+    return itemsOf(await client.sendRequest(Methods.items, query));
+  }
+
+  /** Settings that need no restart reach the running daemon as didChangeConfiguration. */
+  async sendSettings(settings: Record<string, unknown>): Promise<void> {
+    if (this.client && this.phase === 'running') {
+      await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { checkpoint: settings } });
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,130 @@
+/**
+ * Wiring only: one log channel, the daemon client, the status bar item, the side panel and the
+ * commands, all fed from one {@link ViewState}.
+ */
+
+import * as vscode from 'vscode';
+
+import { DaemonClient, type LaunchPlan } from './client';
+import { registerCommands, showDaemonError } from './commands';
+import {
+  API_KEY_ENV,
+  API_KEY_SECRET,
+  SECTION,
+  daemonLaunch,
+  describeLaunch,
+  initializationOptions,
+  needsRestart,
+  readSettings,
+  settingsEnv,
+  type Settings,
+} from './settings';
+import { StatusItem, type ViewState } from './status';
+import { CheckpointTree } from './tree';
+
+let daemon: DaemonClient | undefined;
+
+function workspaceFolder(): string | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+function currentSettings(): Settings {
+  return readSettings(vscode.workspace.getConfiguration(SECTION));
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('Checkpoint', { log: true });
+  context.subscriptions.push(log);
+  log.info(`Checkpoint extension ${String(context.extension.packageJSON.version)} activating.`);
+
+  let state: ViewState = { phase: 'starting' };
+  let lastFailure: string | undefined;
+  const status = new StatusItem();
+  context.subscriptions.push(status);
+
+  const client = new DaemonClient({
+    log,
+    plan: async (): Promise<LaunchPlan> => {
+      const settings = currentSettings();
+      const folder = workspaceFolder();
+      const stored = await context.secrets.get(API_KEY_SECRET);
+      const apiKey = stored || process.env[API_KEY_ENV] || undefined;
+      const launch = daemonLaunch(settings, process.env, apiKey, folder);
+      const shown = [...Object.keys(settingsEnv(settings, folder)), API_KEY_ENV];
+      return {
+        launch,
+        description: describeLaunch(launch, shown),
+        initializationOptions: initializationOptions(settings, folder),
+        cwd: folder,
+      };
+    },
+    onPhase: (phase, error) => {
+      if (phase !== 'failed') {
+        lastFailure = undefined;
+      }
+      update({ ...state, phase, error, status: phase === 'running' ? state.status : undefined });
+    },
+    onStatus: (s) => update({ ...state, status: s }),
+    onFailure: (message) => {
+      lastFailure = message;
+      void showDaemonError(message, { log, daemon: client });
+    },
+  });
+  daemon = client;
+
+  const tree = new CheckpointTree((session) => client.items({ session }));
+  context.subscriptions.push(tree);
+  const view = vscode.window.createTreeView('checkpoint.sessions', { treeDataProvider: tree, showCollapseAll: true });
+  context.subscriptions.push(view);
+
+  function update(next: ViewState): void {
+    state = next;
+    status.update(state);
+    tree.setState(state);
+  }
+
+  context.subscriptions.push(
+    ...registerCommands({
+      daemon: client,
+      log,
+      tree,
+      secrets: context.secrets,
+      setBusy: (busy) => update({ ...state, busy }),
+      lastFailure: () => lastFailure,
+    }),
+  );
+
+  let settings = currentSettings();
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration(SECTION)) {
+        return;
+      }
+      const next = currentSettings();
+      const restart = needsRestart(settings, next, workspaceFolder());
+      settings = next;
+      if (restart) {
+        log.info('Settings changed: restarting the daemon.');
+        void client.restart();
+      } else {
+        client.sendSettings(initializationOptions(next, workspaceFolder())).catch((err: unknown) => {
+          log.error(`Sending settings to the daemon failed: ${String(err)}`);
+        });
+      }
+    }),
+    context.secrets.onDidChange((event) => {
+      if (event.key === API_KEY_SECRET) {
+        log.info('The stored API key changed: restarting the daemon.');
+        void client.restart();
+      }
+    }),
+    { dispose: () => void client.stop() },
+  );
+
+  void client.restart();
+}
+
+export async function deactivate(): Promise<void> {
+  await daemon?.stop();
+  daemon = undefined;
+}

@@ -1,0 +1,267 @@
+/**
+ * The extension's settings (`checkpoint.*`), read once into a plain object, and what the daemon gets
+ * from them: its argv, its environment and its initializationOptions.
+ *
+ * Settings the daemon's own config also reads from the environment are passed both ways, as
+ * CHECKPOINT_* variables and as initializationOptions, so each layer agrees. Only settings the user
+ * actually set are passed; the rest is left to the daemon's defaults (and to an environment the
+ * editor was started with). The API key is never a setting: it comes from SecretStorage or the
+ * environment and goes to the daemon as ANTHROPIC_API_KEY only.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import type { ItemKind } from './protocol';
+
+export const SECTION = 'checkpoint';
+export const DEFAULT_COMMAND: readonly string[] = ['checkpoint', 'serve'];
+export const API_KEY_SECRET = 'checkpoint.anthropicApiKey';
+export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
+
+/**
+ * How to get the daemon, shown whenever it cannot be started. Run in a clone of the Checkpoint
+ * repository; then point `checkpoint.command` at the venv's `checkpoint`.
+ */
+export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e .';
+
+export type Severity = 'error' | 'warning' | 'information' | 'hint' | 'off';
+export type AutoMode = 'off' | 'idle' | 'always';
+
+export interface Settings {
+  command: string[];
+  sources: string[];
+  database: string;
+  scope: 'workspace' | 'all';
+  extractor: 'auto' | 'anthropic' | 'heuristic';
+  model: string;
+  fallbackModels: string[];
+  budget: { maxRequests: number | null; maxTokens: number | null; maxCost: number | null };
+  auto: { mode: AutoMode; idleSeconds: number };
+  diagnostics: { enabled: boolean; severity: Record<ItemKind, Severity> };
+}
+
+/** The part of `WorkspaceConfiguration` this module needs. */
+export interface ConfigReader {
+  get<T>(key: string): T | undefined;
+}
+
+const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint', 'off'];
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v.trim() !== '') : [];
+}
+
+function positiveOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return allowed.includes(value as T) ? (value as T) : fallback;
+}
+
+/** Read `checkpoint.*` into {@link Settings}, with defaults for anything missing or malformed. */
+export function readSettings(config: ConfigReader): Settings {
+  const command = stringList(config.get('command'));
+  const idle = config.get<number>('auto.idleSeconds');
+  return {
+    command: command.length ? command : [...DEFAULT_COMMAND],
+    sources: stringList(config.get('sources')),
+    database: (config.get<string>('database') ?? '').trim(),
+    scope: oneOf(config.get('scope'), ['workspace', 'all'] as const, 'workspace'),
+    extractor: oneOf(config.get('extractor'), ['auto', 'anthropic', 'heuristic'] as const, 'auto'),
+    model: (config.get<string>('model') ?? '').trim(),
+    fallbackModels: stringList(config.get('fallbackModels')),
+    budget: {
+      maxRequests: positiveOrNull(config.get('budget.maxRequests')),
+      maxTokens: positiveOrNull(config.get('budget.maxTokens')),
+      maxCost: positiveOrNull(config.get('budget.maxCost')),
+    },
+    auto: {
+      mode: oneOf(config.get('auto.mode'), ['off', 'idle', 'always'] as const, 'idle'),
+      idleSeconds: typeof idle === 'number' && idle >= 0 ? idle : 120,
+    },
+    diagnostics: {
+      enabled: config.get<boolean>('diagnostics.enabled') ?? true,
+      severity: {
+        decision: oneOf(config.get('diagnostics.severity.decision'), SEVERITIES, 'information'),
+        constraint: oneOf(config.get('diagnostics.severity.constraint'), SEVERITIES, 'warning'),
+        question: oneOf(config.get('diagnostics.severity.question'), SEVERITIES, 'information'),
+      },
+    },
+  };
+}
+
+/** Expand `~` and `${workspaceFolder}` / `${userHome}` in a path-like setting. */
+export function expandPath(value: string, workspaceFolder: string | undefined, home = os.homedir()): string {
+  let out = value.replace(/\$\{userHome\}/g, home);
+  if (workspaceFolder !== undefined) {
+    out = out.replace(/\$\{workspaceFolder\}/g, workspaceFolder);
+  }
+  if (out === '~' || out.startsWith('~/')) {
+    out = path.join(home, out.slice(1));
+  }
+  return out;
+}
+
+export interface DaemonLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The daemon's process: argv from `checkpoint.command`, and the editor's environment plus the
+ * CHECKPOINT_* variables for settings that were set, plus the API key when there is one.
+ */
+export function daemonLaunch(
+  settings: Settings,
+  baseEnv: Record<string, string | undefined>,
+  apiKey: string | undefined,
+  workspaceFolder: string | undefined,
+): DaemonLaunch {
+  const argv = settings.command.map((part) => expandPath(part, workspaceFolder));
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(baseEnv)) {
+    if (value !== undefined) {
+      env[key] = value;
+    }
+  }
+  Object.assign(env, settingsEnv(settings, workspaceFolder));
+  if (apiKey) {
+    env[API_KEY_ENV] = apiKey;
+  }
+  // The daemon talks LSP over stdout: make sure Python never buffers it behind a pipe.
+  env.PYTHONUNBUFFERED = '1';
+  return { command: argv[0], args: argv.slice(1), env };
+}
+
+/** CHECKPOINT_* variables for the settings that were set (names from daemon/checkpoint/config.py). */
+export function settingsEnv(settings: Settings, workspaceFolder: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (settings.database) {
+    env.CHECKPOINT_DB = expandPath(settings.database, workspaceFolder);
+  }
+  if (settings.sources.length) {
+    env.CHECKPOINT_SOURCES = settings.sources.map((s) => expandPath(s, workspaceFolder)).join(path.delimiter);
+  }
+  if (settings.extractor !== 'auto') {
+    env.CHECKPOINT_EXTRACTOR = settings.extractor;
+  }
+  if (settings.model) {
+    env.CHECKPOINT_MODEL = settings.model;
+  }
+  if (settings.fallbackModels.length) {
+    env.CHECKPOINT_FALLBACK_MODELS = settings.fallbackModels.join(',');
+  }
+  if (settings.budget.maxRequests !== null) {
+    env.CHECKPOINT_MAX_REQUESTS = String(settings.budget.maxRequests);
+  }
+  if (settings.budget.maxTokens !== null) {
+    env.CHECKPOINT_MAX_TOKENS = String(settings.budget.maxTokens);
+  }
+  if (settings.budget.maxCost !== null) {
+    env.CHECKPOINT_MAX_COST = String(settings.budget.maxCost);
+  }
+  return env;
+}
+
+/**
+ * What goes to the daemon as initializationOptions and, on change, as
+ * `workspace/didChangeConfiguration` `{settings: {checkpoint: ...}}`. Keys are the daemon's own
+ * (snake_case, as in config.py); engine settings that were left empty are omitted.
+ */
+export function initializationOptions(settings: Settings, workspaceFolder: string | undefined): Record<string, unknown> {
+  const opts: Record<string, unknown> = {};
+  if (settings.database) {
+    opts.db = expandPath(settings.database, workspaceFolder);
+  }
+  if (settings.sources.length) {
+    opts.sources = settings.sources.map((s) => expandPath(s, workspaceFolder));
+  }
+  if (settings.extractor !== 'auto') {
+    opts.extractor = settings.extractor;
+  }
+  if (settings.model) {
+    opts.model = settings.model;
+  }
+  if (settings.fallbackModels.length) {
+    opts.fallback_models = settings.fallbackModels;
+  }
+  if (settings.budget.maxRequests !== null) {
+    opts.max_requests = settings.budget.maxRequests;
+  }
+  if (settings.budget.maxTokens !== null) {
+    opts.max_tokens = settings.budget.maxTokens;
+  }
+  if (settings.budget.maxCost !== null) {
+    opts.max_cost = settings.budget.maxCost;
+  }
+  opts.scope = settings.scope;
+  opts.auto_checkpoint = settings.auto.mode;
+  opts.idle_seconds = settings.auto.idleSeconds;
+  opts.diagnostics = { enabled: settings.diagnostics.enabled, severity: { ...settings.diagnostics.severity } };
+  return opts;
+}
+
+/**
+ * Whether a change from `before` to `after` needs a new daemon process: its argv or its
+ * environment changed. Everything else reaches the running daemon as didChangeConfiguration.
+ */
+export function needsRestart(before: Settings, after: Settings, workspaceFolder: string | undefined): boolean {
+  if (JSON.stringify(before.command) !== JSON.stringify(after.command)) {
+    return true;
+  }
+  return JSON.stringify(settingsEnv(before, workspaceFolder)) !== JSON.stringify(settingsEnv(after, workspaceFolder));
+}
+
+/** The launch as one line for the log, with every secret replaced. */
+export function describeLaunch(launch: DaemonLaunch, extraEnvKeys: readonly string[]): string {
+  const quoted = [launch.command, ...launch.args].map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(' ');
+  const shown = extraEnvKeys
+    .filter((k) => launch.env[k] !== undefined)
+    .map((k) => `${k}=${k === API_KEY_ENV ? '<set>' : launch.env[k]}`);
+  return shown.length ? `${quoted} (${shown.join(', ')})` : quoted;
+}
+
+/**
+ * Where the daemon's program is, resolved the way spawn would: a name with a slash relative to
+ * `cwd`, a bare name on PATH. Undefined when it is not there, so the extension can say so itself
+ * instead of a generic "couldn't create connection".
+ */
+export function findExecutable(command: string, env: Record<string, string>, cwd: string | undefined): string | undefined {
+  const isExecutable = (file: string): boolean => {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return fs.statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/') || command.includes(path.sep)) {
+    const full = path.resolve(cwd ?? process.cwd(), command);
+    return isExecutable(full) ? full : undefined;
+  }
+  const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  const exts = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
+  for (const dir of dirs) {
+    for (const ext of exts) {
+      const full = path.join(dir, command + ext);
+      if (isExecutable(full)) {
+        return full;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The error shown when the daemon cannot be started or dies: the cause, and how to install it. */
+export function startFailureMessage(launch: Pick<DaemonLaunch, 'command' | 'args'>, reason: string): string {
+  const argv = [launch.command, ...launch.args].join(' ');
+  return (
+    `Checkpoint: the daemon (${argv}) is not running: ${reason}. ` +
+    `Install it in a clone of the Checkpoint repository with \`${INSTALL_COMMAND}\`, ` +
+    `then set "checkpoint.command" to ["<clone>/.venv/bin/checkpoint", "serve"] and run Checkpoint: Restart Daemon.`
+  );
+}

@@ -1,0 +1,349 @@
+import * as vscode from 'vscode';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+import {
+  Commands,
+  checkpointNow,
+  exportDecisions,
+  formatNowResult,
+  guard,
+  isInsideAny,
+  itemFromArg,
+  registerCommands,
+  resolveItemFile,
+  sessionIdFromArg,
+  setApiKey,
+  type CommandDeps,
+  type Daemon,
+} from '../src/commands';
+import { DaemonNotRunningError } from '../src/lifecycle';
+import type { Item } from '../src/protocol';
+import { files, resetVscodeMock } from './__mocks__/vscode';
+import { item, session } from './fixtures';
+
+beforeEach(() => resetVscodeMock());
+
+function fakeLog() {
+  return { info: vi.fn(), warn: vi.fn(), error: vi.fn(), show: vi.fn() };
+}
+
+function fakeDeps(phase: Daemon['currentPhase'] = 'running') {
+  const daemon = {
+    currentPhase: phase,
+    lastError: undefined,
+    executeCommand: vi.fn(async (..._a: unknown[]): Promise<unknown> => ({})),
+    items: vi.fn(async (..._a: unknown[]): Promise<Item[]> => [item()]),
+    restart: vi.fn(async (): Promise<void> => undefined),
+  };
+  const secrets = { store: vi.fn(async () => undefined), delete: vi.fn(async () => undefined), get: vi.fn() };
+  const deps = {
+    daemon,
+    log: fakeLog(),
+    tree: { refresh: vi.fn() },
+    secrets,
+    setBusy: vi.fn(),
+    lastFailure: vi.fn((): string | undefined => undefined),
+    now: () => new Date('2026-02-01T00:00:00Z'),
+  };
+  return { deps, asDeps: deps as unknown as CommandDeps };
+}
+
+function setWorkspaceFolders(folders: { uri: vscode.Uri; name: string; index: number }[]): void {
+  (vscode.workspace as { workspaceFolders: unknown }).workspaceFolders = folders;
+}
+
+/** The handler registered under a VS Code command id. */
+function handler(id: string): (...args: unknown[]) => Promise<void> {
+  const call = vi.mocked(vscode.commands.registerCommand).mock.calls.find((c) => c[0] === id);
+  if (!call) {
+    throw new Error(`${id} not registered`);
+  }
+  return call[1] as (...args: unknown[]) => Promise<void>;
+}
+
+describe('argument handling', () => {
+  it('sessionIdFromArg: none from the palette or status bar, the id from a session node or a string', () => {
+    expect(sessionIdFromArg(undefined)).toBeUndefined();
+    expect(sessionIdFromArg({ type: 'session', session: session({ id: 'abc' }) })).toBe('abc');
+    expect(sessionIdFromArg(' abc ')).toBe('abc');
+    expect(sessionIdFromArg('')).toBeUndefined();
+    expect(sessionIdFromArg({ type: 'item', item: item() })).toBeUndefined();
+    expect(sessionIdFromArg(42)).toBeUndefined();
+  });
+
+  it('itemFromArg: the item from an item node or an item, nothing from anything else', () => {
+    const it_ = item();
+    expect(itemFromArg({ type: 'item', item: it_ })).toBe(it_);
+    expect(itemFromArg(it_)).toBe(it_);
+    expect(itemFromArg({ type: 'session', session: session() })).toBeUndefined();
+    expect(itemFromArg('item-1')).toBeUndefined();
+    expect(itemFromArg(undefined)).toBeUndefined();
+  });
+
+  it('formatNowResult summarises a run, its totals, a budget stop and the first failure', () => {
+    expect(
+      formatNowResult({
+        run: { tried: 4, captured: 3, failed: 1, items_added: 7, stopped_by: null, failures: [{ cause: 'timeout' }] },
+        totals: { turns: 10, captured: 8, pending: 2, failed: 1 },
+      }),
+    ).toEqual({
+      text:
+        'Checkpoint: 4 chunks tried: 3 captured, 1 failed; 7 new items. Now 2 turns pending, 8 captured, 1 failed. ' +
+        'First failure: timeout',
+      ok: false,
+    });
+    expect(formatNowResult({ run: { tried: 0, captured: 0, failed: 0, items_added: 0 } })).toEqual({
+      text: 'Checkpoint: nothing pending to extract.',
+      ok: true,
+    });
+    expect(
+      formatNowResult({ run: { tried: 2, captured: 2, failed: 0, items_added: 1, stopped_by: 'request budget of 2 reached' } }).ok,
+    ).toBe(false);
+    expect(formatNowResult('done')).toEqual({ text: 'Checkpoint: done', ok: true });
+    expect(formatNowResult(null).text).toBe('Checkpoint: run finished.');
+  });
+
+  it('resolveItemFile keeps absolute paths and resolves relative ones against the session folder', () => {
+    expect(resolveItemFile('/a/b.py', '/w')).toBe('/a/b.py');
+    expect(resolveItemFile('src/b.py', '/w')).toBe('/w/src/b.py');
+  });
+
+  it('isInsideAny tells a folder inside a workspace from one beside it', () => {
+    expect(isInsideAny('/w/repo/docs', ['/w/repo'])).toBe(true);
+    expect(isInsideAny('/w/repo', ['/w/repo'])).toBe(true);
+    expect(isInsideAny('/w/repo-exports', ['/w/repo'])).toBe(false);
+    expect(isInsideAny('/tmp', [])).toBe(false);
+  });
+});
+
+describe('guard', () => {
+  it('shows a failure with a Show Log button and opens the log when asked', async () => {
+    const { deps, asDeps } = fakeDeps();
+    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Show Log' as never);
+    await guard(asDeps, 'Refresh', async () => {
+      throw new Error('socket closed');
+    })();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith('Checkpoint: Refresh failed: socket closed', 'Show Log');
+    expect(deps.log.error).toHaveBeenCalledWith('Refresh failed: socket closed');
+    expect(deps.log.show).toHaveBeenCalled();
+  });
+
+  it('answers a stopped daemon with the start failure, its install command and the fix-it buttons', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.lastFailure.mockReturnValue('Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it …');
+    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Restart Daemon' as never);
+    await guard(asDeps, 'Checkpoint Now', async () => {
+      throw new DaemonNotRunningError('not found');
+    })();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it …',
+      'Show Log',
+      'Restart Daemon',
+      'Copy Install Command',
+      'Open Settings',
+    );
+    expect(deps.daemon.restart).toHaveBeenCalled();
+  });
+});
+
+describe('Checkpoint Now', () => {
+  it('runs the daemon’s checkpoint.now without a session from the palette, spinner on then off', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.executeCommand.mockResolvedValue({ run: { tried: 1, captured: 1, failed: 0, items_added: 2 } });
+    await checkpointNow(asDeps, undefined);
+    expect(deps.daemon.executeCommand).toHaveBeenCalledWith('checkpoint.now', []);
+    expect(deps.setBusy.mock.calls).toEqual([[true], [false]]);
+    expect(deps.tree.refresh).toHaveBeenCalled();
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
+      'Checkpoint: 1 chunks tried: 1 captured, 0 failed; 2 new items.',
+    );
+  });
+
+  it('passes the session id when run on a session in the panel', async () => {
+    const { deps, asDeps } = fakeDeps();
+    await checkpointNow(asDeps, { type: 'session', session: session({ id: 's-9' }) });
+    expect(deps.daemon.executeCommand).toHaveBeenCalledWith('checkpoint.now', ['s-9']);
+  });
+
+  it('warns, with the log a click away, when chunks failed', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.executeCommand.mockResolvedValue({ run: { tried: 1, captured: 0, failed: 1, items_added: 0, failures: [{ cause: 'x' }] } });
+    vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Show Log' as never);
+    await checkpointNow(asDeps, undefined);
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0][0]).toContain('1 failed');
+    expect(deps.log.show).toHaveBeenCalled();
+  });
+
+  it('clears the spinner when the request fails, and the failure reaches the user through the guard', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.executeCommand.mockRejectedValue(new Error('Request failed: boom'));
+    registerCommands(asDeps);
+    await handler(Commands.checkpointNow)();
+    expect(deps.setBusy.mock.calls).toEqual([[true], [false]]);
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith('Checkpoint: Checkpoint Now failed: Request failed: boom', 'Show Log');
+  });
+
+  it('starts a stopped daemon first', async () => {
+    const { deps, asDeps } = fakeDeps('stopped');
+    deps.daemon.restart.mockImplementation(async () => {
+      (deps.daemon as { currentPhase: string }).currentPhase = 'running';
+    });
+    await checkpointNow(asDeps, undefined);
+    expect(deps.daemon.restart).toHaveBeenCalled();
+    expect(deps.daemon.executeCommand).toHaveBeenCalledWith('checkpoint.now', []);
+  });
+});
+
+describe('item commands', () => {
+  it('accept and dismiss send the item id to the daemon and refresh the panel', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    const node = { type: 'item', item: item({ id: 'it-7' }) };
+    await handler(Commands.acceptItem)(node);
+    await handler(Commands.dismissItem)(node);
+    expect(deps.daemon.executeCommand.mock.calls).toEqual([
+      ['checkpoint.accept', ['it-7']],
+      ['checkpoint.dismiss', ['it-7']],
+    ]);
+    expect(deps.tree.refresh).toHaveBeenCalledTimes(2);
+  });
+
+  it('says what is wrong when an item command gets no item', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    await handler(Commands.acceptItem)();
+    expect(deps.daemon.executeCommand).not.toHaveBeenCalled();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'Checkpoint: Accept failed: pick an item in the Checkpoint panel first',
+      'Show Log',
+    );
+  });
+
+  it('opens the transcript at the item’s turn (1-based line to 0-based)', async () => {
+    registerCommands(fakeDeps().asDeps);
+    await handler(Commands.openTranscript)({ type: 'item', item: item() });
+    const [uri, options] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as unknown as [
+      vscode.Uri,
+      { selection: vscode.Range },
+    ];
+    expect(uri.fsPath).toBe('/home/dev/.claude/projects/p/s.jsonl');
+    expect(options.selection.start.line).toBe(11);
+  });
+
+  it('goes to the code, at the item’s diagnostic when there is one', async () => {
+    registerCommands(fakeDeps().asDeps);
+    files.set('/home/dev/proj/src/store.py', new Uint8Array());
+    const range = new vscode.Range(4, 0, 4, 10);
+    vi.mocked(vscode.languages.getDiagnostics).mockReturnValue([
+      { source: 'checkpoint', code: 'item-1', range } as unknown as vscode.Diagnostic,
+    ] as never);
+    await handler(Commands.goToCode)({ type: 'item', item: item() });
+    const [uri, options] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as unknown as [vscode.Uri, { selection?: vscode.Range }];
+    expect(uri.fsPath).toBe('/home/dev/proj/src/store.py');
+    expect(options.selection).toBe(range);
+  });
+
+  it('says so when the item’s file is gone', async () => {
+    registerCommands(fakeDeps().asDeps);
+    await handler(Commands.goToCode)({ type: 'item', item: item() });
+    expect(vscode.window.showTextDocument).not.toHaveBeenCalled();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'Checkpoint: Go to Code failed: /home/dev/proj/src/store.py no longer exists',
+      'Show Log',
+    );
+  });
+
+  it('copies an item as Markdown', async () => {
+    registerCommands(fakeDeps().asDeps);
+    await handler(Commands.copyItemMarkdown)({ type: 'item', item: item() });
+    expect(vi.mocked(vscode.env.clipboard.writeText).mock.calls[0][0]).toMatch(/^\*\*Decision:\*\* We'll use SQLite/);
+  });
+});
+
+describe('Export Decisions', () => {
+  it('writes Markdown into the folder the user picks outside the workspace', async () => {
+    const { deps, asDeps } = fakeDeps();
+    setWorkspaceFolders([{ uri: vscode.Uri.file('/w/repo'), name: 'repo', index: 0 }]);
+    vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
+    vi.mocked(vscode.window.showOpenDialog).mockResolvedValueOnce([vscode.Uri.file('/tmp/out')]);
+    await exportDecisions(asDeps);
+    expect(deps.daemon.items).toHaveBeenCalledWith({ scope: 'all' });
+    expect(vscode.window.showWarningMessage).not.toHaveBeenCalled();
+    const written = new TextDecoder().decode(files.get('/tmp/out/checkpoint-decisions.md'));
+    expect(written).toContain("### 1. We'll use SQLite for the store.");
+  });
+
+  it('writes nothing into the workspace unless the user confirms', async () => {
+    const { asDeps } = fakeDeps();
+    setWorkspaceFolders([{ uri: vscode.Uri.file('/w/repo'), name: 'repo', index: 0 }]);
+    vi.mocked(vscode.window.showQuickPick).mockImplementation(async (picks) => (picks as unknown as { format: string }[])[1] as never);
+    vi.mocked(vscode.window.showOpenDialog).mockResolvedValue([vscode.Uri.file('/w/repo/docs/adr')]);
+    await exportDecisions(asDeps);
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0][0]).toBe(
+      'Write the export into the workspace at /w/repo/docs/adr?',
+    );
+    expect(files.size).toBe(0);
+
+    vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Write Into Workspace' as never);
+    await exportDecisions(asDeps);
+    expect([...files.keys()]).toEqual(['/w/repo/docs/adr/0001-we-ll-use-sqlite-for-the-store.md']);
+  });
+
+  it('asks before overwriting and stops when the user does not agree', async () => {
+    const { asDeps } = fakeDeps();
+    files.set('/tmp/out/checkpoint-decisions.md', new TextEncoder().encode('mine'));
+    vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
+    vi.mocked(vscode.window.showOpenDialog).mockResolvedValueOnce([vscode.Uri.file('/tmp/out')]);
+    await exportDecisions(asDeps);
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0][0]).toBe('Overwrite 1 existing file in /tmp/out?');
+    expect(new TextDecoder().decode(files.get('/tmp/out/checkpoint-decisions.md'))).toBe('mine');
+  });
+
+  it('does nothing when the folder dialog is cancelled', async () => {
+    const { asDeps } = fakeDeps();
+    vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
+    await exportDecisions(asDeps);
+    expect(vscode.workspace.fs.writeFile).not.toHaveBeenCalled();
+  });
+});
+
+describe('Set API Key', () => {
+  it('stores the key in secret storage and never logs it', async () => {
+    const { deps, asDeps } = fakeDeps();
+    vi.mocked(vscode.window.showInputBox).mockResolvedValueOnce('  sk-ant-very-secret  ');
+    await setApiKey(asDeps);
+    expect(deps.secrets.store).toHaveBeenCalledWith('checkpoint.anthropicApiKey', 'sk-ant-very-secret');
+    expect(vi.mocked(vscode.window.showInputBox).mock.calls[0][0]).toMatchObject({ password: true });
+    const logged = JSON.stringify([deps.log.info.mock.calls, deps.log.error.mock.calls]);
+    expect(logged).not.toContain('very-secret');
+  });
+
+  it('removes the stored key when the box is left empty, and does nothing when cancelled', async () => {
+    const { deps, asDeps } = fakeDeps();
+    vi.mocked(vscode.window.showInputBox).mockResolvedValueOnce('');
+    await setApiKey(asDeps);
+    expect(deps.secrets.delete).toHaveBeenCalledWith('checkpoint.anthropicApiKey');
+    await setApiKey(asDeps);
+    expect(deps.secrets.store).not.toHaveBeenCalled();
+    expect(deps.secrets.delete).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('registerCommands', () => {
+  it('registers every palette and panel command, each wrapped', () => {
+    registerCommands(fakeDeps().asDeps);
+    const ids = vi.mocked(vscode.commands.registerCommand).mock.calls.map((c) => c[0]);
+    expect(ids.sort()).toEqual(Object.values(Commands).sort());
+  });
+
+  it('Restart Daemon, Show Log and Refresh do what they say', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    await handler(Commands.restartDaemon)();
+    await handler(Commands.showLog)();
+    await handler(Commands.refresh)();
+    expect(deps.daemon.restart).toHaveBeenCalledTimes(1);
+    expect(deps.log.show).toHaveBeenCalledTimes(1);
+    expect(deps.tree.refresh).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,58 @@
+/** Payloads shaped like the daemon's `checkpoint/status` and `checkpoint/items`. */
+import type { Item, SessionStatus, Status } from '../src/protocol';
+
+export function session(over: Partial<SessionStatus> = {}): SessionStatus {
+  return {
+    id: 'sess-aaaa-1111',
+    agent: 'claude',
+    title: 'Refactor the parser',
+    cwd: '/home/dev/proj',
+    turns: 40,
+    captured: 30,
+    pending: 10,
+    failed: 0,
+    watermark: 3,
+    last_ts: '2026-01-05T10:00:00.000Z',
+    causes: [],
+    dropped: {},
+    problems: 0,
+    workspace: 'file:///home/dev/proj',
+    ...over,
+  };
+}
+
+export function status(over: Partial<Status> = {}): Status {
+  const sessions = over.sessions ?? [session()];
+  const sum = (k: 'turns' | 'captured' | 'pending' | 'failed'): number => sessions.reduce((n, s) => n + s[k], 0);
+  return {
+    totals: { turns: sum('turns'), captured: sum('captured'), pending: sum('pending'), failed: sum('failed') },
+    sessions,
+    running: false,
+    last_error: null,
+    scope: 'workspace',
+    progress: null,
+    paused: null,
+    last_run: null,
+    ...over,
+  };
+}
+
+export function item(over: Partial<Item> = {}): Item {
+  return {
+    id: 'item-1',
+    session_id: 'sess-aaaa-1111',
+    kind: 'decision',
+    statement: "We'll use SQLite for the store.",
+    rationale: 'One file, transactions.',
+    confidence: 0.8,
+    turn_ids: ['t1'],
+    files: ['/home/dev/proj/src/store.py'],
+    state: 'new',
+    extractor: 'heuristic',
+    created_at: 1767607200,
+    session_title: 'Refactor the parser',
+    cwd: '/home/dev/proj',
+    sources: [{ turn_id: 't1', path: '/home/dev/.claude/projects/p/s.jsonl', line: 12, timestamp: '2026-01-05T10:00:00Z' }],
+    ...over,
+  };
+}

@@ -1,0 +1,225 @@
+import * as vscode from 'vscode';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+import {
+  CheckpointTree,
+  groupChildren,
+  itemContext,
+  oneLine,
+  relativeTime,
+  rootNodes,
+  sessionChildren,
+  toTreeItem,
+  type Node,
+} from '../src/tree';
+import { resetVscodeMock } from './__mocks__/vscode';
+import { item, session, status } from './fixtures';
+
+beforeEach(() => resetVscodeMock());
+
+const NOW = new Date('2026-01-05T13:00:00.000Z');
+
+describe('rootNodes', () => {
+  it('lists the sessions of a status notification, most recent first', () => {
+    const nodes = rootNodes({
+      phase: 'running',
+      status: status({
+        sessions: [
+          session({ id: 'old', last_ts: '2026-01-01T00:00:00Z' }),
+          session({ id: 'new', last_ts: '2026-01-05T12:00:00Z' }),
+          session({ id: 'none', last_ts: null }),
+        ],
+      }),
+    });
+    expect(nodes.map((n) => (n.type === 'session' ? n.session.id : n.type))).toEqual(['new', 'old', 'none']);
+  });
+
+  it('explains an empty workspace scope and how to widen it', () => {
+    const [node] = rootNodes({ phase: 'running', status: status({ sessions: [], scope: 'workspace' }) });
+    expect(node).toMatchObject({ type: 'message', label: 'No agent sessions for this workspace yet.' });
+    expect(node.type === 'message' && node.detail).toContain('checkpoint.scope');
+  });
+
+  it('explains where transcripts are looked for when nothing was found at all', () => {
+    const [node] = rootNodes({ phase: 'running', status: status({ sessions: [], scope: 'all' }) });
+    expect(node).toMatchObject({ type: 'message', label: 'No agent sessions found yet.' });
+    expect(node.type === 'message' && node.detail).toContain('checkpoint.sources');
+  });
+
+  it('explains a failed daemon, with its cause, a log link and a restart', () => {
+    const nodes = rootNodes({ phase: 'failed', error: 'spawn checkpoint ENOENT' });
+    expect(nodes[0]).toMatchObject({ label: 'The Checkpoint daemon is not running.', detail: 'spawn checkpoint ENOENT' });
+    expect(nodes.map((n) => n.type === 'message' && n.command)).toEqual([
+      'checkpoint.showLog',
+      'checkpoint.showLog',
+      'checkpoint.restartDaemon',
+    ]);
+  });
+
+  it('says the daemon is starting, and that it waits for the first status', () => {
+    expect(rootNodes({ phase: 'starting' })[0]).toMatchObject({ label: 'Starting the Checkpoint daemon…' });
+    expect(rootNodes({ phase: 'running' })[0]).toMatchObject({ label: 'Waiting for the daemon’s first status…' });
+  });
+
+  it('puts the last error above the sessions', () => {
+    const nodes = rootNodes({ phase: 'running', status: status({ last_error: 'disk full' }) });
+    expect(nodes[0]).toMatchObject({ type: 'message', label: 'Last error: disk full' });
+    expect(nodes[1].type).toBe('session');
+  });
+});
+
+describe('sessionChildren', () => {
+  const s = session();
+
+  it('groups the session’s items by kind in a fixed order, leaving out dismissed and other sessions’ items', () => {
+    const items = [
+      item({ id: 'q', kind: 'question', statement: 'Should we shard?' }),
+      item({ id: 'd1', kind: 'decision' }),
+      item({ id: 'c', kind: 'constraint', statement: 'Must run offline.' }),
+      item({ id: 'd2', kind: 'decision', state: 'dismissed' }),
+      item({ id: 'other', session_id: 'someone-else' }),
+    ];
+    const nodes = sessionChildren(s, items);
+    expect(nodes.map((n) => n.type === 'group' && [n.kind, n.items.map((i) => i.id)])).toEqual([
+      ['decision', ['d1']],
+      ['constraint', ['c']],
+      ['question', ['q']],
+    ]);
+    const group = nodes[0] as Extract<Node, { type: 'group' }>;
+    expect(groupChildren(group)).toEqual([{ type: 'item', item: items[1] }]);
+  });
+
+  it('shows failing causes first', () => {
+    const nodes = sessionChildren(session({ causes: ['timeout'] }), [item()]);
+    expect(nodes[0]).toEqual({ type: 'cause', sessionId: s.id, text: 'timeout', index: 0 });
+  });
+
+  it('explains a session with nothing captured yet', () => {
+    const nodes = sessionChildren(session({ captured: 0, pending: 40 }), []);
+    expect(nodes).toEqual([
+      { type: 'message', id: `msg:no-items:${s.id}`, label: 'Nothing captured yet: 40 turns pending.', icon: 'info' },
+    ]);
+  });
+
+  it('explains a fully captured session without items', () => {
+    const nodes = sessionChildren(session({ pending: 0, captured: 40 }), []);
+    expect(nodes[0]).toMatchObject({ label: 'No decisions, constraints or open questions in this session.' });
+  });
+
+  it('shows an items request failure under the session', () => {
+    const nodes = sessionChildren(s, new Error('request timed out'));
+    expect(nodes).toEqual([
+      {
+        type: 'message',
+        id: `msg:items-error:${s.id}`,
+        label: 'Could not load items: request timed out',
+        icon: 'error',
+        command: 'checkpoint.showLog',
+      },
+    ]);
+  });
+});
+
+describe('toTreeItem', () => {
+  it('renders a session with title, agent, time and captured/pending/failed counts', () => {
+    const t = toTreeItem({ type: 'session', session: session({ failed: 2, causes: ['x'] }) }, NOW);
+    expect(t.label).toBe('Refactor the parser');
+    expect(t.description).toBe('claude · 3 h ago · 30 captured · 10 pending · 2 failed');
+    expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+    expect(t.contextValue).toBe('checkpoint.session');
+    expect((t.iconPath as vscode.ThemeIcon).id).toBe('warning');
+    expect(t.tooltip).toContain('Failing: x');
+  });
+
+  it('falls back to the folder name, then the id, for an untitled session', () => {
+    expect(toTreeItem({ type: 'session', session: session({ title: null }) }).label).toBe('proj');
+    expect(toTreeItem({ type: 'session', session: session({ title: null, cwd: null }) }).label).toBe('sess-aaaa-11');
+  });
+
+  it('renders a kind group with its count, expanded', () => {
+    const t = toTreeItem({ type: 'group', sessionId: 's', kind: 'question', items: [item(), item()] });
+    expect(t.label).toBe('Open questions');
+    expect(t.description).toBe('2');
+    expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
+  });
+
+  it('renders an item with its statement as plain text and clicks through to its code', () => {
+    const it_ = item({ statement: '<script>alert(1)</script>\n**bold** [x](command:evil)', files: ['/a/b.py', '/a/c.py'] });
+    const node: Node = { type: 'item', item: it_ };
+    const t = toTreeItem(node);
+    expect(t.label).toBe('<script>alert(1)</script> **bold** [x](command:evil)');
+    expect(typeof t.tooltip).toBe('string');
+    expect(t.description).toBe('b.py +1');
+    expect(t.command).toEqual({ command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] });
+    expect(t.contextValue).toBe('checkpoint.item state-new files source');
+  });
+
+  it('opens the transcript on click when the item names no files, and shows its state', () => {
+    const node: Node = { type: 'item', item: item({ files: [], state: 'accepted' }) };
+    const t = toTreeItem(node);
+    expect(t.command?.command).toBe('checkpoint.openTranscript');
+    expect(t.description).toBe('accepted');
+    expect(t.contextValue).toBe('checkpoint.item state-accepted source');
+  });
+
+  it('gives message nodes their command', () => {
+    const t = toTreeItem({ type: 'message', id: 'm', label: 'Show the log', icon: 'output', command: 'checkpoint.showLog' });
+    expect(t.command).toEqual({ command: 'checkpoint.showLog', title: 'Show the log' });
+  });
+});
+
+describe('helpers', () => {
+  it('itemContext lists state, files and source flags', () => {
+    expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed');
+  });
+
+  it('oneLine flattens whitespace and truncates', () => {
+    expect(oneLine('a\n\n b\tc')).toBe('a b c');
+    expect(oneLine('x'.repeat(10), 5)).toBe('xxxx…');
+  });
+
+  it('relativeTime reads ISO strings and epoch seconds', () => {
+    expect(relativeTime('2026-01-05T12:59:30Z', NOW)).toBe('just now');
+    expect(relativeTime('2026-01-05T12:15:00Z', NOW)).toBe('45 min ago');
+    expect(relativeTime(NOW.getTime() / 1000 - 2 * 86400, NOW)).toBe('2 d ago');
+    expect(relativeTime('2025-06-01T00:00:00Z', NOW)).toBe('2025-06-01');
+    expect(relativeTime(null, NOW)).toBe('no time');
+  });
+});
+
+describe('CheckpointTree', () => {
+  it('fetches a session’s items when expanded and reuses them until its captured count changes', async () => {
+    const fetch = vi.fn(async (_id: string) => [item()]);
+    const tree = new CheckpointTree(fetch);
+    const fired = vi.fn();
+    tree.onDidChangeTreeData(fired);
+    tree.setState({ phase: 'running', status: status() });
+    expect(fired).toHaveBeenCalledTimes(1);
+
+    const [sessionNode] = await tree.getChildren();
+    const groups = await tree.getChildren(sessionNode);
+    expect(groups.map((g) => g.type === 'group' && g.kind)).toEqual(['decision']);
+    expect(await tree.getChildren(groups[0])).toEqual([{ type: 'item', item: item() }]);
+    await tree.getChildren(sessionNode);
+    expect(fetch).toHaveBeenCalledTimes(1);
+    expect(fetch).toHaveBeenCalledWith('sess-aaaa-1111');
+
+    tree.setState({ phase: 'running', status: status({ sessions: [session({ captured: 35, pending: 5 })] }) });
+    const [again] = await tree.getChildren();
+    await tree.getChildren(again);
+    expect(fetch).toHaveBeenCalledTimes(2);
+
+    tree.refresh();
+    await tree.getChildren(again);
+    expect(fetch).toHaveBeenCalledTimes(3);
+  });
+
+  it('shows a failed fetch and asks again next time', async () => {
+    const fetch = vi.fn().mockRejectedValueOnce(new Error('boom')).mockResolvedValue([item()]);
+    const tree = new CheckpointTree(fetch);
+    tree.setState({ phase: 'running', status: status() });
+    const [sessionNode] = await tree.getChildren();
+    expect(await tree.getChildren(sessionNode)).toMatchObject([{ type: 'message', label: 'Could not load items: boom' }]);
+    expect((await tree.getChildren(sessionNode))[0].type).toBe('group');
+  });
+});
