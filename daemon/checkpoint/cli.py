@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from checkpoint import config, pipeline
 from checkpoint.extract import Extractor
@@ -33,8 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls")
     _common(scan)
+    scan.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     now = sub.add_parser("now", help="scan, then extract every pending chunk within the run budget")
     _common(now)
+    now.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     now.add_argument("--extractor", choices=["anthropic", "heuristic"], help="env CHECKPOINT_EXTRACTOR")
     now.add_argument("--session", help="only this session")
     now.add_argument("--max-requests", type=int, help="stop after this many model requests")
@@ -48,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
     items.add_argument("--kind", choices=["decision", "constraint", "question"])
+    serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
+    _common(serve)
     return parser
 
 
@@ -68,11 +73,15 @@ def choose_extractor(settings: config.Settings, out: TextIO) -> Extractor:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if k in config.Settings.model_fields}
+    if args.command == "serve":
+        from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
+
+        return serve(flags)
     settings = config.load(flags)
     store = Store(settings.db)
     try:
         if args.command == "scan":
-            return _scan(store, settings)
+            return _scan(store, settings, args.json)
         if args.command == "now":
             return _now(store, settings, args)
         if args.command == "status":
@@ -85,34 +94,105 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- commands ---------------------------------------------------------------------------------------
 
 
-def _print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
+def _warn(report: pipeline.ScanReport) -> None:
     for warning in report.warnings[:50]:
         print(f"warning: {warning}", file=sys.stderr)
     if len(report.warnings) > 50:
         print(f"warning: … and {len(report.warnings) - 50} more (checkpoint status --json lists them)",
               file=sys.stderr)
+
+
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _where_looked(report: pipeline.ScanReport) -> str:
+    parts = []
+    for root in report.roots:
+        if not root.is_dir():
+            parts.append(f"{root} (missing)")
+        else:
+            n = report.files_per_root.get(root, 0)
+            parts.append(f"{root} ({_plural(n, 'transcript') if n else 'no transcripts'})")
+    return ", ".join(parts) if parts else "no roots configured"
+
+
+def _print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
+    _warn(report)
     if not report.files_seen:
-        looked = ", ".join(f"{r}{'' if r.is_dir() else ' (missing)'}" for r in report.roots)
-        print(f"No transcripts found. Looked in: {looked}.", file=out)
+        print(f"No transcripts found. Looked in: {_where_looked(report)}.", file=out)
         print("Point Checkpoint elsewhere with --source DIR or CHECKPOINT_SOURCES.", file=out)
         return
+    print(f"Looked in: {_where_looked(report)}.", file=out)
     print(
-        f"Scanned {report.files_seen} transcript files ({report.files_read} changed): "
-        f"{report.turns_added} new turns, {report.chunks_created} new chunks.",
+        f"Scanned {_plural(report.files_seen, 'transcript file')} ({report.files_read} changed): "
+        f"{_plural(report.turns_added, 'new turn')}, {_plural(report.chunks_created, 'new chunk')}.",
         file=out,
     )
+    if report.warnings:
+        problems = _plural(len(report.warnings), "problem")
+        print(f"{problems} reading transcripts (on stderr; `checkpoint status` lists them).", file=out)
 
 
-def _scan(store: Store, settings: config.Settings) -> int:
+def _scan_json(report: pipeline.ScanReport) -> dict[str, Any]:
+    return {
+        "roots": [
+            {"path": str(r), "exists": r.is_dir(), "files": report.files_per_root.get(r, 0)} for r in report.roots
+        ],
+        "files_seen": report.files_seen,
+        "files_read": report.files_read,
+        "turns_added": report.turns_added,
+        "chunks_created": report.chunks_created,
+        "warnings": report.warnings,
+    }
+
+
+def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
+    return {
+        "extractor": report.extractor,
+        "tried": report.tried,
+        "captured": report.captured,
+        "failed": report.failed,
+        "items_added": report.items_added,
+        "items_rejected": report.items_rejected,
+        "stopped_by": report.stopped_by,
+        "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures],
+    }
+
+
+def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
     report = pipeline.scan(store, settings)
+    if as_json:
+        _warn(report)
+        totals = pipeline.totals(store.session_counts())
+        print(json.dumps({"scan": _scan_json(report), "totals": totals}, indent=2, ensure_ascii=False))
+        return 0
     _print_scan(report, sys.stdout)
+    if report.files_seen:
+        _print_totals(store.session_counts(), sys.stdout)
     return 0
 
 
+_KIND_WORDS = {"decision": ("decision", "decisions"), "constraint": ("constraint", "constraints"),
+               "question": ("open question", "open questions")}
+
+
+def _kinds(counts: Counter[str]) -> str:
+    return ", ".join(
+        _plural(counts[k], *_KIND_WORDS[k]) for k in ("decision", "constraint", "question") if counts[k]
+    )
+
+
 def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    out = sys.stderr if args.json else sys.stdout
+    turns_before = {s.id: s.turns for s in store.session_counts()}
+    items_before = store.item_counts()
     scan_report = pipeline.scan(store, settings)
-    _print_scan(scan_report, sys.stdout)
-    extractor = choose_extractor(settings, sys.stdout)
+    if args.json:
+        _warn(scan_report)
+    else:
+        _print_scan(scan_report, out)
+    extractor = choose_extractor(settings, out)
     budget = pipeline.Budget(max_requests=settings.max_requests, max_tokens=settings.max_tokens)
     if args.max_requests is not None:
         budget.max_requests = args.max_requests
@@ -124,33 +204,86 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         if show_progress:
             print(f"\rextracting: {done}/{total} chunks", end="", file=sys.stderr, flush=True)
 
+    started = store.clock()
     report = pipeline.checkpoint(
         store, extractor, budget, concurrency=args.concurrency or settings.concurrency,
         session_id=args.session, progress=progress,
     )
     if show_progress and report.tried:
         print(file=sys.stderr)
-    print(
-        f"Checkpoint run with {extractor.description}: {report.tried} chunks tried, {report.captured} captured, "
-        f"{report.failed} failed; {report.items_added} new items.",
-    )
+    sessions = store.session_counts()
+    if args.json:
+        print(json.dumps({"scan": _scan_json(scan_report), "run": _run_json(report),
+                          "totals": pipeline.totals(sessions)}, indent=2, ensure_ascii=False))
+        return 0 if report.ok else 1
+
+    new_items = store.items(created_after=started)
+    if report.tried:
+        kinds = Counter(i["kind"] for i in new_items)
+        found = f" ({_kinds(kinds)})" if kinds else ""
+        print(
+            f"Extracted {_plural(report.tried, 'chunk')} with the {extractor.name} extractor: "
+            f"{report.captured} captured, {report.failed} failed; {_plural(report.items_added, 'new item')}{found}."
+        )
+    elif not report.stopped_by and sessions:
+        print("Nothing new to extract.")
     for failure in report.failures[:20]:
         print(f"  failed: session {failure.session_id} chunk {failure.chunk_id}: {failure.cause}")
+    if len(report.failures) > 20:
+        print(f"  … and {len(report.failures) - 20} more failures (checkpoint status shows their causes)")
     if report.stopped_by:
-        print(f"  stopped: {report.stopped_by}; the rest stays pending for the next run.")
-    _print_totals(store.session_counts(), sys.stdout)
-    items = [i for i in store.items() if i["extractor"] == extractor.name][-10:]
-    if items:
-        print("Latest items:")
-        for item in items:
-            print(f"  {item['kind']:<10} {item['statement'][:110]}")
+        print(f"Stopped: {report.stopped_by}; the rest stays pending for the next run.")
+    if not sessions:
+        return 0 if report.ok else 1
+    items_after = store.item_counts()
+    new_per_session = {
+        sid: sum((counts - items_before.get(sid, Counter())).values()) for sid, counts in items_after.items()
+    }
+    touched = [
+        s for s in sessions
+        if s.turns != turns_before.get(s.id) or new_per_session.get(s.id) or s.pending or s.failed
+    ]
+    if touched:
+        print()
+        _print_table(touched[:20], new_per_session)
+        if len(touched) > 20:
+            print(f"  … and {len(touched) - 20} more sessions (checkpoint status lists them all)")
+    _print_totals(sessions, sys.stdout)
+    if new_items:
+        print()
+        more = f", `checkpoint items` lists all {len(new_items)}" if len(new_items) > 10 else ""
+        print(f"Captured in this run{more}:")
+        for item in new_items[:10]:
+            print(f"  {item['kind']:<10}  {_short(item['statement'], 96)}  [{_provenance(item)}]")
     return 0 if report.ok else 1
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _provenance(item: dict[str, Any]) -> str:
+    source = item["sources"][0] if item["sources"] else {}
+    where = f"{Path(source['path']).name}:{source['line']}" if source else "?"
+    return f"session {item['session_id'][:8]} · {where}"
+
+
+def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
+    new_col = f" {'NEW ITEMS':>9}" if new_items is not None else ""
+    print(f"  {'SESSION':<8}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}  TITLE")
+    for s in sessions:
+        title = _short(s.title or s.cwd or "", 60)
+        new = f" {new_items.get(s.id, 0):>9}" if new_items is not None else ""
+        print(f"  {s.id[:8]:<8}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}  {title}")
+        for cause in s.causes[:3]:
+            print(f"      failing: {_short(cause, 150)}")
 
 
 def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
     t = pipeline.totals(sessions)
     print(
-        f"Total: {len(sessions)} sessions, {t['turns']} turns: {t['captured']} captured, "
+        f"Total: {_plural(len(sessions), 'session')}, {_plural(t['turns'], 'turn')}: {t['captured']} captured, "
         f"{t['pending']} pending, {t['failed']} failed.",
         file=out,
     )
@@ -162,13 +295,10 @@ def _status(store: Store, as_json: bool) -> int:
         return 0
     sessions = store.session_counts()
     _print_totals(sessions, sys.stdout)
-    if sessions:
-        print(f"  {'SESSION':<10} {'AGENT':<7} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}  TITLE")
-    for s in sessions:
-        title = (s.title or s.cwd or "")[:60]
-        print(f"  {s.id[:10]:<10} {s.agent:<7} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}  {title}")
-        for cause in s.causes[:3]:
-            print(f"      failing: {cause}")
+    if not sessions:
+        print("Nothing read yet. Run `checkpoint now`.")
+        return 0
+    _print_table(sessions)
     dropped: dict[str, list[int]] = {}
     for s in sessions:
         for policy, counts in s.dropped.items():
@@ -178,9 +308,12 @@ def _status(store: Store, as_json: bool) -> int:
     if dropped:
         summary = ", ".join(f"{p} {r} records ({c} chars)" for p, (r, c) in sorted(dropped.items()))
         print(f"Not sent, by policy: {summary}")
-    problems = sum(s.problems for s in sessions)
+    problems = store.problems(limit=10)
     if problems:
-        print(f"{problems} transcript lines could not be read (checkpoint status --json lists them).")
+        total = sum(s.problems for s in sessions)
+        print(f"Problems reading transcripts ({total}; newest first, `checkpoint status --json` lists 50):")
+        for problem in problems:
+            print(f"  {problem['path']}:{problem['line']}: {problem['message']}")
     return 0
 
 
@@ -200,7 +333,8 @@ def _items(store: Store, args: argparse.Namespace) -> int:
             print(f"    why: {item['rationale']}")
         if item["files"]:
             print(f"    files: {', '.join(item['files'][:5])}")
-        print(f"    from: session {item['session_id'][:10]} · {where} · {item['extractor']}")
+        print(f"    from: session {item['session_id'][:8]} · {where} · {item['extractor']}")
+    print(f"{_plural(len(items), 'item')}: {_kinds(Counter(i['kind'] for i in items))}.")
     return 0
 
 
