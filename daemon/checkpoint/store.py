@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
+import sqlite_utils
 
 from checkpoint import chunker
 from checkpoint.model import (
@@ -29,7 +30,6 @@ from checkpoint.model import (
     Extraction,
     ItemKind,
     ItemState,
-    KnownItem,
     Role,
     SessionInfo,
     TurnSlice,
@@ -155,27 +155,6 @@ MIGRATIONS: list[str] = [
         note TEXT
     );
     """,
-    # 2: what extraction costs, per session and per run; restatements merged into an existing item
-    """
-    CREATE TABLE session_usage (
-        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
-        requests INTEGER NOT NULL DEFAULT 0,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
-        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        updated_at REAL
-    );
-    ALTER TABLE runs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
-    ALTER TABLE runs ADD COLUMN chunks_resplit INTEGER NOT NULL DEFAULT 0;
-    CREATE TABLE item_aliases (
-        session_id TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        item_id TEXT NOT NULL REFERENCES items(id),
-        PRIMARY KEY (session_id, fingerprint)
-    );
-    """,
 ]
 
 LEASE_SECONDS = 300.0
@@ -197,28 +176,6 @@ class FileRow:
     missing: bool
 
 
-class Ingested(NamedTuple):
-    turns: int  # turns added
-    chunks: int  # chunks created for them
-
-
-_FILE_COLUMNS = (
-    "path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
-    " agent, session_id, subagent, reader_state, missing"
-)
-
-
-def _file_row(row: Sequence[Any]) -> FileRow:
-    return FileRow(
-        cursor=FileCursor(*row[:9]),
-        agent=row[9],
-        session_id=row[10],
-        subagent=bool(row[11]),
-        reader_state=orjson.loads(row[12]),
-        missing=bool(row[13]),
-    )
-
-
 @dataclass
 class SessionCounts:
     id: str
@@ -234,7 +191,6 @@ class SessionCounts:
     causes: list[str] = field(default_factory=list)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     problems: int = 0
-    usage: Usage = field(default_factory=Usage)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -251,7 +207,6 @@ class SessionCounts:
             "causes": self.causes,
             "dropped": self.dropped,
             "problems": self.problems,
-            "usage": self.usage.model_dump(),
         }
 
 
@@ -284,6 +239,7 @@ class Store:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         self.conn = conn
+        self.db = sqlite_utils.Database(conn)
         self._migrate()
         _private(self.path)
 
@@ -319,12 +275,25 @@ class Store:
     # -- files and turns --------------------------------------------------------------------------
 
     def get_file(self, path: str) -> FileRow | None:
-        row = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
-        return None if row is None else _file_row(row)
+        row = self.conn.execute(
+            "SELECT path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
+            " agent, session_id, subagent, reader_state, missing FROM files WHERE path = ?",
+            (path,),
+        ).fetchone()
+        if row is None:
+            return None
+        return FileRow(
+            cursor=FileCursor(*row[:9]),
+            agent=row[9],
+            session_id=row[10],
+            subagent=bool(row[11]),
+            reader_state=orjson.loads(row[12]),
+            missing=bool(row[13]),
+        )
 
     def file_cursors(self) -> dict[str, FileRow]:
-        """Every known file, in one query (a rescan looks each one up: no query per file)."""
-        return {row[0]: _file_row(row) for row in self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files")}
+        paths = [r[0] for r in self.conn.execute("SELECT path FROM files")]
+        return {p: row for p in paths if (row := self.get_file(p)) is not None}
 
     def ingest(
         self,
@@ -338,16 +307,11 @@ class Store:
         dropped: Counter[str],
         drop_records: Counter[str],
         problems: Sequence[tuple[int, str]],
-        chunk_tokens: int | None = None,
-    ) -> Ingested:
+    ) -> int:
         """Store a batch of turns (draft, line_no, tokens, header_tokens) and the file cursor that
-        follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
-        already (a re-read, a copy) is skipped and takes no seq.
-
-        With `chunk_tokens`, the new turns are put into chunks in the same transaction, exactly as
-        form_chunks would put them (same plan, same open tail): each row is written once, already
-        chunked, instead of being rewritten later to mark it. Returns turns added and chunks created."""
+        follows them, in one transaction: a crash leaves both or neither. Returns turns added."""
         now = self.clock()
+        added = 0
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
@@ -360,34 +324,22 @@ class Store:
                     c.execute("UPDATE sessions SET title = ? WHERE id = ?", (session.title, session_id))
             seq = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
             first_ts = last_ts = None
-            chunked = int(chunk_tokens is not None)
-            rows: list[tuple[Any, ...]] = []
-            costs: list[chunker.TurnCost] = []
-            for draft, line_no, tokens, header_tokens in self._unseen(c, turns):
-                seq += 1
-                rows.append((
-                    draft.id, session_id, seq, draft.role.value, draft.text,
-                    orjson.dumps(list(draft.files)).decode() if draft.files else "[]", draft.timestamp,
-                    draft.message_id, cursor.path, line_no, tokens, header_tokens, chunked,
-                ))
-                costs.append(chunker.TurnCost(seq, tokens, header_tokens))
-                first_ts = first_ts or draft.timestamp
-                last_ts = draft.timestamp or last_ts
-            c.executemany(
-                "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path,"
-                " line_no, tokens, header_tokens, chunked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                rows,
-            )
-            chunks = 0
-            if chunk_tokens is not None and rows:
-                # turns of the session stored earlier without chunks come first (usually none)
-                older = [chunker.TurnCost(*r) for r in c.execute(
-                    "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND chunked = 0 ORDER BY seq",
-                    (session_id,),
-                )]
-                chunks = self._chunk_turns(c, session_id, older + costs, chunk_tokens, now)
-                if older:
-                    c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
+            for draft, line_no, tokens, header_tokens in turns:
+                inserted = c.execute(
+                    "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path,"
+                    " line_no, tokens, header_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+                    " ON CONFLICT(id) DO NOTHING",
+                    (
+                        draft.id, session_id, seq + 1, draft.role.value, draft.text,
+                        orjson.dumps(list(draft.files)).decode(), draft.timestamp, draft.message_id,
+                        cursor.path, line_no, tokens, header_tokens,
+                    ),
+                ).rowcount
+                if inserted:
+                    seq += 1
+                    added += 1
+                    first_ts = first_ts or draft.timestamp
+                    last_ts = draft.timestamp or last_ts
             c.execute(
                 "UPDATE sessions SET turns = ?, updated_at = ?, first_ts = coalesce(first_ts, ?),"
                 " last_ts = CASE WHEN ? > coalesce(last_ts, '') THEN ? ELSE last_ts END WHERE id = ?",
@@ -415,26 +367,7 @@ class Store:
                     orjson.dumps(reader_state).decode(),
                 ),
             )
-        return Ingested(len(rows), chunks)
-
-    @staticmethod
-    def _unseen(
-        c: sqlite3.Connection, turns: Sequence[tuple[TurnDraft, int, int, int]]
-    ) -> list[tuple[TurnDraft, int, int, int]]:
-        """The turns whose id is not stored yet, each id once (its first occurrence), in order."""
-        ids = [t[0].id for t in turns]
-        stored: set[str] = set()
-        for i in range(0, len(ids), 500):
-            part = ids[i:i + 500]
-            stored.update(r[0] for r in c.execute(
-                f"SELECT id FROM turns WHERE id IN ({','.join('?' * len(part))})", part
-            ))
-        fresh = []
-        for turn in turns:
-            if turn[0].id not in stored:
-                stored.add(turn[0].id)
-                fresh.append(turn)
-        return fresh
+        return added
 
     def _record_problems(
         self, c: sqlite3.Connection, path: str, session_id: str | None,
@@ -477,42 +410,37 @@ class Store:
         for session_id in sessions:
             with self.transaction() as c:
                 turns = [
-                    chunker.TurnCost(*r)
-                    for r in c.execute(
+                    chunker.TurnCost(seq, tokens, header)
+                    for seq, tokens, header in c.execute(
                         "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND chunked = 0"
                         " ORDER BY seq",
                         (session_id,),
                     )
                 ]
-                created += self._chunk_turns(c, session_id, turns, budget, self.clock())
+                tail_row = c.execute(
+                    "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
+                    " AND state = 'pending' AND attempts = 0 AND last_seq = ("
+                    "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
+                    (session_id, session_id),
+                ).fetchone()
+                open_tail = chunker.PlannedChunk(tail_row[1], tail_row[2], tail_row[3]) if tail_row else None
+                grown, new = chunker.plan(turns, budget, partial(self.turn_text, session_id), open_tail)
+                now = self.clock()
+                if grown is not None and tail_row is not None:
+                    c.execute(
+                        "UPDATE chunks SET last_seq = ?, tokens = ?, updated_at = ? WHERE id = ?",
+                        (grown.last_seq, grown.tokens, now, tail_row[0]),
+                    )
+                for ch in new:
+                    c.execute(
+                        "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
+                        " tokens, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (session_id, ch.first_seq, ch.last_seq, ch.char_start, ch.char_end, ch.part, ch.parts,
+                         ch.tokens, now),
+                    )
+                created += len(new)
                 c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
         return created
-
-    def _chunk_turns(
-        self, c: sqlite3.Connection, session_id: str, turns: Sequence[chunker.TurnCost], budget: int, now: float
-    ) -> int:
-        """Plan chunks for a session's turns that are in none yet (in seq order, after every chunked
-        one): they may join the session's open tail. Inserts the new chunks; returns how many."""
-        tail_row = c.execute(
-            "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
-            " AND state = 'pending' AND attempts = 0 AND last_seq = ("
-            "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
-            (session_id, session_id),
-        ).fetchone()
-        open_tail = chunker.PlannedChunk(tail_row[1], tail_row[2], tail_row[3]) if tail_row else None
-        grown, new = chunker.plan(turns, budget, partial(self.turn_text, session_id), open_tail)
-        if grown is not None and tail_row is not None:
-            c.execute(
-                "UPDATE chunks SET last_seq = ?, tokens = ?, updated_at = ? WHERE id = ?",
-                (grown.last_seq, grown.tokens, now, tail_row[0]),
-            )
-        c.executemany(
-            "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
-            " tokens, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            [(session_id, ch.first_seq, ch.last_seq, ch.char_start, ch.char_end, ch.part, ch.parts, ch.tokens, now)
-             for ch in new],
-        )
-        return len(new)
 
     def _due_clause(self, respect_backoff: bool) -> tuple[str, list[Any]]:
         now = self.clock()
@@ -582,9 +510,8 @@ class Store:
                           token_estimate=tokens)
 
     def commit_extraction(self, extraction: Extraction, owner: str) -> int:
-        """The one place a marker moves: items, chunk state, watermark and the chunk's usage in one
-        transaction. Returns items added: a restated item (same fingerprint, or `same_as` naming an
-        item of the session) updates the existing one instead."""
+        """The one place a marker moves: items, chunk state and watermark in one transaction.
+        Returns items added (restated items update the existing one instead)."""
         now = self.clock()
         added = 0
         with self.transaction() as c:
@@ -596,7 +523,10 @@ class Store:
             session_id = row[0]
             for draft in extraction.items:
                 fp = fingerprint(draft.kind, draft.statement)
-                existing = self._same_item(c, session_id, fp, draft.kind, draft.same_as)
+                existing = c.execute(
+                    "SELECT id, turn_ids, files FROM items WHERE session_id = ? AND fingerprint = ?",
+                    (session_id, fp),
+                ).fetchone()
                 if existing:
                     turn_ids = _union(orjson.loads(existing[1]), draft.turn_ids)
                     files = _union(orjson.loads(existing[2]), draft.files)
@@ -605,12 +535,6 @@ class Store:
                         " confidence = max(confidence, ?), updated_at = ? WHERE id = ?",
                         (orjson.dumps(turn_ids).decode(), orjson.dumps(files).decode(), draft.rationale,
                          draft.confidence, now, existing[0]),
-                    )
-                    # Worded differently: the wording now leads to the same item, with or without same_as.
-                    c.execute(
-                        "INSERT INTO item_aliases (session_id, fingerprint, item_id) VALUES (?,?,?)"
-                        " ON CONFLICT DO NOTHING",
-                        (session_id, fp, existing[0]),
                     )
                     continue
                 item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
@@ -632,62 +556,13 @@ class Store:
             c.execute(
                 "UPDATE sessions SET watermark = ? WHERE id = ?", (self._watermark(c, session_id), session_id)
             )
-            self._add_usage(c, session_id, extraction.usage, now)
         return added
 
-    @staticmethod
-    def _same_item(
-        c: sqlite3.Connection, session_id: str, fp: str, kind: ItemKind, same_as: str | None
-    ) -> tuple[str, str, str] | None:
-        """The item a draft restates: the one it names (same session and kind), else the one with its
-        fingerprint or a wording already merged into it. (id, turn_ids, files) or None."""
-        if same_as:
-            row = c.execute(
-                "SELECT id, turn_ids, files FROM items WHERE id = ? AND session_id = ? AND kind = ?",
-                (same_as, session_id, kind.value),
-            ).fetchone()
-            if row:
-                return row  # type: ignore[no-any-return]
-        row = c.execute(
-            "SELECT id, turn_ids, files FROM items WHERE session_id = ? AND fingerprint = ?", (session_id, fp)
-        ).fetchone()
-        if row is None:
-            row = c.execute(
-                "SELECT i.id, i.turn_ids, i.files FROM item_aliases a JOIN items i ON i.id = a.item_id"
-                " WHERE a.session_id = ? AND a.fingerprint = ?",
-                (session_id, fp),
-            ).fetchone()
-        return row  # type: ignore[no-any-return]
-
-    @staticmethod
-    def _add_usage(c: sqlite3.Connection, session_id: str, usage: Usage, now: float) -> None:
-        if not usage.requests and not usage.tokens:
-            return
-        c.execute(
-            "INSERT INTO session_usage (session_id, requests, input_tokens, output_tokens,"
-            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET"
-            " requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,"
-            " output_tokens = output_tokens + excluded.output_tokens,"
-            " cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens,"
-            " cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens,"
-            " cost_usd = cost_usd + excluded.cost_usd, updated_at = excluded.updated_at",
-            (session_id, usage.requests, usage.input_tokens, usage.output_tokens,
-             usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.cost_usd, now),
-        )
-
-    def record_usage(self, session_id: str, usage: Usage) -> None:
-        """Usage of an answer that could not be committed (its lease was lost): it was still billed."""
-        with self.transaction() as c:
-            self._add_usage(c, session_id, usage, self.clock())
-
-    def fail_chunk(
-        self, chunk_id: int, owner: str, cause: str, backoff: Callable[[int], float], usage: Usage | None = None
-    ) -> None:
+    def fail_chunk(self, chunk_id: int, owner: str, cause: str, backoff: Callable[[int], float]) -> None:
         """Record why a chunk failed. It stays due: background runs wait backoff(attempts) first."""
         with self.transaction() as c:
             row = c.execute(
-                "SELECT attempts, session_id FROM chunks WHERE id = ? AND lease_owner = ?", (chunk_id, owner)
+                "SELECT attempts FROM chunks WHERE id = ? AND lease_owner = ?", (chunk_id, owner)
             ).fetchone()
             if row is None:
                 return
@@ -697,114 +572,6 @@ class Store:
                 " lease_until = NULL, next_try = ?, updated_at = ? WHERE id = ?",
                 (cause[:2000], now + backoff(row[0] + 1), now, chunk_id),
             )
-            if usage is not None:
-                self._add_usage(c, row[1], usage, now)
-
-    def resplit_chunk(
-        self, chunk_id: int, owner: str, target_tokens: int | None, cause: str, usage: Usage | None = None
-    ) -> int:
-        """Replace one leased chunk by smaller chunks covering exactly the same turns (for a part of a
-        split turn: exactly the same characters), in one transaction; they are due at once. The
-        watermark orders chunks by (first_seq, char_start), so the pieces keep their place.
-
-        `target_tokens` is the size that would fit (chunker estimate); without it, halves. Returns the
-        number of pieces, or 0 when the chunk cannot get smaller (the caller records a failure)."""
-        now = self.clock()
-        with self.transaction() as c:
-            row = c.execute(
-                "SELECT session_id, first_seq, last_seq, char_start, char_end, tokens, state, lease_owner"
-                " FROM chunks WHERE id = ?",
-                (chunk_id,),
-            ).fetchone()
-            if row is None or row[6] != ChunkState.SENT or row[7] != owner:
-                raise LeaseLost(f"chunk {chunk_id} is not leased to this run")
-            session_id, first, last, start, end, tokens = row[:6]
-            budget = tokens // 2 if target_tokens is None or target_tokens >= tokens else target_tokens
-            budget = max(budget, chunker.MIN_CHUNK_TOKENS)
-            if first == last:
-                pieces = self._split_one_turn(c, session_id, first, start, end, budget)
-            else:
-                costs = [
-                    chunker.TurnCost(seq, t, h)
-                    for seq, t, h in c.execute(
-                        "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
-                        " ORDER BY seq",
-                        (session_id, first, last),
-                    )
-                ]
-                _, pieces = chunker.plan(costs, budget, partial(self.turn_text, session_id))
-            if len(pieces) < 2:
-                if usage is not None:
-                    self._add_usage(c, session_id, usage, now)
-                return 0
-            c.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
-            note = f"re-split from a chunk of {tokens} estimated tokens: {cause}"[:2000]
-            for piece in pieces:
-                c.execute(
-                    "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
-                    " tokens, cause, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (session_id, piece.first_seq, piece.last_seq, piece.char_start, piece.char_end, piece.part,
-                     piece.parts, piece.tokens, note, now),
-                )
-            if first == last:
-                self._renumber_parts(c, session_id, first)
-            c.execute(
-                "UPDATE sessions SET watermark = ? WHERE id = ?", (self._watermark(c, session_id), session_id)
-            )
-            if usage is not None:
-                self._add_usage(c, session_id, usage, now)
-        return len(pieces)
-
-    def _split_one_turn(
-        self, c: sqlite3.Connection, session_id: str, seq: int, start: int, end: int | None, budget: int
-    ) -> list[chunker.PlannedChunk]:
-        text, header = c.execute(
-            "SELECT text, header_tokens FROM turns WHERE session_id = ? AND seq = ?", (session_id, seq)
-        ).fetchone()
-        stop = len(text) if end is None else end
-        room = max(budget - header, chunker.MIN_CHUNK_TOKENS // 2)
-        bounds = chunker.split_text(text, room, start, stop)
-        # part numbers are placeholders: _renumber_parts numbers every part of the turn afterwards
-        return [
-            chunker.PlannedChunk(seq, seq, header + chunker.estimate_tokens(text[a:b]), a, b, 1, 2)
-            for a, b in bounds
-        ]
-
-    @staticmethod
-    def _renumber_parts(c: sqlite3.Connection, session_id: str, seq: int) -> None:
-        """Parts of one turn numbered 1..n in character order (labels only: states are untouched)."""
-        ids = [
-            r[0] for r in c.execute(
-                "SELECT id FROM chunks WHERE session_id = ? AND first_seq = ? AND last_seq = ?"
-                " ORDER BY char_start",
-                (session_id, seq, seq),
-            )
-        ]
-        for number, part_id in enumerate(ids, start=1):
-            c.execute("UPDATE chunks SET part = ?, parts = ? WHERE id = ?", (number, len(ids), part_id))
-
-    def known_items(self, session_id: str, limit: int) -> list[KnownItem]:
-        """The session's most recently touched items, for a model to point restatements at."""
-        if limit <= 0:
-            return []
-        return [
-            KnownItem(id=i, kind=ItemKind(k), statement=st[:200])
-            for i, k, st in self.conn.execute(
-                "SELECT id, kind, statement FROM items WHERE session_id = ? AND state != 'dismissed'"
-                " ORDER BY updated_at DESC, id LIMIT ?",
-                (session_id, limit),
-            )
-        ]
-
-    def due_summary(self, session_id: str | None = None) -> tuple[int, int]:
-        """(chunks, estimated tokens) still due: what a run left for the next."""
-        clause, args = self._due_clause(respect_backoff=False)
-        if session_id:
-            clause += " AND session_id = ?"
-            args.append(session_id)
-        row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE {clause}", args)
-        n, tokens = row.fetchone()
-        return int(n), int(tokens)
 
     def release_chunks(self, owner: str) -> None:
         """Give back chunks leased but not attempted (a budget ran out): they stay pending, unharmed."""
@@ -881,15 +648,6 @@ class Store:
         ):
             if session_id in sessions:
                 sessions[session_id].dropped[policy] = {"records": records, "chars": chars}
-        for row in self.conn.execute(
-            "SELECT session_id, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
-            " cache_read_input_tokens, cost_usd FROM session_usage"
-        ):
-            if row[0] in sessions:
-                sessions[row[0]].usage = Usage(
-                    requests=row[1], input_tokens=row[2], output_tokens=row[3], cache_creation_input_tokens=row[4],
-                    cache_read_input_tokens=row[5], cost_usd=row[6],
-                )
         for session_id, n in self.conn.execute(
             "SELECT session_id, count(*) FROM problems GROUP BY session_id"
         ):
@@ -966,70 +724,6 @@ class Store:
         where, args = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())
         return Counter(dict(self.conn.execute(f"SELECT state, count(*) FROM chunks{where} GROUP BY state", args)))
 
-    # -- reads for the daemon -------------------------------------------------------------------
-
-    def due_by_session(self, respect_backoff: bool = True) -> dict[str, int]:
-        """Due chunks per session; with respect_backoff, failed chunks count once their backoff ended."""
-        clause, args = self._due_clause(respect_backoff)
-        return {
-            sid: int(n)
-            for sid, n in self.conn.execute(
-                f"SELECT session_id, count(*) FROM chunks WHERE {clause} GROUP BY session_id", args
-            )
-        }
-
-    def session_activity(self) -> dict[str, float]:
-        """When each session's transcript files last changed (epoch seconds): how long it has been idle."""
-        return {
-            sid: mtime_ns / 1e9
-            for sid, mtime_ns in self.conn.execute(
-                "SELECT session_id, max(mtime_ns) FROM files WHERE session_id IS NOT NULL GROUP BY session_id"
-            )
-        }
-
-    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[dict[str, Any]]:
-        """The exchange around the given turns, in order: from the user prompt at or before the first
-        of them up to the next user prompt after the last (the tool calls that carried out what they
-        say), at most `limit` turns either side."""
-        if not turn_ids:
-            return []
-        first, last = self.conn.execute(
-            f"SELECT min(seq), max(seq) FROM turns WHERE session_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
-            [session_id, *turn_ids],
-        ).fetchone()
-        if first is None:
-            return []
-        roles = self.conn.execute(
-            "SELECT seq, role FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-            (session_id, first - limit, last + limit),
-        ).fetchall()
-        start = max((seq for seq, role in roles if seq <= first and role == Role.USER), default=first - limit)
-        end = min((seq - 1 for seq, role in roles if seq > last and role == Role.USER), default=last + limit)
-        return [
-            {"id": tid, "seq": seq, "role": role, "text": text, "files": orjson.loads(files)}
-            for tid, seq, role, text, files in self.conn.execute(
-                "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
-                " ORDER BY seq",
-                (session_id, start, end),
-            )
-        ]
-
-    def item_summary(self, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
-        """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
-        where, args = "", list(session_ids or ())
-        if session_ids is not None:
-            where = f" WHERE session_id IN ({','.join('?' * len(session_ids))})"
-        by_kind: dict[str, int] = {}
-        by_state: dict[str, int] = {}
-        for kind, state, n in self.conn.execute(
-            "SELECT kind, state, count(*) FROM items" + where + " GROUP BY kind, state", args
-        ):
-            by_state[state] = by_state.get(state, 0) + n
-            if state != ItemState.DISMISSED:
-                by_kind[kind] = by_kind.get(kind, 0) + n
-        changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
-        return {"by_kind": by_kind, "by_state": by_state, "changed_at": changed}
-
     # -- runs -------------------------------------------------------------------------------------
 
     def start_run(self, extractor: str) -> int:
@@ -1038,28 +732,15 @@ class Store:
             return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, tried: int, captured: int, failed: int, items: int, usage: Usage,
-                   note: str | None = None, resplit: int = 0) -> None:
+                   note: str | None = None) -> None:
         with self.transaction() as c:
             c.execute(
                 "UPDATE runs SET finished_at = ?, chunks_tried = ?, chunks_captured = ?, chunks_failed = ?,"
                 " items_added = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?,"
-                " cache_read_input_tokens = ?, requests = ?, note = ?, cost_usd = ?, chunks_resplit = ?"
-                " WHERE id = ?",
+                " cache_read_input_tokens = ?, requests = ?, note = ? WHERE id = ?",
                 (self.clock(), tried, captured, failed, items, usage.input_tokens, usage.output_tokens,
-                 usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note,
-                 usage.cost_usd, resplit, run_id),
+                 usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note, run_id),
             )
-
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The latest runs, newest first, with what each cost."""
-        cur = self.conn.execute(
-            "SELECT id, started_at, finished_at, extractor, chunks_tried, chunks_captured, chunks_failed,"
-            " chunks_resplit, items_added, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
-            " cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
-            (limit,),
-        )
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur]
 
 
 def _union(existing: list[str], more: Sequence[str]) -> list[str]:
