@@ -21,7 +21,7 @@ import orjson
 
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
-from checkpoint.extract import ExtractionError, Extractor
+from checkpoint.extract import ExtractionError, Extractor, Priced
 from checkpoint.extract.prompt import turn_header
 from checkpoint.model import ChunkInput, Extraction, SessionInfo, Usage
 from checkpoint.sources import READERS, FoundFile, discover
@@ -29,13 +29,14 @@ from checkpoint.sources.base import LineError, Reader, TurnDraft, decode_line
 from checkpoint.sources.tailer import (
     FileCursor,
     RawLine,
+    TailEvent,
     advance,
     check_identity,
     fresh_cursor,
     tail,
     unchanged,
 )
-from checkpoint.store import LeaseLost, SessionCounts, Store
+from checkpoint.store import FileRow, LeaseLost, SessionCounts, Store
 
 BATCH_TURNS = 2000
 BATCH_BYTES = 8 << 20
@@ -59,21 +60,22 @@ class ScanReport:
 def scan(store: Store, settings: Settings) -> ScanReport:
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
+    known = store.file_cursors()  # one query, not one per file: a rescan of many files is stat-bound
     for found in discover(report.roots, report.warnings):
         report.files_seen += 1
         seen.add(str(found.path))
         root = next((r for r in report.roots if found.path.is_relative_to(r)), None)
         if root is not None:
             report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
-        _ingest_file(store, found, settings, report)
-    _notice_vanished(store, report, seen)
-    report.chunks_created = store.form_chunks(settings.chunk_tokens)
+        _ingest_file(store, found, settings, report, known.get(str(found.path)))
+    _notice_vanished(store, report, seen, known)
+    report.chunks_created += store.form_chunks(settings.chunk_tokens)  # turns left unchunked, if any
     return report
 
 
-def _notice_vanished(store: Store, report: ScanReport, seen: set[str]) -> None:
+def _notice_vanished(store: Store, report: ScanReport, seen: set[str], known: dict[str, FileRow]) -> None:
     roots = [str(r) + os.sep for r in report.roots]
-    for path, row in store.file_cursors().items():
+    for path, row in known.items():
         if path in seen or row.missing or not any(path.startswith(r) for r in roots):
             continue
         line = row.cursor.line_no
@@ -102,14 +104,15 @@ class _Batch:
             )
 
 
-def _ingest_file(store: Store, found: FoundFile, settings: Settings, report: ScanReport) -> None:
+def _ingest_file(
+    store: Store, found: FoundFile, settings: Settings, report: ScanReport, row: FileRow | None
+) -> None:
     path = str(found.path)
     try:
         st = os.stat(path)
     except OSError as exc:
         report.warnings.append(f"{path}: cannot stat: {exc.strerror}")
         return
-    row = store.get_file(path)
     cursor = row.cursor if row else FileCursor(path)
     if row is not None and not row.missing and unchanged(cursor, st):
         return
@@ -133,13 +136,20 @@ def _ingest_file(store: Store, found: FoundFile, settings: Settings, report: Sca
         # Replaced or rewritten: said at the line reading had reached.
         batch.problems.append((before.line_no, f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"))
 
+    last: TailEvent | None = None  # the cursor follows it; advanced once per batch, not once per line
+
     def flush() -> None:
-        nonlocal batch
+        nonlocal batch, cursor, last
+        if last is not None:
+            cursor = advance(cursor, last, st)
+            last = None
         sid = session_id or reader_state.get("session_id") or found.path.stem
-        report.turns_added += store.ingest(
+        added = store.ingest(
             cursor, found.role.agent, sid, found.role.subagent, reader_state, batch.turns, batch.session,
-            batch.dropped, batch.drop_records, batch.problems,
+            batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
         )
+        report.turns_added += added.turns
+        report.chunks_created += added.chunks
         for line_no, problem in batch.problems:
             report.warnings.append(f"{path}:{line_no}: {problem}")
         batch = _Batch()
@@ -153,17 +163,20 @@ def _ingest_file(store: Store, found: FoundFile, settings: Settings, report: Sca
                 batch.problems.append((event.line_no, f"skipped: {event.reason} (policy oversized_line)"))
                 batch.dropped["oversized_line"] += event.size
                 batch.drop_records["oversized_line"] += 1
-            cursor = advance(cursor, event, st)
+            last = event
             if len(batch.turns) >= BATCH_TURNS or batch.bytes >= BATCH_BYTES:
                 flush()
     except OSError as exc:
         flush()  # keep what was read before the error
         _unreadable(store, report, path, exc)
         return
+    if last is not None:
+        cursor = advance(cursor, last, st)
+        last = None
     cursor = replace(cursor, size=st.st_size, mtime_ns=st.st_mtime_ns)
     if reset is not None and shrank:
         whole, partial = cursor.line_no, cursor.offset < st.st_size
-        ends = f"breaks off in line {whole + 1}" if partial else f"ends after line {whole}"
+        ends = f"breaks off in line {whole + 1}" if partial else f"ends after line {whole}" if whole else "is empty"
         batch.problems.append((
             whole + 1 if partial else whole,
             f"{reset.reason}: it now {ends}, {before.line_no} lines had been read; {_REREAD}",
@@ -246,18 +259,33 @@ def status(store: Store, session_ids: Sequence[str] | None = None) -> dict[str, 
 # -- checkpoint runs --------------------------------------------------------------------------------
 
 
+BUDGET_MARGIN = 1.25
+
+
 @dataclass
 class Budget:
-    """Caps for one run. What is left when a cap is reached stays pending and is reported."""
+    """Caps for one run. What is left when a cap is reached stays pending and is reported.
+
+    Checked before each chunk is sent, against what the run has used plus what the chunks in flight
+    and this one are expected to use; a chunk already sent may finish (its retries are bounded)."""
 
     max_requests: int | None = None
-    max_tokens: int | None = None
+    max_tokens: int | None = None  # every billed token: input, cache and output
+    max_cost: float | None = None  # US dollars
 
     def refuses(self, requests: int, tokens: int, next_tokens: int) -> str | None:
-        if self.max_requests is not None and requests + 1 > self.max_requests:
-            return f"request budget of {self.max_requests} reached"
-        if self.max_tokens is not None and tokens + next_tokens > self.max_tokens:
-            return f"token budget of {self.max_tokens} reached"
+        return self.refuses_usage(Usage(requests=requests, input_tokens=tokens),
+                                  Usage(requests=1, input_tokens=next_tokens))
+
+    def refuses_usage(self, used: Usage, expected: Usage) -> str | None:
+        """`used`: spent (or, for chunks in flight, expected); `expected`: the next chunk's estimate.
+        Estimates get a margin, since a chunk's real count can exceed the average it was scaled from."""
+        if self.max_requests is not None and used.requests + max(1, expected.requests) > self.max_requests:
+            return f"request budget of {self.max_requests:,} reached"
+        if self.max_tokens is not None and used.tokens + expected.tokens * BUDGET_MARGIN > self.max_tokens:
+            return f"token budget of {self.max_tokens:,} reached"
+        if self.max_cost is not None and used.cost_usd + expected.cost_usd * BUDGET_MARGIN > self.max_cost:
+            return f"cost budget of ${self.max_cost:,.2f} reached"
         return None
 
 
@@ -275,18 +303,30 @@ class RunReport:
     tried: int = 0
     captured: int = 0
     failed: int = 0
+    resplit: int = 0  # chunks replaced by smaller ones (their pieces are tried in the same run)
     items_added: int = 0
     items_rejected: int = 0
+    total: int = 0  # chunks due when the run started, plus pieces added by re-splits
     usage: Usage = field(default_factory=Usage)
     failures: list[Failure] = field(default_factory=list)
     stopped_by: str | None = None
+    models: Counter[str] = field(default_factory=Counter)  # answers per model (fallbacks show here)
+    # what is still due when the run ends, and what finishing it should cost (priced extractors)
+    left_chunks: int = 0
+    left_tokens: int = 0
+    left_estimate: Usage | None = None
 
     @property
     def ok(self) -> bool:
         return self.failed == 0
 
+    @property
+    def done(self) -> int:
+        return self.captured + self.failed
+
 
 Progress = Callable[[int, int], None]
+Update = Callable[[RunReport], None]
 
 
 def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
@@ -307,6 +347,12 @@ def retry_delay(attempts: int) -> float:
     return float(min(600, 5 * 2 ** min(attempts, 7)))
 
 
+def _expected(extractor: Extractor, chunk: ChunkInput) -> Usage:
+    if isinstance(extractor, Priced):
+        return extractor.estimate(chunk.token_estimate)
+    return Usage(requests=1, input_tokens=chunk.token_estimate)
+
+
 def checkpoint(
     store: Store,
     extractor: Extractor,
@@ -315,77 +361,112 @@ def checkpoint(
     session_id: str | None = None,
     progress: Progress | None = None,
     respect_backoff: bool = False,
+    *,
+    on_update: Update | None = None,
+    known_items: int = 30,
 ) -> RunReport:
-    """One run over the due chunks: each tried at most once, at most `concurrency` in flight.
-    An explicit run retries failed chunks at once; background runs respect their backoff."""
+    """One run over the due chunks: each tried at most once, at most `concurrency` in flight, the
+    answers committed here on the calling thread. A chunk too large for the model is replaced by
+    smaller pieces, which this run tries too. An explicit run retries failed chunks at once;
+    background runs respect their backoff."""
     budget = budget or Budget()
     owner = uuid.uuid4().hex
     report = RunReport(run_id=store.start_run(extractor.name), extractor=extractor.name)
     tried: set[int] = set()
-    tokens_sent = 0
-    total = store.due_count(session_id)
-    in_flight: dict[Future[Extraction], ChunkInput] = {}
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
+    report.total = store.due_count(session_id)
+    # Usage so far: real where the extractor reported it, else what the chunk was expected to use.
+    accounted = Usage()
+    in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
+    width = max(1, concurrency)
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
         try:
             while True:
-                while len(in_flight) < max(1, concurrency) and report.stopped_by is None:
+                while len(in_flight) < width and report.stopped_by is None:
                     claimed = store.claim_chunks(
                         1, owner, session_id=session_id, exclude=tried, respect_backoff=respect_backoff
                     )
                     if not claimed:
                         break
                     chunk = claimed[0]
-                    refusal = budget.refuses(report.tried, tokens_sent, chunk.token_estimate)
+                    expected = _expected(extractor, chunk)
+                    committed = accounted.model_copy()
+                    for _, more in in_flight.values():
+                        committed.add(more)
+                    refusal = budget.refuses_usage(committed, expected)
                     if refusal:
-                        report.stopped_by = refusal
+                        report.stopped_by = refusal  # the claimed chunk is released below, unharmed
                         break
+                    chunk = chunk.model_copy(update={"known_items": store.known_items(chunk.session_id, known_items)})
                     tried.add(chunk.chunk_id)
                     report.tried += 1
-                    tokens_sent += chunk.token_estimate
-                    in_flight[pool.submit(extractor.extract, chunk)] = chunk
+                    in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
                 if not in_flight:
                     break
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in done:
-                    _settle(store, owner, in_flight.pop(future), future, report)
+                    chunk, expected = in_flight.pop(future)
+                    resplit_before = report.resplit
+                    spent = _settle(store, owner, chunk, future, report)
+                    if report.resplit > resplit_before:
+                        # The chunk is gone; SQLite may give its id to a piece, which must still be tried.
+                        tried.discard(chunk.chunk_id)
+                    accounted.add(spent if spent.requests else expected)
+                    report.usage.add(spent)
                     if progress:
-                        progress(report.captured + report.failed, max(total, report.tried))
+                        progress(report.done, max(report.total, report.tried))
+                    if on_update:
+                        on_update(report)
         finally:
             # Interrupted: whatever is still in flight was not committed and goes back to pending.
             for future in in_flight:
                 future.cancel()
             store.release_chunks(owner)
             store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
-                             report.usage, report.stopped_by)
+                             report.usage, report.stopped_by, resplit=report.resplit)
+    report.left_chunks, report.left_tokens = store.due_summary(session_id)
+    if report.left_chunks and isinstance(extractor, Priced):
+        report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
     return report
 
 
-def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> None:
+def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> Usage:
+    """Commit an answer, or record why there is none. Returns what the chunk's requests used."""
+    too_large = False
+    fit_tokens: int | None = None
     try:
         extraction = future.result()
     except ExtractionError as exc:
-        cause = exc.cause
+        cause, spent, too_large, fit_tokens = exc.cause, exc.usage, exc.too_large, exc.fit_tokens
+        if not exc.retryable:
+            report.stopped_by = cause  # no other chunk would fare better: stop sending
     except Exception as exc:  # an extractor bug must not lose the chunk: record it, keep it due
-        cause = f"unexpected {type(exc).__name__}: {exc}"
+        cause, spent = f"unexpected {type(exc).__name__}: {exc}", Usage()
     else:
+        spent = extraction.usage
         clean, rejected = validate(chunk, extraction)
         try:
             report.items_added += store.commit_extraction(clean, owner)
         except LeaseLost as exc:
+            store.record_usage(chunk.session_id, spent)
             report.failures.append(Failure(chunk.chunk_id, chunk.session_id, str(exc)))
-            return
+            return spent
         report.items_rejected += rejected
         report.captured += 1
-        _add_usage(report.usage, extraction.usage)
-        return
-    store.fail_chunk(chunk.chunk_id, owner, cause, retry_delay)
+        report.models[extraction.model or extraction.extractor] += 1
+        return spent
+    if too_large:
+        try:
+            pieces = store.resplit_chunk(chunk.chunk_id, owner, fit_tokens, cause, usage=spent)
+        except LeaseLost as exc:
+            report.failures.append(Failure(chunk.chunk_id, chunk.session_id, str(exc)))
+            return spent
+        if pieces:
+            report.resplit += 1
+            report.total += pieces - 1
+            return spent
+        cause += " (it cannot be split any further)"
+    # resplit_chunk recorded the usage already when it was tried
+    store.fail_chunk(chunk.chunk_id, owner, cause, retry_delay, usage=None if too_large else spent)
     report.failed += 1
     report.failures.append(Failure(chunk.chunk_id, chunk.session_id, cause))
-
-
-def _add_usage(total: Usage, more: Usage) -> None:
-    total.input_tokens += more.input_tokens
-    total.output_tokens += more.output_tokens
-    total.cache_creation_input_tokens += more.cache_creation_input_tokens
-    total.cache_read_input_tokens += more.cache_read_input_tokens
-    total.requests += more.requests
+    return spent

@@ -30,6 +30,7 @@ from checkpoint.model import (
     Extraction,
     ItemKind,
     ItemState,
+    KnownItem,
     Role,
     SessionInfo,
     TurnSlice,
@@ -155,6 +156,27 @@ MIGRATIONS: list[str] = [
         note TEXT
     );
     """,
+    # 2: what extraction costs, per session and per run; restatements merged into an existing item
+    """
+    CREATE TABLE session_usage (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        requests INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        updated_at REAL
+    );
+    ALTER TABLE runs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN chunks_resplit INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE item_aliases (
+        session_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        item_id TEXT NOT NULL REFERENCES items(id),
+        PRIMARY KEY (session_id, fingerprint)
+    );
+    """,
 ]
 
 LEASE_SECONDS = 300.0
@@ -191,6 +213,7 @@ class SessionCounts:
     causes: list[str] = field(default_factory=list)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     problems: int = 0
+    usage: Usage = field(default_factory=Usage)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -207,6 +230,7 @@ class SessionCounts:
             "causes": self.causes,
             "dropped": self.dropped,
             "problems": self.problems,
+            "usage": self.usage.model_dump(),
         }
 
 
@@ -510,8 +534,9 @@ class Store:
                           token_estimate=tokens)
 
     def commit_extraction(self, extraction: Extraction, owner: str) -> int:
-        """The one place a marker moves: items, chunk state and watermark in one transaction.
-        Returns items added (restated items update the existing one instead)."""
+        """The one place a marker moves: items, chunk state, watermark and the chunk's usage in one
+        transaction. Returns items added: a restated item (same fingerprint, or `same_as` naming an
+        item of the session) updates the existing one instead."""
         now = self.clock()
         added = 0
         with self.transaction() as c:
@@ -523,10 +548,7 @@ class Store:
             session_id = row[0]
             for draft in extraction.items:
                 fp = fingerprint(draft.kind, draft.statement)
-                existing = c.execute(
-                    "SELECT id, turn_ids, files FROM items WHERE session_id = ? AND fingerprint = ?",
-                    (session_id, fp),
-                ).fetchone()
+                existing = self._same_item(c, session_id, fp, draft.kind, draft.same_as)
                 if existing:
                     turn_ids = _union(orjson.loads(existing[1]), draft.turn_ids)
                     files = _union(orjson.loads(existing[2]), draft.files)
@@ -535,6 +557,12 @@ class Store:
                         " confidence = max(confidence, ?), updated_at = ? WHERE id = ?",
                         (orjson.dumps(turn_ids).decode(), orjson.dumps(files).decode(), draft.rationale,
                          draft.confidence, now, existing[0]),
+                    )
+                    # Worded differently: the wording now leads to the same item, with or without same_as.
+                    c.execute(
+                        "INSERT INTO item_aliases (session_id, fingerprint, item_id) VALUES (?,?,?)"
+                        " ON CONFLICT DO NOTHING",
+                        (session_id, fp, existing[0]),
                     )
                     continue
                 item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
@@ -556,13 +584,62 @@ class Store:
             c.execute(
                 "UPDATE sessions SET watermark = ? WHERE id = ?", (self._watermark(c, session_id), session_id)
             )
+            self._add_usage(c, session_id, extraction.usage, now)
         return added
 
-    def fail_chunk(self, chunk_id: int, owner: str, cause: str, backoff: Callable[[int], float]) -> None:
+    @staticmethod
+    def _same_item(
+        c: sqlite3.Connection, session_id: str, fp: str, kind: ItemKind, same_as: str | None
+    ) -> tuple[str, str, str] | None:
+        """The item a draft restates: the one it names (same session and kind), else the one with its
+        fingerprint or a wording already merged into it. (id, turn_ids, files) or None."""
+        if same_as:
+            row = c.execute(
+                "SELECT id, turn_ids, files FROM items WHERE id = ? AND session_id = ? AND kind = ?",
+                (same_as, session_id, kind.value),
+            ).fetchone()
+            if row:
+                return row  # type: ignore[no-any-return]
+        row = c.execute(
+            "SELECT id, turn_ids, files FROM items WHERE session_id = ? AND fingerprint = ?", (session_id, fp)
+        ).fetchone()
+        if row is None:
+            row = c.execute(
+                "SELECT i.id, i.turn_ids, i.files FROM item_aliases a JOIN items i ON i.id = a.item_id"
+                " WHERE a.session_id = ? AND a.fingerprint = ?",
+                (session_id, fp),
+            ).fetchone()
+        return row  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _add_usage(c: sqlite3.Connection, session_id: str, usage: Usage, now: float) -> None:
+        if not usage.requests and not usage.tokens:
+            return
+        c.execute(
+            "INSERT INTO session_usage (session_id, requests, input_tokens, output_tokens,"
+            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, updated_at)"
+            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(session_id) DO UPDATE SET"
+            " requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,"
+            " output_tokens = output_tokens + excluded.output_tokens,"
+            " cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens,"
+            " cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens,"
+            " cost_usd = cost_usd + excluded.cost_usd, updated_at = excluded.updated_at",
+            (session_id, usage.requests, usage.input_tokens, usage.output_tokens,
+             usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.cost_usd, now),
+        )
+
+    def record_usage(self, session_id: str, usage: Usage) -> None:
+        """Usage of an answer that could not be committed (its lease was lost): it was still billed."""
+        with self.transaction() as c:
+            self._add_usage(c, session_id, usage, self.clock())
+
+    def fail_chunk(
+        self, chunk_id: int, owner: str, cause: str, backoff: Callable[[int], float], usage: Usage | None = None
+    ) -> None:
         """Record why a chunk failed. It stays due: background runs wait backoff(attempts) first."""
         with self.transaction() as c:
             row = c.execute(
-                "SELECT attempts FROM chunks WHERE id = ? AND lease_owner = ?", (chunk_id, owner)
+                "SELECT attempts, session_id FROM chunks WHERE id = ? AND lease_owner = ?", (chunk_id, owner)
             ).fetchone()
             if row is None:
                 return
@@ -572,6 +649,114 @@ class Store:
                 " lease_until = NULL, next_try = ?, updated_at = ? WHERE id = ?",
                 (cause[:2000], now + backoff(row[0] + 1), now, chunk_id),
             )
+            if usage is not None:
+                self._add_usage(c, row[1], usage, now)
+
+    def resplit_chunk(
+        self, chunk_id: int, owner: str, target_tokens: int | None, cause: str, usage: Usage | None = None
+    ) -> int:
+        """Replace one leased chunk by smaller chunks covering exactly the same turns (for a part of a
+        split turn: exactly the same characters), in one transaction; they are due at once. The
+        watermark orders chunks by (first_seq, char_start), so the pieces keep their place.
+
+        `target_tokens` is the size that would fit (chunker estimate); without it, halves. Returns the
+        number of pieces, or 0 when the chunk cannot get smaller (the caller records a failure)."""
+        now = self.clock()
+        with self.transaction() as c:
+            row = c.execute(
+                "SELECT session_id, first_seq, last_seq, char_start, char_end, tokens, state, lease_owner"
+                " FROM chunks WHERE id = ?",
+                (chunk_id,),
+            ).fetchone()
+            if row is None or row[6] != ChunkState.SENT or row[7] != owner:
+                raise LeaseLost(f"chunk {chunk_id} is not leased to this run")
+            session_id, first, last, start, end, tokens = row[:6]
+            budget = tokens // 2 if target_tokens is None or target_tokens >= tokens else target_tokens
+            budget = max(budget, chunker.MIN_CHUNK_TOKENS)
+            if first == last:
+                pieces = self._split_one_turn(c, session_id, first, start, end, budget)
+            else:
+                costs = [
+                    chunker.TurnCost(seq, t, h)
+                    for seq, t, h in c.execute(
+                        "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
+                        " ORDER BY seq",
+                        (session_id, first, last),
+                    )
+                ]
+                _, pieces = chunker.plan(costs, budget, partial(self.turn_text, session_id))
+            if len(pieces) < 2:
+                if usage is not None:
+                    self._add_usage(c, session_id, usage, now)
+                return 0
+            c.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
+            note = f"re-split from a chunk of {tokens} estimated tokens: {cause}"[:2000]
+            for piece in pieces:
+                c.execute(
+                    "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
+                    " tokens, cause, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (session_id, piece.first_seq, piece.last_seq, piece.char_start, piece.char_end, piece.part,
+                     piece.parts, piece.tokens, note, now),
+                )
+            if first == last:
+                self._renumber_parts(c, session_id, first)
+            c.execute(
+                "UPDATE sessions SET watermark = ? WHERE id = ?", (self._watermark(c, session_id), session_id)
+            )
+            if usage is not None:
+                self._add_usage(c, session_id, usage, now)
+        return len(pieces)
+
+    def _split_one_turn(
+        self, c: sqlite3.Connection, session_id: str, seq: int, start: int, end: int | None, budget: int
+    ) -> list[chunker.PlannedChunk]:
+        text, header = c.execute(
+            "SELECT text, header_tokens FROM turns WHERE session_id = ? AND seq = ?", (session_id, seq)
+        ).fetchone()
+        stop = len(text) if end is None else end
+        room = max(budget - header, chunker.MIN_CHUNK_TOKENS // 2)
+        bounds = chunker.split_text(text, room, start, stop)
+        # part numbers are placeholders: _renumber_parts numbers every part of the turn afterwards
+        return [
+            chunker.PlannedChunk(seq, seq, header + chunker.estimate_tokens(text[a:b]), a, b, 1, 2)
+            for a, b in bounds
+        ]
+
+    @staticmethod
+    def _renumber_parts(c: sqlite3.Connection, session_id: str, seq: int) -> None:
+        """Parts of one turn numbered 1..n in character order (labels only: states are untouched)."""
+        ids = [
+            r[0] for r in c.execute(
+                "SELECT id FROM chunks WHERE session_id = ? AND first_seq = ? AND last_seq = ?"
+                " ORDER BY char_start",
+                (session_id, seq, seq),
+            )
+        ]
+        for number, part_id in enumerate(ids, start=1):
+            c.execute("UPDATE chunks SET part = ?, parts = ? WHERE id = ?", (number, len(ids), part_id))
+
+    def known_items(self, session_id: str, limit: int) -> list[KnownItem]:
+        """The session's most recently touched items, for a model to point restatements at."""
+        if limit <= 0:
+            return []
+        return [
+            KnownItem(id=i, kind=ItemKind(k), statement=st[:200])
+            for i, k, st in self.conn.execute(
+                "SELECT id, kind, statement FROM items WHERE session_id = ? AND state != 'dismissed'"
+                " ORDER BY updated_at DESC, id LIMIT ?",
+                (session_id, limit),
+            )
+        ]
+
+    def due_summary(self, session_id: str | None = None) -> tuple[int, int]:
+        """(chunks, estimated tokens) still due: what a run left for the next."""
+        clause, args = self._due_clause(respect_backoff=False)
+        if session_id:
+            clause += " AND session_id = ?"
+            args.append(session_id)
+        row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE {clause}", args)
+        n, tokens = row.fetchone()
+        return int(n), int(tokens)
 
     def release_chunks(self, owner: str) -> None:
         """Give back chunks leased but not attempted (a budget ran out): they stay pending, unharmed."""
@@ -648,6 +833,15 @@ class Store:
         ):
             if session_id in sessions:
                 sessions[session_id].dropped[policy] = {"records": records, "chars": chars}
+        for row in self.conn.execute(
+            "SELECT session_id, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
+            " cache_read_input_tokens, cost_usd FROM session_usage"
+        ):
+            if row[0] in sessions:
+                sessions[row[0]].usage = Usage(
+                    requests=row[1], input_tokens=row[2], output_tokens=row[3], cache_creation_input_tokens=row[4],
+                    cache_read_input_tokens=row[5], cost_usd=row[6],
+                )
         for session_id, n in self.conn.execute(
             "SELECT session_id, count(*) FROM problems GROUP BY session_id"
         ):
@@ -732,15 +926,28 @@ class Store:
             return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, tried: int, captured: int, failed: int, items: int, usage: Usage,
-                   note: str | None = None) -> None:
+                   note: str | None = None, resplit: int = 0) -> None:
         with self.transaction() as c:
             c.execute(
                 "UPDATE runs SET finished_at = ?, chunks_tried = ?, chunks_captured = ?, chunks_failed = ?,"
                 " items_added = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?,"
-                " cache_read_input_tokens = ?, requests = ?, note = ? WHERE id = ?",
+                " cache_read_input_tokens = ?, requests = ?, note = ?, cost_usd = ?, chunks_resplit = ?"
+                " WHERE id = ?",
                 (self.clock(), tried, captured, failed, items, usage.input_tokens, usage.output_tokens,
-                 usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note, run_id),
+                 usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note,
+                 usage.cost_usd, resplit, run_id),
             )
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest runs, newest first, with what each cost."""
+        cur = self.conn.execute(
+            "SELECT id, started_at, finished_at, extractor, chunks_tried, chunks_captured, chunks_failed,"
+            " chunks_resplit, items_added, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
+            " cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur]
 
 
 def _union(existing: list[str], more: Sequence[str]) -> list[str]:

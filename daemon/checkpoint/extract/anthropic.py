@@ -258,7 +258,10 @@ class AnthropicExtractor:
         return window
 
     def reserve(self, model: str) -> int:
-        return max(1, min(self.settings.output_tokens, self.window(model).max_output_tokens))
+        return self._reserve(self.window(model))
+
+    def _reserve(self, window: Window) -> int:
+        return max(1, min(self.settings.output_tokens, window.max_output_tokens))
 
     def _system(self) -> list[TextBlockParam]:
         return [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
@@ -273,7 +276,7 @@ class AnthropicExtractor:
 
     def measure(self, model: str, chunk: ChunkInput) -> Fit:
         window = self.window(model)
-        reserve = self.reserve(model)
+        reserve = self._reserve(window)
         local = self.overhead_estimate(chunk) + chunk.token_estimate
         count = self._call(lambda: self.client.messages.count_tokens(
             model=model, system=self._system(), messages=self._messages(chunk), output_config=OUTPUT_CONFIG,
@@ -289,9 +292,8 @@ class AnthropicExtractor:
     def chunk_budget(self) -> int:
         """The largest chunk (in the chunker's estimate) the primary model's window takes, reserve
         and prompt aside. The estimate over-counts, so a chunk of this size fits."""
-        model = self.models[0]
-        return max(MIN_CHUNK_TOKENS, self.window(model).max_input_tokens - self.reserve(model)
-                   - self.overhead_estimate())
+        window = self.window(self.models[0])
+        return max(MIN_CHUNK_TOKENS, window.max_input_tokens - self._reserve(window) - self.overhead_estimate())
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         """A free side request (window, count): a couple of quick tries, then None (use what we know)."""
