@@ -90,6 +90,8 @@ def test_now_on_a_fresh_machine_captures_from_the_default_roots_and_says_what(tm
     out = result.out
     assert f"Looked in: {home}/.claude/projects (1 transcript), {home}/.codex/sessions (1 transcript)." in out
     assert "No ANTHROPIC_API_KEY set: using the offline heuristic extractor (phrase rules, no network)." in out
+    assert "Extracted " in out and "with the heuristic extractor" in out
+    assert "Nothing new to extract." not in out
     status = run(["status", "--json"], env).check().json()
     totals = status["totals"]
     assert totals["turns"] > 0 and totals["captured"] == totals["turns"]
