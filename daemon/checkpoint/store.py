@@ -918,6 +918,70 @@ class Store:
         where, args = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())
         return Counter(dict(self.conn.execute(f"SELECT state, count(*) FROM chunks{where} GROUP BY state", args)))
 
+    # -- reads for the daemon -------------------------------------------------------------------
+
+    def due_by_session(self, respect_backoff: bool = True) -> dict[str, int]:
+        """Due chunks per session; with respect_backoff, failed chunks count once their backoff ended."""
+        clause, args = self._due_clause(respect_backoff)
+        return {
+            sid: int(n)
+            for sid, n in self.conn.execute(
+                f"SELECT session_id, count(*) FROM chunks WHERE {clause} GROUP BY session_id", args
+            )
+        }
+
+    def session_activity(self) -> dict[str, float]:
+        """When each session's transcript files last changed (epoch seconds): how long it has been idle."""
+        return {
+            sid: mtime_ns / 1e9
+            for sid, mtime_ns in self.conn.execute(
+                "SELECT session_id, max(mtime_ns) FROM files WHERE session_id IS NOT NULL GROUP BY session_id"
+            )
+        }
+
+    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[dict[str, Any]]:
+        """The exchange around the given turns, in order: from the user prompt at or before the first
+        of them up to the next user prompt after the last (the tool calls that carried out what they
+        say), at most `limit` turns either side."""
+        if not turn_ids:
+            return []
+        first, last = self.conn.execute(
+            f"SELECT min(seq), max(seq) FROM turns WHERE session_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
+            [session_id, *turn_ids],
+        ).fetchone()
+        if first is None:
+            return []
+        roles = self.conn.execute(
+            "SELECT seq, role FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+            (session_id, first - limit, last + limit),
+        ).fetchall()
+        start = max((seq for seq, role in roles if seq <= first and role == Role.USER), default=first - limit)
+        end = min((seq - 1 for seq, role in roles if seq > last and role == Role.USER), default=last + limit)
+        return [
+            {"id": tid, "seq": seq, "role": role, "text": text, "files": orjson.loads(files)}
+            for tid, seq, role, text, files in self.conn.execute(
+                "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
+                " ORDER BY seq",
+                (session_id, start, end),
+            )
+        ]
+
+    def item_summary(self, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
+        """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
+        where, args = "", list(session_ids or ())
+        if session_ids is not None:
+            where = f" WHERE session_id IN ({','.join('?' * len(session_ids))})"
+        by_kind: dict[str, int] = {}
+        by_state: dict[str, int] = {}
+        for kind, state, n in self.conn.execute(
+            "SELECT kind, state, count(*) FROM items" + where + " GROUP BY kind, state", args
+        ):
+            by_state[state] = by_state.get(state, 0) + n
+            if state != ItemState.DISMISSED:
+                by_kind[kind] = by_kind.get(kind, 0) + n
+        changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
+        return {"by_kind": by_kind, "by_state": by_state, "changed_at": changed}
+
     # -- runs -------------------------------------------------------------------------------------
 
     def start_run(self, extractor: str) -> int:
