@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
     items.add_argument("--kind", choices=["decision", "constraint", "question"])
+    serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
+    _common(serve)
     return parser
 
 
@@ -71,6 +73,10 @@ def choose_extractor(settings: config.Settings, out: TextIO) -> Extractor:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if k in config.Settings.model_fields}
+    if args.command == "serve":
+        from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
+
+        return serve(flags)
     settings = config.load(flags)
     store = Store(settings.db)
     try:

@@ -1,0 +1,29 @@
+"""`checkpoint serve`: the LSP daemon. It watches the transcript roots, ingests new lines as they
+are written, extracts in the background, and tells any LSP editor about it: `checkpoint/status`
+notifications, work-done progress, diagnostics on the files items concern, hover, triage commands
+and the `checkpoint/items` request. A thin shell over the pipeline; names in `protocol`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+
+def serve(flags: dict[str, Any] | None = None) -> int:
+    """Speak LSP over stdio until the client exits or the connection closes."""
+    from checkpoint.server.app import create_server
+
+    # stdout carries the protocol: Python logging goes to stderr, which editors show as the server log.
+    logging.basicConfig(stream=sys.stderr, level=os.environ.get("CHECKPOINT_LOG_LEVEL", "WARNING").upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    server = create_server(flags)
+    server.start_io()
+    if not server.close():
+        # An extraction still waits on the model; its leases expire and the chunks become due
+        # again, so leaving now loses nothing (the store's exactly-once invariant).
+        sys.stderr.flush()
+        os._exit(0)
+    return 0

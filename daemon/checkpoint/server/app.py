@@ -1,0 +1,137 @@
+"""One pygls handler per LSP method, each handing over to the features (esbonio's setup.py)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from checkpoint.model import ItemState
+from checkpoint.server import items, triage
+from checkpoint.server.protocol import (
+    CHECKPOINT_ITEMS,
+    CMD_ACCEPT,
+    CMD_DISMISS,
+    CMD_NOW,
+    ItemsResult,
+    NowResult,
+    TriageResult,
+)
+from checkpoint.server.server import CheckpointServer
+
+log = logging.getLogger("checkpoint.server")
+
+
+def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
+    server = CheckpointServer(flags)
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        server.apply_options(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams) -> None:
+        await server.start()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params: Any = None) -> None:
+        server.messages.log("shutting down")
+        server.stop()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        options = params.settings
+        if not options and server.supports("workspace.configuration"):
+            # Pull model: the notification only says "something changed"; ask for our section.
+            answer = await server.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="checkpoint")])
+            )
+            options = answer[0] if answer else None
+        server.apply_options(options)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        server.update_folders()
+
+    # -- documents --------------------------------------------------------------------------------
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        _changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        _changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        _changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        _changed(params.text_document.uri)
+
+    def _changed(uri: str) -> None:
+        for feature in server.features:
+            feature.document_changed(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params: types.HoverParams) -> types.Hover | None:
+        return server.diagnostics.hover(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        items_here = {p.item["id"]: p.item for p in server.diagnostics.by_uri.get(uri, [])}
+        return triage.code_actions(params, server.diagnostics.published.get(uri, []), items_here)
+
+    # -- commands and requests --------------------------------------------------------------------
+
+    # Commands take the server as `ls`: pygls injects it (and so never takes it for an argument).
+    @server.command(CMD_NOW)
+    async def checkpoint_now(ls: CheckpointServer, *args: object) -> NowResult:
+        session = None
+        if args:
+            first = args[0]
+            if isinstance(first, str) and first:
+                session = first
+            elif isinstance(first, dict) and isinstance(first.get("session"), str):
+                session = first["session"]
+        return await server.extraction.now(session)
+
+    async def _triage(args: tuple[object, ...], state: ItemState) -> TriageResult:
+        try:
+            item_id = triage.item_id_argument(args)
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        result = await server.db.call(triage.set_state, item_id, state)
+        server.messages.log(f"item {item_id}: {state.value}" + ("" if result["changed"] else " (no such item)"))
+        server.diagnostics.refresh()
+        server.status.refresh()
+        return result
+
+    @server.command(CMD_DISMISS)
+    async def checkpoint_dismiss(ls: CheckpointServer, *args: object) -> TriageResult:
+        return await _triage(args, ItemState.DISMISSED)
+
+    @server.command(CMD_ACCEPT)
+    async def checkpoint_accept(ls: CheckpointServer, *args: object) -> TriageResult:
+        return await _triage(args, ItemState.ACCEPTED)
+
+    @server.feature(CHECKPOINT_ITEMS)
+    async def checkpoint_items(params: Any = None) -> ItemsResult:
+        try:
+            query = items.parse_query(params)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        rows = await server.db.call(items.find_items, server.folders, query, server.daemon.scope)
+        return {"items": rows}  # type: ignore[typeddict-item]
+
+    return server

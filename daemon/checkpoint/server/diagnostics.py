@@ -1,0 +1,255 @@
+"""Items as diagnostics on the files they concern, and hover on them.
+
+An item concerns the files its session changed around it (the item's `files`). It is placed on the
+lines the session wrote to that file, when they can still be found in the file's current text
+(re-anchored whenever the document is opened, changed or saved), else on line 0. Its
+relatedInformation points at the transcript lines it came from; its code is the item id, so code
+actions and the items panel can name it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from checkpoint.server import anchor
+from checkpoint.server.feature import Feature
+from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
+from checkpoint.server.workspace import Folders, file_uri, path_of
+from checkpoint.store import Store
+
+if TYPE_CHECKING:
+    from checkpoint import config
+    from checkpoint.server.server import CheckpointServer
+    from checkpoint.server.settings import ServerSettings
+
+RECHECK_DELAY = 0.15  # typing in a document re-anchors once it pauses this long
+_KIND_TITLE = {"decision": "Decision", "constraint": "Constraint", "question": "Open question"}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One item on one file, with the texts the session wrote to that file around the item."""
+
+    item: dict[str, Any]
+    path: str
+    written: tuple[str, ...]
+
+
+def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
+    """Every item that is not dismissed, per URI of a workspace file it concerns."""
+    out: dict[str, list[Placement]] = {}
+    for item in store.items():
+        edits: list[anchor.Edit] | None = None
+        for path in item["files"]:
+            uri = folders.uri_for(path)
+            if uri is None:
+                continue
+            if edits is None:
+                edits = [
+                    edit
+                    for turn in store.turn_window(item["session_id"], item["turn_ids"])
+                    for edit in anchor.edits_in(turn["text"], item.get("cwd"))
+                ]
+            target = anchor.norm(path, item.get("cwd"))
+            written = tuple(e.text for e in edits if e.path == target)
+            out.setdefault(uri, []).append(Placement(item, path, written))
+    return out
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def place(content: str | None, written: tuple[str, ...]) -> types.Range:
+    if content is not None:
+        for text in written:
+            span = anchor.locate(content, text)
+            if span is not None:
+                lines = content.splitlines()
+                last = lines[span.end] if span.end < len(lines) else ""
+                return types.Range(types.Position(span.start, 0), types.Position(span.end, _utf16_len(last)))
+    return types.Range(types.Position(0, 0), types.Position(0, 0))
+
+
+def _line(number: int) -> types.Range:
+    return types.Range(types.Position(number, 0), types.Position(number, 0))
+
+
+def session_label(item: dict[str, Any]) -> str:
+    title = item.get("session_title")
+    short = str(item["session_id"])[:8]
+    return f"{title} ({short})" if title else f"session {short}"
+
+
+def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings) -> types.Diagnostic | None:
+    item = placement.item
+    severity = daemon.severity_of(item["kind"])
+    if severity is None:
+        return None
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=file_uri(src["path"]), range=_line(max(0, src["line"] - 1))),
+            message=f"{session_label(item)}, turn {src['turn_id']}"
+            + (f" at {src['timestamp']}" if src.get("timestamp") else ""),
+        )
+        for src in item["sources"]
+    ]
+    return types.Diagnostic(
+        range=place(content, placement.written),
+        message=f"{_KIND_TITLE.get(item['kind'], item['kind'])}: {item['statement']}",
+        severity=severity,
+        code=item["id"],
+        source=DIAGNOSTIC_SOURCE,
+        related_information=related or None,
+        data={"item_id": item["id"], "session_id": item["session_id"], "kind": item["kind"]},
+    )
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def diagnose_all(
+    by_uri: dict[str, list[Placement]], open_texts: dict[str, str], daemon: ServerSettings
+) -> dict[str, list[types.Diagnostic]]:
+    """Diagnostics per URI. Files neither open nor on disk get none: the editor cannot show them."""
+    out: dict[str, list[types.Diagnostic]] = {}
+    for uri, group in by_uri.items():
+        content = open_texts.get(uri)
+        if content is None:
+            path = path_of(uri)
+            content = _read(path) if path and os.path.isfile(path) else None
+            if content is None:
+                continue
+        out[uri] = [d for p in group if (d := diagnostic(p, content, daemon)) is not None]
+    return out
+
+
+def hover_text(item: dict[str, Any]) -> str:
+    kind = _KIND_TITLE.get(item["kind"], item["kind"])
+    parts = [f"**Checkpoint · {kind}**", "", str(item["statement"])]
+    if item.get("rationale"):
+        parts += ["", f"*Why:* {item['rationale']}"]
+    sources = item.get("sources") or []
+    when = next((s["timestamp"] for s in sources if s.get("timestamp")), None)
+    parts += ["", f"*Session:* {session_label(item)}" + (f" · *when:* {when}" if when else "")]
+    for src in sources[:3]:
+        parts.append(f"*From:* [{os.path.basename(src['path'])}:{src['line']}]({file_uri(src['path'])}#L{src['line']})")
+    parts.append(f"*Item:* `{item['id']}` · {item['state']} · {item['extractor']}")
+    return "\n".join(parts)
+
+
+class Diagnostics(Feature):
+    def __init__(self, server: CheckpointServer) -> None:
+        super().__init__(server)
+        self.by_uri: dict[str, list[Placement]] = {}
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self._dirty = False
+        self._task: asyncio.Task[None] | None = None
+        self._rechecks: dict[str, asyncio.TimerHandle] = {}
+
+    async def initialized(self) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute from the store (items changed). Coalesced like the status."""
+        self._dirty = True
+        if self._task is None or self._task.done():
+            self._task = self.server.run_task(self._refresh_while_dirty(), name="diagnostics")
+
+    async def _refresh_while_dirty(self) -> None:
+        while self._dirty and not self.server.stopping.is_set():
+            self._dirty = False
+            daemon = self.server.daemon
+            if not daemon.diagnostics:
+                self.by_uri = {}
+                self._publish_all({})
+                continue
+            self.by_uri = await self.server.db.call(placements, self.server.folders)
+            texts = self._open_texts()
+            fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon)
+            self._publish_all(fresh)
+
+    def _open_texts(self) -> dict[str, str]:
+        return {uri: doc.source for uri, doc in self.server.workspace.text_documents.items()}
+
+    def _publish_all(self, fresh: dict[str, list[types.Diagnostic]]) -> None:
+        for uri in set(self.published) | set(fresh):
+            self._publish(uri, fresh.get(uri, []))
+
+    def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        old = self.published.get(uri)
+        if old == diagnostics or (old is None and not diagnostics):
+            return
+        if diagnostics:
+            self.published[uri] = diagnostics
+        else:
+            self.published.pop(uri, None)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+    # -- documents --------------------------------------------------------------------------------
+
+    def document_changed(self, uri: str) -> None:
+        if uri not in self.by_uri:
+            return
+        pending = self._rechecks.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        loop = asyncio.get_running_loop()
+        self._rechecks[uri] = loop.call_later(RECHECK_DELAY, self._recheck, uri)
+
+    def _recheck(self, uri: str) -> None:
+        self._rechecks.pop(uri, None)
+        group = self.by_uri.get(uri)
+        if not group or not self.server.daemon.diagnostics:
+            return
+        doc = self.server.workspace.text_documents.get(uri)
+        content = doc.source if doc is not None else _read(path_of(uri) or "")
+        fresh = [d for p in group if (d := diagnostic(p, content, self.server.daemon)) is not None]
+        self._publish(uri, fresh)
+
+    # -- hover ------------------------------------------------------------------------------------
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        line = params.position.line
+        hits = [d for d in self.published.get(uri, []) if d.range.start.line <= line <= d.range.end.line]
+        if not hits:
+            return None
+        items = {p.item["id"]: p.item for p in self.by_uri.get(uri, [])}
+        texts = [hover_text(items[str(d.code)]) for d in hits if str(d.code) in items]
+        if not texts:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(texts)),
+            range=hits[0].range,
+        )
+
+    def item(self, item_id: str) -> dict[str, Any] | None:
+        for group in self.by_uri.values():
+            for p in group:
+                if p.item["id"] == item_id:
+                    return p.item
+        return None
+
+    def settings_changed(self, engine: config.Settings, daemon: ServerSettings) -> None:
+        self.refresh()
+
+    def folders_changed(self) -> None:
+        self.refresh()
+
+    def shutdown(self) -> None:
+        for handle in self._rechecks.values():
+            handle.cancel()
+        self._rechecks.clear()

@@ -1,0 +1,72 @@
+"""`checkpoint/items`: captured items with provenance, filtered by workspace, session, kind, state
+or file. The same item shape as `checkpoint items --json`, with a `uri` on each source and the
+`workspace` folder of the item's session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkpoint.server.anchor import norm
+from checkpoint.server.protocol import ItemsQuery
+from checkpoint.server.workspace import Folders, file_uri, path_of
+from checkpoint.store import Store
+
+STATES = ("new", "accepted", "dismissed", "any")
+
+
+class QueryError(ValueError):
+    pass
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom requests' params over as namedtuples; back to JSON-like values."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def parse_query(params: Any) -> ItemsQuery:
+    raw = plain(params) or {}
+    if not isinstance(raw, dict):
+        raise QueryError("checkpoint/items takes an object: {scope?, workspace?, session?, kind?, state?, file?}")
+    query: ItemsQuery = {}
+    for key in ("scope", "workspace", "session", "kind", "state", "file"):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise QueryError(f"checkpoint/items: `{key}` must be a string")
+        query[key] = value
+    if query.get("state", "new") not in STATES:
+        raise QueryError(f"checkpoint/items: `state` must be one of {', '.join(STATES)}")
+    if query.get("kind") not in (None, "decision", "constraint", "question"):
+        raise QueryError("checkpoint/items: `kind` must be decision, constraint or question")
+    return query
+
+
+def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope: str) -> list[dict[str, Any]]:
+    state = query.get("state")
+    rows = store.items(session_id=query.get("session"), kind=query.get("kind"),
+                       include_dismissed=state in ("dismissed", "any"))
+    if state in ("new", "accepted", "dismissed"):
+        rows = [r for r in rows if r["state"] == state]
+    scope = query.get("scope", default_scope)
+    only_folder = query.get("workspace")
+    if only_folder is not None:
+        only = Folders([only_folder])
+        rows = [r for r in rows if only.folder_of(r.get("cwd"))]
+    elif scope == "workspace" and "session" not in query:
+        rows = [r for r in rows if folders.folder_of(r.get("cwd"))]
+    if "file" in query:
+        target = path_of(query["file"]) or query["file"]
+        rows = [r for r in rows if any(norm(f, r.get("cwd")) == norm(target) for f in r["files"])]
+    for row in rows:
+        folder = folders.folder_of(row.get("cwd"))
+        row["workspace"] = folder.uri if folder else None
+        for source in row["sources"]:
+            source["uri"] = file_uri(source["path"])
+    return rows

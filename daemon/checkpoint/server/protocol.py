@@ -1,0 +1,148 @@
+"""Every name the daemon and its clients agree on. The VS Code extension mirrors this module in
+TypeScript (constants.ts); rename nothing here without renaming it there.
+
+Payloads use the same snake_case keys as `checkpoint status --json` and `checkpoint items --json`,
+so one reader of the JSON serves the CLI and the editor alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+SERVER_NAME = "checkpoint"
+
+# -- custom methods ---------------------------------------------------------------------------------
+
+CHECKPOINT_STATUS = "checkpoint/status"
+"""Server -> client notification, sent whenever a count or the run state changes. Params: Status."""
+
+CHECKPOINT_ITEMS = "checkpoint/items"
+"""Client -> server request. Params: ItemsQuery (every key optional). Result: ItemsResult."""
+
+# -- workspace/executeCommand ids -------------------------------------------------------------------
+
+CMD_NOW = "checkpoint.now"
+"""Arguments: none, or [session_id], or [{"session": session_id}]. Result: NowResult."""
+
+CMD_DISMISS = "checkpoint.dismiss"
+"""Arguments: [item_id]. The item stops producing diagnostics. Result: TriageResult."""
+
+CMD_ACCEPT = "checkpoint.accept"
+"""Arguments: [item_id]. Result: TriageResult."""
+
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT)
+
+DIAGNOSTIC_SOURCE = "checkpoint"
+"""`source` of every diagnostic the daemon publishes; its `code` is the item id and its `data` is
+{"item_id": ..., "session_id": ..., "kind": ...}."""
+
+PROGRESS_TITLE = "Checkpoint"
+
+# -- payload shapes (documentation for clients; the server builds plain dicts) ----------------------
+
+
+class Totals(TypedDict):
+    turns: int
+    captured: int
+    pending: int
+    failed: int
+
+
+class SessionStatus(TypedDict):
+    id: str
+    agent: str
+    title: str | None
+    cwd: str | None
+    turns: int
+    captured: int
+    pending: int
+    failed: int
+    watermark: int
+    last_ts: str | None
+    causes: list[str]  # why chunks of this session failed, one entry per distinct cause
+    dropped: dict[str, dict[str, int]]  # policy -> {"records", "chars"}
+    problems: int  # transcript lines that could not be read
+    workspace: str | None  # URI of the workspace folder holding the session's cwd, if any
+
+
+class RunProgress(TypedDict):
+    done: int  # chunks settled (captured or failed) in the current run
+    total: int  # chunks due when the run started
+
+
+class RunSummary(TypedDict):
+    explicit: bool  # checkpoint.now (True) or background (False)
+    extractor: str
+    tried: int
+    captured: int
+    failed: int
+    items_added: int
+    stopped_by: str | None  # a budget that ended the run early; the rest stays pending
+    failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause"}
+    finished_at: float
+
+
+class Status(TypedDict):
+    scope: Literal["workspace", "all"]
+    workspace_folders: list[str]
+    totals: Totals
+    sessions: list[SessionStatus]
+    problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
+    items: dict[str, dict[str, int]]  # {"by_kind": {...}, "by_state": {...}}; by_kind omits dismissed
+    running: bool
+    progress: RunProgress | None
+    extraction: Literal["auto", "manual"]
+    paused: str | None  # why background extraction waits (a budget was reached), else None
+    last_run: RunSummary | None
+    last_error: str | None
+
+
+class ItemsQuery(TypedDict, total=False):
+    scope: Literal["workspace", "all"]  # default: the `scope` setting
+    workspace: str  # a folder URI: only sessions in it
+    session: str
+    kind: Literal["decision", "constraint", "question"]
+    state: Literal["new", "accepted", "dismissed", "any"]  # default: all but dismissed
+    file: str  # a file URI: only items that concern it
+
+
+class Source(TypedDict):
+    turn_id: str
+    path: str  # transcript file
+    line: int  # 1-based line in it
+    timestamp: str | None
+    uri: str  # file URI of the transcript
+
+
+class Item(TypedDict):
+    id: str
+    session_id: str
+    kind: str
+    statement: str
+    rationale: str | None
+    confidence: float
+    turn_ids: list[str]
+    files: list[str]
+    state: str
+    extractor: str
+    created_at: float
+    session_title: str | None
+    cwd: str | None
+    sources: list[Source]
+    workspace: NotRequired[str | None]
+
+
+class ItemsResult(TypedDict):
+    items: list[Item]
+
+
+class NowResult(TypedDict):
+    scanned: dict[str, int]  # {"files_seen", "files_read", "turns_added", "chunks_created"}
+    run: RunSummary
+    totals: Totals
+
+
+class TriageResult(TypedDict):
+    id: str
+    state: str
+    changed: bool

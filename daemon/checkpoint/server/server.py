@@ -1,0 +1,132 @@
+"""The language server: state, workers, tracked background tasks, and the features."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+
+from checkpoint import config
+from checkpoint.server.messages import Messenger
+from checkpoint.server.protocol import SERVER_NAME
+from checkpoint.server.settings import ServerSettings, resolve
+from checkpoint.server.workers import StoreWorker
+from checkpoint.server.workspace import Folders
+
+log = logging.getLogger("checkpoint.server")
+
+
+def _version() -> str:
+    try:
+        return version("checkpoint")
+    except PackageNotFoundError:
+        return "0"
+
+
+class CheckpointServer(LanguageServer):
+    def __init__(self, flags: dict[str, Any] | None = None) -> None:
+        super().__init__(SERVER_NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.flags = dict(flags or {})
+        self.engine: config.Settings = config.load(self.flags)
+        self.daemon = ServerSettings()
+        self.folders = Folders([])
+        self.messages = Messenger(self)
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.stopping = threading.Event()
+        # One thread and one sqlite connection each: ingest never waits for a long extraction, and
+        # reads for the editor never wait for either.
+        self.scan_worker = StoreWorker("scan", lambda: self.engine.db)
+        self.extract_worker = StoreWorker("extract", lambda: self.engine.db)
+        self.db = StoreWorker("db", lambda: self.engine.db)
+
+        # Imported here: the features import this module for their type hints.
+        from checkpoint.server.diagnostics import Diagnostics
+        from checkpoint.server.extraction import Extraction
+        from checkpoint.server.status import StatusFeature
+        from checkpoint.server.watcher import Watcher
+
+        self.status = StatusFeature(self)
+        self.watcher = Watcher(self)
+        self.extraction = Extraction(self)
+        self.diagnostics = Diagnostics(self)
+        self.features = [self.status, self.watcher, self.extraction, self.diagnostics]
+
+    # -- background tasks -------------------------------------------------------------------------
+
+    def run_task(self, coro: Coroutine[Any, Any, Any], name: str | None = None) -> asyncio.Task[Any]:
+        """Keep a reference (asyncio holds tasks weakly) and log what a task dies of."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and not self.stopping.is_set():
+            log.error("background task %s failed", task.get_name(), exc_info=exc)
+            self.messages.log(f"internal error in {task.get_name()}: {type(exc).__name__}: {exc}",
+                              types.MessageType.Error)
+
+    # -- settings and workspace -------------------------------------------------------------------
+
+    def apply_options(self, options: Any) -> None:
+        engine, daemon, warnings = resolve(options, self.flags)
+        for warning in warnings:
+            self.messages.show_once("settings:" + warning, f"Checkpoint: {warning}")
+        old_engine, old_daemon = self.engine, self.daemon
+        self.engine, self.daemon = engine, daemon
+        if (old_engine, old_daemon) != (engine, daemon):
+            self.messages.log(self.describe_settings())
+            for feature in self.features:
+                feature.settings_changed(old_engine, old_daemon)
+
+    def describe_settings(self) -> str:
+        e, d = self.engine, self.daemon
+        return (
+            f"settings: db {e.db}; sources {', '.join(map(str, e.sources))}; extractor {e.extractor or 'auto'};"
+            f" scope {d.scope}; extraction {d.extraction} (idle {d.idle_seconds:g}s or >{d.max_pending_turns}"
+            f" pending turns); rescan every {d.rescan_seconds:g}s; diagnostics {'on' if d.diagnostics else 'off'}"
+        )
+
+    def update_folders(self) -> None:
+        folder_uris = [f.uri for f in self.workspace.folders.values()]
+        if not folder_uris and self.workspace.root_uri:
+            folder_uris = [self.workspace.root_uri]
+        self.folders = Folders(folder_uris)
+        for feature in self.features:
+            feature.folders_changed()
+
+    def supports(self, capability: str) -> bool:
+        return bool(get_capability(self.client_capabilities, capability, False))
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.update_folders()
+        self.messages.log(f"checkpoint daemon {self.version} started; {self.describe_settings()}")
+        self.messages.log("workspace folders: " + (", ".join(self.folders.uris) or "none"))
+        for feature in self.features:
+            await feature.initialized()
+
+    def stop(self) -> None:
+        """Stop background work; a run in progress ends at its next chunk and gives its leases back."""
+        self.stopping.set()
+        for feature in self.features:
+            feature.shutdown()
+        for task in list(self.tasks):
+            task.cancel()
+
+    def close(self, timeout: float = 3.0) -> bool:
+        """After the connection ended: close the stores. False if a worker is still busy."""
+        self.stop()
+        return all([w.stop(timeout) for w in (self.scan_worker, self.db, self.extract_worker)])

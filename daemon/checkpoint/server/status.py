@@ -1,0 +1,117 @@
+"""`checkpoint/status`: counts per session and in total (the same `totals` and `sessions` as
+`checkpoint status --json`), scoped to the workspace or not, plus the run state. Sent whenever
+any of it changes, never twice the same."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from checkpoint import pipeline
+from checkpoint.server.feature import Feature
+from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary
+from checkpoint.server.workspace import Folders
+from checkpoint.store import Store
+
+if TYPE_CHECKING:
+    from checkpoint.server.server import CheckpointServer
+
+
+def scope_sessions(store: Store, folders: Folders, scope: str) -> list[str] | None:
+    """Session ids in scope; None means all of them."""
+    if scope == "all":
+        return None
+    return [s.id for s in store.session_counts() if folders.folder_of(s.cwd)]
+
+
+def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
+    """(totals, sessions, problems and item counts in scope; a version of the items table)."""
+    ids = scope_sessions(store, folders, scope)
+    out = pipeline.status(store, ids)
+    for session in out["sessions"]:
+        folder = folders.folder_of(session.get("cwd"))
+        session["workspace"] = folder.uri if folder else None
+    if ids is not None:
+        wanted = set(ids)
+        out["problems"] = [p for p in out.get("problems", []) if p.get("session_id") in wanted
+                           or (p.get("session_id") is None and folders.folder_of(p.get("path")))]
+    summary = store.item_summary(ids)
+    out["items"] = {"by_kind": summary["by_kind"], "by_state": summary["by_state"]}
+    return out, (summary["by_state"], summary["changed_at"])
+
+
+class StatusFeature(Feature):
+    def __init__(self, server: CheckpointServer) -> None:
+        super().__init__(server)
+        self.running = False
+        self.progress: RunProgress | None = None
+        self.last_run: RunSummary | None = None
+        self.last_error: str | None = None
+        self.last_sent: dict[str, Any] | None = None
+        self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
+        self.sent = 0
+        self._dirty = False
+        self._task: asyncio.Task[None] | None = None
+
+    def error(self, message: str) -> None:
+        self.last_error = message
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute and send if changed. Coalesced: one computation in flight, one more queued."""
+        self._dirty = True
+        if self._task is None or self._task.done():
+            self._task = self.server.run_task(self._send_while_dirty(), name="status")
+
+    async def _send_while_dirty(self) -> None:
+        while self._dirty and not self.server.stopping.is_set():
+            self._dirty = False
+            d = self.server.daemon
+            data, items_version = await self.server.db.call(snapshot, self.server.folders, d.scope)
+            if self.items_seen is not None and items_version != self.items_seen:
+                self.server.diagnostics.refresh()  # this run's items, or another window's
+            self.items_seen = items_version
+            payload = {
+                "scope": d.scope,
+                "workspace_folders": self.server.folders.uris,
+                **data,
+                "running": self.running,
+                "progress": self.progress,
+                "extraction": d.extraction,
+                "paused": self.server.extraction.paused,
+                "last_run": self.last_run,
+                "last_error": self.last_error,
+            }
+            if payload != self.last_sent:
+                self.last_sent = payload
+                self.sent += 1
+                self.server.protocol.notify(CHECKPOINT_STATUS, payload)
+
+    def run_started(self, total: int) -> None:
+        self.running = True
+        self.progress = {"done": 0, "total": total}
+        self.refresh()
+
+    def run_progress(self, done: int, total: int) -> None:
+        self.progress = {"done": done, "total": total}
+        self.refresh()
+
+    def run_finished(self, summary: RunSummary | None) -> None:
+        self.running = False
+        self.progress = None
+        if summary is not None:
+            self.last_run = summary
+            if not summary["failed"] and not summary["stopped_by"]:
+                self.last_error = None
+            elif summary["failures"]:
+                self.last_error = str(summary["failures"][-1]["cause"])
+        self.refresh()
+
+    def settings_changed(self, engine: Any, daemon: Any) -> None:
+        self.refresh()
+
+    def folders_changed(self) -> None:
+        self.refresh()
+
+    async def initialized(self) -> None:
+        self.refresh()

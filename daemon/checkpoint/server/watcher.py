@@ -1,0 +1,188 @@
+"""Watching the transcript roots. watchfiles (inotify and friends) wakes a scan of just the
+directories that changed, within a few tens of milliseconds; a periodic full rescan backs it up
+(roots that appear later, events a full inotify queue dropped, network filesystems), and is cheap
+because the scan skips every file whose size and mtime did not change.
+
+Scans run one at a time on the scan worker; requests that arrive meanwhile are merged into the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from watchfiles import Change, awatch
+
+from checkpoint import config, pipeline
+from checkpoint.server.feature import Feature
+from checkpoint.server.messages import once_key
+from checkpoint.store import Store
+
+if TYPE_CHECKING:
+    from checkpoint.server.server import CheckpointServer
+    from checkpoint.server.settings import ServerSettings
+
+DEBOUNCE_MS = 100  # most a burst of writes is held back before it is scanned
+STEP_MS = 15  # quiet time that ends a burst
+_UNREADABLE = ("cannot read", "cannot stat", "cannot list")
+
+
+def _keep(change: Change, path: str) -> bool:
+    return path.endswith(".jsonl") or (change == Change.added and os.path.isdir(path))
+
+
+def scan_dirs(store: Store, settings: config.Settings, dirs: list[Path] | None) -> pipeline.ScanReport:
+    """A full scan, or one of only these directories (each inside a root): discovery and the
+    vanished-file check then cover just them, so a busy session costs the same however many
+    transcripts the roots hold."""
+    if dirs is not None:
+        settings = settings.model_copy(update={"sources": dirs})
+    return pipeline.scan(store, settings)
+
+
+def outermost(dirs: set[Path], roots: list[Path]) -> list[Path]:
+    """The changed directories that lie inside a root, none inside another."""
+    inside = [d for d in dirs if any(d == r or d.is_relative_to(r) for r in roots)]
+    out: list[Path] = []
+    for d in sorted(inside, key=lambda p: len(p.parts)):
+        if not any(d.is_relative_to(o) for o in out):
+            out.append(d)
+    return out
+
+
+class Watcher(Feature):
+    def __init__(self, server: CheckpointServer) -> None:
+        super().__init__(server)
+        self._dirs: set[Path] = set()
+        self._full = False
+        self._wake: asyncio.Event | None = None
+        self._watched: tuple[Path, ...] = ()
+        self._watch_stop: asyncio.Event | None = None
+        self._watch_task: asyncio.Task[None] | None = None
+        self.scans = 0
+
+    async def initialized(self) -> None:
+        self._wake = asyncio.Event()
+        self.server.run_task(self._scan_loop(), name="scan")
+        self.server.run_task(self._rescan_loop(), name="rescan")
+        self.request(full=True)
+        self._ensure_watch()
+
+    def request(self, dirs: set[Path] | None = None, full: bool = False) -> None:
+        if full:
+            self._full = True
+        if dirs:
+            self._dirs |= dirs
+        if self._wake is not None:
+            self._wake.set()
+
+    async def scan_now(self) -> pipeline.ScanReport:
+        """A full scan for checkpoint.now, in turn with the watcher's."""
+        report = await self.server.scan_worker.call(scan_dirs, self.server.engine, None)
+        await self._after(report)
+        return report
+
+    async def _scan_loop(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            roots = list(self.server.engine.sources)
+            full, dirs = self._full, self._dirs
+            self._full, self._dirs = False, set()
+            targets = None if full else outermost(dirs, roots)
+            if targets == []:
+                continue
+            try:
+                report = await self.server.scan_worker.call(scan_dirs, self.server.engine, targets)
+            except Exception as exc:
+                self.server.messages.show_once(
+                    once_key("scan", str(exc)), f"Checkpoint could not scan the transcripts: {exc}",
+                    types.MessageType.Error,
+                )
+                self.server.status.error(f"scan failed: {exc}")
+                continue
+            await self._after(report)
+
+    async def _after(self, report: pipeline.ScanReport) -> None:
+        self.scans += 1
+        messages = self.server.messages
+        for warning in report.warnings:
+            if any(marker in warning for marker in _UNREADABLE):
+                path = warning.split(": ", 1)[0]
+                if messages.show_once(once_key("unreadable", path), f"Checkpoint cannot read a transcript: {warning}"):
+                    self.server.status.last_error = warning
+            else:
+                messages.log_once(once_key("scan", warning), f"transcript: {warning}", types.MessageType.Warning)
+        if report.turns_added or report.chunks_created:
+            messages.log(f"ingested {report.turns_added} new turns from {report.files_read} changed files"
+                         f" ({report.chunks_created} new chunks)", types.MessageType.Log)
+            self.server.extraction.new_turns(report.turns_added)
+        if report.files_read or report.warnings:
+            self.server.status.refresh()
+
+    async def _rescan_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.server.daemon.rescan_seconds)
+            self._ensure_watch()
+            self.request(full=True)
+            self.server.status.refresh()  # also notices items another window extracted or triaged
+
+    # -- the watcher ------------------------------------------------------------------------------
+
+    def _ensure_watch(self) -> None:
+        roots = tuple(r for r in self.server.engine.sources if r.is_dir())
+        if roots == self._watched and self._watch_task is not None and not self._watch_task.done():
+            return
+        self._stop_watch()
+        self._watched = roots
+        if not roots:
+            return
+        self._watch_stop = asyncio.Event()
+        self._watch_task = self.server.run_task(self._watch(roots, self._watch_stop), name="watch")
+
+    def _stop_watch(self) -> None:
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+        if self._watch_task is not None:
+            self._watch_task.cancel()
+        self._watch_task = None
+        self._watched = ()
+
+    async def _watch(self, roots: tuple[Path, ...], stop: asyncio.Event) -> None:
+        self.server.messages.log("watching " + ", ".join(map(str, roots)), types.MessageType.Log)
+        try:
+            async for changes in awatch(
+                *roots, watch_filter=_keep, debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=stop,
+                recursive=True, ignore_permission_denied=True,
+            ):
+                dirs = set()
+                for change, path in changes:
+                    p = Path(path)
+                    dirs.add(p if change == Change.added and p.is_dir() else p.parent)
+                self.request(dirs={_existing(d) for d in dirs})
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.server.messages.show_once(
+                once_key("watch", str(exc)),
+                f"Checkpoint cannot watch the transcripts ({exc}); it rescans every "
+                f"{self.server.daemon.rescan_seconds:g}s instead.",
+            )
+
+    def settings_changed(self, engine: config.Settings, daemon: ServerSettings) -> None:
+        if engine.sources != self.server.engine.sources or engine.db != self.server.engine.db:
+            self._ensure_watch()
+            self.request(full=True)
+
+    def shutdown(self) -> None:
+        self._stop_watch()
+
+
+def _existing(path: Path) -> Path:
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path

@@ -1,0 +1,102 @@
+"""`checkpoint serve`: the watcher ingests what the agent writes, background extraction catches up,
+and `checkpoint/status` and work-done progress say so, losing nothing the watcher saw."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from checkpoint import pipeline
+from checkpoint.config import Settings
+from checkpoint.store import Store
+from lsp_support import Daemon, Transcript, dump, server_env, session
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    return ws
+
+
+@pytest.fixture
+def claude_root(tmp_path: Path) -> Path:
+    root = tmp_path / "claude" / "projects"
+    root.mkdir(parents=True)
+    return root
+
+
+@pytest_asyncio.fixture
+async def daemon(tmp_path: Path, workspace: Path, claude_root: Path) -> AsyncIterator[Daemon]:
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [claude_root])
+    d = await Daemon.start(env, [workspace], {"checkpoint": {"idleSeconds": 0.4, "rescanSeconds": 5}})
+    yield d
+    await d.stop()
+
+
+async def test_status_follows_appended_turns_and_loses_nothing(
+    daemon: Daemon, workspace: Path, claude_root: Path, tmp_path: Path
+) -> None:
+    """Appended turns raise pending, background extraction brings it back to 0, a half-written
+    line waits until it is complete, and in the end every turn written is counted and captured."""
+    await daemon.wait_status(lambda s: s["totals"]["turns"] == 0, what="the first status")
+    t = Transcript(claude_root, workspace)
+    t.write(t.user("Please build the cache layer.") + t.assistant("We'll use marker-first for the cache layer."))
+
+    before = len(daemon.statuses)
+    up = await daemon.wait_status(lambda s: s["totals"]["pending"] > 0, after=before, what="pending > 0")
+    assert session(up, t.session_id) is not None
+    done = await daemon.wait_status(
+        lambda s: s["totals"]["turns"] == t.turns and s["totals"]["pending"] == 0 and not s["running"],
+        after=before, what="everything captured",
+    )
+    assert done["totals"] == {"turns": 2, "captured": 2, "pending": 0, "failed": 0}
+    assert done["last_run"]["explicit"] is False and done["last_run"]["captured"] >= 1
+
+    # Half a line: the tailer keeps it back (the watcher sees the write; the scan takes no turn from it).
+    raw = dump(t.user("Also: we'll use marker-second for the queue worker.")[0])
+    t.write_bytes(raw[:40])
+    await asyncio.sleep(0.6)  # many times the watcher's latency
+    assert daemon.status is not None and daemon.status["totals"]["turns"] == 2
+    mark = len(daemon.statuses)
+    t.write_bytes(raw[40:])
+    t.write(t.assistant("Going with marker-third for the build step, as decided."))
+    final = await daemon.wait_status(
+        lambda s: s["totals"]["turns"] == t.turns and s["totals"]["pending"] == 0 and not s["running"],
+        after=mark, what="the completed line and the next turn captured",
+    )
+    assert final["totals"] == {"turns": 4, "captured": 4, "pending": 0, "failed": 0}
+
+    # Nothing lost: an independent scan of the same files finds the same turns.
+    oracle = Store(tmp_path / "oracle.db")
+    pipeline.scan(oracle, Settings(db=oracle.path, sources=[claude_root]))
+    assert pipeline.totals(oracle.session_counts())["turns"] == final["totals"]["turns"]
+    oracle.close()
+    statements = {i["statement"] for i in await daemon.items()}
+    assert {"We'll use marker-first for the cache layer.",
+            "Also: we'll use marker-second for the queue worker.",
+            "Going with marker-third for the build step, as decided."} <= statements
+
+
+async def test_progress_reports_chunks_done_of_total(daemon: Daemon, workspace: Path, claude_root: Path) -> None:
+    """A background run reports work-done progress: begin, done/total per chunk, end."""
+    t = Transcript(claude_root, workspace)
+    t.write(t.user("We'll use marker-p1 for the parser.") + t.assistant("Decided: marker-p2 for the cache."))
+    await daemon.wait_status(lambda s: s["last_run"] is not None and s["totals"]["pending"] == 0)
+    reports = await daemon.wait_for(
+        lambda: [r for r in daemon.client.progress_reports.values()
+                 if r and isinstance(r[-1], types.WorkDoneProgressEnd)],
+        what="a finished progress",
+    )
+    first = reports[0]
+    assert isinstance(first[0], types.WorkDoneProgressBegin) and first[0].title == "Checkpoint"
+    messages = [r.message for r in first if isinstance(r, types.WorkDoneProgressReport)]
+    assert messages[-1] == "1/1 chunks"
+    assert first[-1] == types.WorkDoneProgressEnd(message="1 captured, 0 failed, 2 new items")
