@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import stat
+import subprocess
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -20,7 +21,7 @@ import synth
 from checkpoint import pipeline
 from checkpoint.config import Settings
 from checkpoint.store import Store
-from cli_run import CRASH_SIGNS, cli_env, item_markers, query, run, start
+from cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
 
 TOTALS_KEYS = {"turns", "captured", "pending", "failed"}
 SESSION_KEYS = {"id", "agent", "title", "cwd", "turns", "captured", "pending", "failed", "watermark", "last_ts",
@@ -237,3 +238,26 @@ def test_two_processes_at_once_capture_every_turn_exactly_once(tmp_path: Path) -
     items = run(["items", "--json", "--db", str(db)], env).check().json()["items"]
     got = Counter((sid, m) for sid, kind, m in item_markers(items) if kind == "decision")
     assert got == Counter((sid, m) for sid, ms in corpus.markers.items() for m in ms)
+
+
+def test_a_reader_that_goes_away_is_no_crash_and_loses_nothing(tmp_path: Path) -> None:
+    """`checkpoint now | head -1`, `checkpoint items | head`: stdout closes early. No traceback, the
+    exit status a shell gives a command ended by SIGPIPE, and the run's work is committed all the same."""
+    home = tmp_path / "home"
+    markers = _sessions_in_home(home, turns=60)
+    env = cli_env(home)
+
+    for args in (["now"], ["items"], ["status"]):
+        proc = subprocess.Popen([str(CHECKPOINT), *args], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader is gone before the first byte
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 141, err
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+
+    status = run(["status", "--json"], env).check().json()
+    assert status["totals"]["captured"] == status["totals"]["turns"] > 0
+    items = run(["items", "--json"], env).check().json()["items"]
+    got = Counter((sid, m) for sid, kind, m in item_markers(items) if kind == "decision")
+    assert got == Counter((sid, m) for sid, ms in markers.items() for m in ms)

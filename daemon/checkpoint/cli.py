@@ -80,15 +80,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = config.load(flags)
     store = Store(settings.db)
     try:
-        if args.command == "scan":
-            return _scan(store, settings, args.json)
-        if args.command == "now":
-            return _now(store, settings, args)
-        if args.command == "status":
-            return _status(store, args.json)
-        return _items(store, args)
+        code = _command(store, settings, args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away (`checkpoint items | head`): what was done is committed; print no more.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13  # as a shell reports a command ended by SIGPIPE
     finally:
         store.close()
+
+
+def _command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    if args.command == "scan":
+        return _scan(store, settings, args.json)
+    if args.command == "now":
+        return _now(store, settings, args)
+    if args.command == "status":
+        return _status(store, args.json)
+    return _items(store, args)
 
 
 # -- commands ---------------------------------------------------------------------------------------
