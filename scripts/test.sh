@@ -9,3 +9,15 @@ fi
 .venv/bin/ruff check daemon tests scripts
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"
+
+# The VS Code extension: lint, types and unit tests (vitest, vscode mocked), then the end-to-end
+# test in a real VS Code (code-server 4.100.3 and Chromium, installed once into
+# ~/.cache/checkpoint-code-server by scripts/install-code-server.sh) against this repo's daemon.
+(
+  cd vscode-extension
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  npm run -s lint
+  npm run -s compile
+  npx vitest run
+  node e2e/run.mjs
+)

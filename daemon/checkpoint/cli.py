@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from checkpoint import config, pipeline
 from checkpoint.extract import Extractor
 from checkpoint.extract.heuristic import HeuristicExtractor
+from checkpoint.model import Usage
 from checkpoint.store import SessionCounts, Store
 
 
@@ -40,8 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     now.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     now.add_argument("--extractor", choices=["anthropic", "heuristic"], help="env CHECKPOINT_EXTRACTOR")
     now.add_argument("--session", help="only this session")
-    now.add_argument("--max-requests", type=int, help="stop after this many model requests")
-    now.add_argument("--max-tokens", type=int, help="stop before sending more than this many input tokens")
+    now.add_argument("--max-requests", type=int, help="run budget: model requests (env CHECKPOINT_MAX_REQUESTS)")
+    now.add_argument("--max-tokens", type=int,
+                     help="run budget: tokens billed, input, cache and output (env CHECKPOINT_MAX_TOKENS)")
+    now.add_argument("--max-cost", type=float, metavar="USD", help="run budget: US dollars (env CHECKPOINT_MAX_COST)")
     now.add_argument("--concurrency", type=int, help="chunks in flight at once")
     status = sub.add_parser("status", help="captured, pending and failed turns per session")
     _common(status)
@@ -56,18 +59,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _credentials() -> str | None:
+    """Which variable holds the credentials the SDK will use (never its value)."""
+    return next((v for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(v)), None)
+
+
 def choose_extractor(settings: config.Settings, out: TextIO) -> Extractor:
+    """Claude when credentials are set (or asked for), else the offline heuristic; said aloud either way."""
     wanted = settings.extractor
-    has_key = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
-    if wanted == "anthropic" or (wanted is None and has_key):
-        print(
-            "The Claude extractor is not built yet in this version; using the offline heuristic extractor.",
-            file=out,
-        )
-    elif wanted is None:
-        print("No ANTHROPIC_API_KEY set: using the offline heuristic extractor (phrase rules, no network).",
-              file=out)
-    return HeuristicExtractor()
+    credentials = _credentials()
+    if wanted == "heuristic":
+        print("Using the offline heuristic extractor (phrase rules, no network), as configured.", file=out)
+        return HeuristicExtractor()
+    if credentials is None:
+        if wanted == "anthropic":
+            print("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
+                  "set: using the offline heuristic extractor instead (phrase rules, no network).", file=out)
+        else:
+            print("No ANTHROPIC_API_KEY set: using the offline heuristic extractor (phrase rules, no network).",
+                  file=out)
+        return HeuristicExtractor()
+    from checkpoint.extract.anthropic import AnthropicExtractor  # the SDK loads only when it is used
+
+    extractor = AnthropicExtractor(settings)
+    why = "as configured" if wanted == "anthropic" else f"{credentials} is set"
+    where = f" at {os.environ['ANTHROPIC_BASE_URL']}" if os.environ.get("ANTHROPIC_BASE_URL") else ""
+    print(f"Using {extractor.description}{where} ({why}).", file=out)
+    return extractor
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,11 +182,32 @@ def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
         "tried": report.tried,
         "captured": report.captured,
         "failed": report.failed,
+        "resplit": report.resplit,
         "items_added": report.items_added,
         "items_rejected": report.items_rejected,
+        "usage": report.usage.model_dump(),
+        "models": dict(report.models),
         "stopped_by": report.stopped_by,
+        "left": {
+            "chunks": report.left_chunks,
+            "tokens": report.left_tokens,
+            "estimate": report.left_estimate.model_dump() if report.left_estimate else None,
+        },
         "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures],
     }
+
+
+def _money(usd: float) -> str:
+    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def _usage_line(usage: Usage) -> str:
+    cache = ""
+    if usage.cache_creation_input_tokens or usage.cache_read_input_tokens:
+        cache = (f", cache write {usage.cache_creation_input_tokens:,}, "
+                 f"cache read {usage.cache_read_input_tokens:,}")
+    return (f"{_plural(usage.requests, 'request')}, {usage.tokens:,} tokens (input {usage.input_tokens:,}{cache}, "
+            f"output {usage.output_tokens:,}): {_money(usage.cost_usd)}")
 
 
 def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
@@ -198,27 +237,30 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     out = sys.stderr if args.json else sys.stdout
     turns_before = {s.id: s.turns for s in store.session_counts()}
     items_before = store.item_counts()
+    extractor = choose_extractor(settings, out)
+    fit = getattr(extractor, "chunk_budget", None)
+    if callable(fit) and fit() < settings.chunk_tokens:
+        # New chunks fit the model's window from the start (older ones are re-split when sent).
+        settings = settings.model_copy(update={"chunk_tokens": int(fit())})
     scan_report = pipeline.scan(store, settings)
     if args.json:
         _warn(scan_report)
     else:
         _print_scan(scan_report, out)
-    extractor = choose_extractor(settings, out)
-    budget = pipeline.Budget(max_requests=settings.max_requests, max_tokens=settings.max_tokens)
-    if args.max_requests is not None:
-        budget.max_requests = args.max_requests
-    if args.max_tokens is not None:
-        budget.max_tokens = args.max_tokens
+    budget = pipeline.Budget(settings.max_requests, settings.max_tokens, settings.max_cost)
     show_progress = sys.stderr.isatty()
 
-    def progress(done: int, total: int) -> None:
+    def progress(report: pipeline.RunReport) -> None:
         if show_progress:
-            print(f"\rextracting: {done}/{total} chunks", end="", file=sys.stderr, flush=True)
+            spent = report.usage
+            money = f" · {spent.tokens:,} tokens · {_money(spent.cost_usd)}" if spent.requests else ""
+            print(f"\rextracting: {report.done}/{max(report.total, report.tried)} chunks{money}\033[K", end="",
+                  file=sys.stderr, flush=True)
 
     started = store.clock()
     report = pipeline.checkpoint(
         store, extractor, budget, concurrency=args.concurrency or settings.concurrency,
-        session_id=args.session, progress=progress,
+        session_id=args.session, on_update=progress, known_items=settings.known_items,
     )
     if show_progress and report.tried:
         print(file=sys.stderr)
@@ -232,18 +274,30 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     if report.tried:
         kinds = Counter(i["kind"] for i in new_items)
         found = f" ({_kinds(kinds)})" if kinds else ""
+        resplit = f", {report.resplit} re-split into smaller chunks" if report.resplit else ""
         print(
             f"Extracted {_plural(report.tried, 'chunk')} with the {extractor.name} extractor: "
-            f"{report.captured} captured, {report.failed} failed; {_plural(report.items_added, 'new item')}{found}."
+            f"{report.captured} captured, {report.failed} failed{resplit}; "
+            f"{_plural(report.items_added, 'new item')}{found}."
         )
     elif not report.stopped_by and sessions:
         print("Nothing new to extract.")
+    if report.usage.requests:
+        print(f"Used {_usage_line(report.usage)}.")
+        if len(report.models) > 1 or (report.models and settings.model not in report.models):
+            print("Answers by model: " + ", ".join(f"{m} {n}" for m, n in report.models.most_common()) + ".")
     for failure in report.failures[:20]:
         print(f"  failed: session {failure.session_id} chunk {failure.chunk_id}: {failure.cause}")
     if len(report.failures) > 20:
         print(f"  … and {len(report.failures) - 20} more failures (checkpoint status shows their causes)")
     if report.stopped_by:
         print(f"Stopped: {report.stopped_by}; the rest stays pending for the next run.")
+    if report.left_chunks and (report.stopped_by or report.failed):
+        estimate = report.left_estimate
+        cost = (f"; finishing them should cost about {_money(estimate.cost_usd)} "
+                f"({_plural(estimate.requests, 'request')}, ~{estimate.tokens:,} tokens)") if estimate else ""
+        print(f"Left for the next run: {_plural(report.left_chunks, 'chunk')} "
+              f"(~{report.left_tokens:,} tokens by the local estimate){cost}.")
     if not sessions:
         return 0 if report.ok else 1
     items_after = store.item_counts()
@@ -282,11 +336,16 @@ def _provenance(item: dict[str, Any]) -> str:
 
 def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
     new_col = f" {'NEW ITEMS':>9}" if new_items is not None else ""
-    print(f"  {'SESSION':<8}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}  TITLE")
+    priced = any(s.usage.requests for s in sessions)
+    cost_col = f" {'COST':>9}" if priced else ""
+    print(f"  {'SESSION':<8}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}{cost_col}"
+          "  TITLE")
     for s in sessions:
         title = _short(s.title or s.cwd or "", 60)
         new = f" {new_items.get(s.id, 0):>9}" if new_items is not None else ""
-        print(f"  {s.id[:8]:<8}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}  {title}")
+        cost = f" {_money(s.usage.cost_usd):>9}" if priced else ""
+        print(f"  {s.id[:8]:<8}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}{cost}"
+              f"  {title}")
         for cause in s.causes[:3]:
             print(f"      failing: {_short(cause, 150)}")
 
@@ -310,6 +369,11 @@ def _status(store: Store, as_json: bool) -> int:
         print("Nothing read yet. Run `checkpoint now`.")
         return 0
     _print_table(sessions)
+    spent = Usage()
+    for s in sessions:
+        spent.add(s.usage)
+    if spent.requests:
+        print(f"Spent on extraction so far: {_usage_line(spent)}.")
     dropped: dict[str, list[int]] = {}
     for s in sessions:
         for policy, counts in s.dropped.items():

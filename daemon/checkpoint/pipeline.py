@@ -253,7 +253,11 @@ def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
 def status(store: Store, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
     """The status every surface shows: `totals` and `sessions` (the contract of `status --json`)."""
     sessions = store.session_counts(session_ids)
-    return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions], "problems": store.problems()}
+    spent = Usage()
+    for s in sessions:
+        spent.add(s.usage)
+    return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions], "problems": store.problems(),
+            "usage": spent.model_dump()}
 
 
 # -- checkpoint runs --------------------------------------------------------------------------------

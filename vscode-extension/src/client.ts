@@ -7,6 +7,8 @@
  * its cause, and never restarted silently in a loop.
  */
 
+import * as readline from 'node:readline';
+
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -16,7 +18,6 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   State,
-  TransportKind,
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
@@ -115,12 +116,13 @@ export class DaemonClient implements vscode.Disposable {
       return;
     }
 
+    // No `transport`: with TransportKind.stdio the client would append `--stdio` to the argv.
     const serverOptions: ServerOptions = {
       command: launch.command,
       args: launch.args,
-      transport: TransportKind.stdio,
       options: { env: launch.env, cwd: plan.cwd },
     };
+    const stderrTail: string[] = [];
     const clientOptions: LanguageClientOptions = {
       // Every file: the daemon's diagnostics concern whatever files the items name.
       documentSelector: [{ scheme: 'file' }],
@@ -131,12 +133,24 @@ export class DaemonClient implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       markdown: { isTrusted: false, supportHtml: false },
       connectionOptions: { maxRestartCount: 0 },
+      stdioOptions: {
+        stdout: () => undefined, // the LSP stream itself
+        stderr: (input, channel) => {
+          readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on('line', (line) => {
+            channel.info(`[daemon] ${line}`);
+            stderrTail.push(line);
+            if (stderrTail.length > STDERR_TAIL) {
+              stderrTail.shift();
+            }
+          });
+        },
+      },
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown }),
         closed: () => {
           if (!this.stopping && !this.starting) {
             this.client = undefined;
-            this.fail('the daemon exited (its last words are in the log)', launch);
+            this.fail(`it exited${lastWords(stderrTail)}`, launch);
           }
           return { action: CloseAction.DoNotRestart, handled: true };
         },
@@ -150,7 +164,9 @@ export class DaemonClient implements vscode.Disposable {
     } catch (err) {
       this.starting = false;
       await client.dispose().catch(() => undefined);
-      this.fail(`it exited before answering (${errorText(err)}); its output is in the log`, launch);
+      // Let the process's last stderr lines arrive before quoting them.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      this.fail(`it exited before answering (${errorText(err)})${lastWords(stderrTail)}`, launch);
       return;
     }
     this.starting = false;
@@ -197,6 +213,14 @@ export class DaemonClient implements vscode.Disposable {
   dispose(): void {
     void this.stop();
   }
+}
+
+const STDERR_TAIL = 20;
+
+/** The daemon's last stderr line, which usually names what went wrong. */
+function lastWords(tail: readonly string[]): string {
+  const last = [...tail].reverse().find((line) => line.trim() !== '');
+  return last ? `; it said: ${last.trim().slice(0, 300)}` : '; see the log';
 }
 
 function errorText(err: unknown): string {

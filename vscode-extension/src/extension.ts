@@ -16,7 +16,6 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
-  settingsEnv,
   type Settings,
 } from './settings';
 import { StatusItem, type ViewState } from './status';
@@ -50,10 +49,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const stored = await context.secrets.get(API_KEY_SECRET);
       const apiKey = stored || process.env[API_KEY_ENV] || undefined;
       const launch = daemonLaunch(settings, process.env, apiKey, folder);
-      const shown = [...Object.keys(settingsEnv(settings, folder)), API_KEY_ENV];
       return {
         launch,
-        description: describeLaunch(launch, shown),
+        description: describeLaunch(launch, ['CHECKPOINT_DB', 'CHECKPOINT_SOURCES', 'CHECKPOINT_EXTRACTOR', API_KEY_ENV]),
         initializationOptions: initializationOptions(settings, folder),
         cwd: folder,
       };
@@ -101,7 +99,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       const next = currentSettings();
-      const restart = needsRestart(settings, next, workspaceFolder());
+      const restart = needsRestart(settings, next);
       settings = next;
       if (restart) {
         log.info('Settings changed: restarting the daemon.');

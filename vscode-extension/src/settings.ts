@@ -2,11 +2,11 @@
  * The extension's settings (`checkpoint.*`), read once into a plain object, and what the daemon gets
  * from them: its argv, its environment and its initializationOptions.
  *
- * Settings the daemon's own config also reads from the environment are passed both ways, as
- * CHECKPOINT_* variables and as initializationOptions, so each layer agrees. Only settings the user
- * actually set are passed; the rest is left to the daemon's defaults (and to an environment the
- * editor was started with). The API key is never a setting: it comes from SecretStorage or the
- * environment and goes to the daemon as ANTHROPIC_API_KEY only.
+ * Settings go to the daemon as initializationOptions (its top settings layer, over its config file
+ * and the CHECKPOINT_* environment) and, on change, as didChangeConfiguration. Engine settings left
+ * empty are not sent, so the daemon's own defaults and an environment the editor was started with
+ * still apply. The API key is never a setting: it comes from SecretStorage or the environment and
+ * goes to the daemon process as ANTHROPIC_API_KEY only.
  */
 
 import * as fs from 'node:fs';
@@ -27,7 +27,7 @@ export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
 export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e .';
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint' | 'off';
-export type AutoMode = 'off' | 'idle' | 'always';
+export type Extraction = 'auto' | 'manual';
 
 export interface Settings {
   command: string[];
@@ -38,7 +38,8 @@ export interface Settings {
   model: string;
   fallbackModels: string[];
   budget: { maxRequests: number | null; maxTokens: number | null; maxCost: number | null };
-  auto: { mode: AutoMode; idleSeconds: number };
+  /** The auto-checkpoint policy. */
+  auto: { extraction: Extraction; idleSeconds: number; maxPendingTurns: number };
   diagnostics: { enabled: boolean; severity: Record<ItemKind, Severity> };
 }
 
@@ -64,7 +65,8 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
 /** Read `checkpoint.*` into {@link Settings}, with defaults for anything missing or malformed. */
 export function readSettings(config: ConfigReader): Settings {
   const command = stringList(config.get('command'));
-  const idle = config.get<number>('auto.idleSeconds');
+  const idle = config.get<number>('idleSeconds');
+  const maxPending = config.get<number>('maxPendingTurns');
   return {
     command: command.length ? command : [...DEFAULT_COMMAND],
     sources: stringList(config.get('sources')),
@@ -79,15 +81,16 @@ export function readSettings(config: ConfigReader): Settings {
       maxCost: positiveOrNull(config.get('budget.maxCost')),
     },
     auto: {
-      mode: oneOf(config.get('auto.mode'), ['off', 'idle', 'always'] as const, 'idle'),
-      idleSeconds: typeof idle === 'number' && idle >= 0 ? idle : 120,
+      extraction: oneOf(config.get('extraction'), ['auto', 'manual'] as const, 'auto'),
+      idleSeconds: typeof idle === 'number' && idle >= 0 ? idle : 20,
+      maxPendingTurns: typeof maxPending === 'number' && maxPending >= 0 ? Math.floor(maxPending) : 50,
     },
     diagnostics: {
       enabled: config.get<boolean>('diagnostics.enabled') ?? true,
       severity: {
         decision: oneOf(config.get('diagnostics.severity.decision'), SEVERITIES, 'information'),
-        constraint: oneOf(config.get('diagnostics.severity.constraint'), SEVERITIES, 'warning'),
-        question: oneOf(config.get('diagnostics.severity.question'), SEVERITIES, 'information'),
+        constraint: oneOf(config.get('diagnostics.severity.constraint'), SEVERITIES, 'information'),
+        question: oneOf(config.get('diagnostics.severity.question'), SEVERITIES, 'hint'),
       },
     },
   };
@@ -111,10 +114,7 @@ export interface DaemonLaunch {
   env: Record<string, string>;
 }
 
-/**
- * The daemon's process: argv from `checkpoint.command`, and the editor's environment plus the
- * CHECKPOINT_* variables for settings that were set, plus the API key when there is one.
- */
+/** The daemon's process: argv from `checkpoint.command`, the editor's environment plus the API key. */
 export function daemonLaunch(
   settings: Settings,
   baseEnv: Record<string, string | undefined>,
@@ -128,43 +128,12 @@ export function daemonLaunch(
       env[key] = value;
     }
   }
-  Object.assign(env, settingsEnv(settings, workspaceFolder));
   if (apiKey) {
     env[API_KEY_ENV] = apiKey;
   }
   // The daemon talks LSP over stdout: make sure Python never buffers it behind a pipe.
   env.PYTHONUNBUFFERED = '1';
   return { command: argv[0], args: argv.slice(1), env };
-}
-
-/** CHECKPOINT_* variables for the settings that were set (names from daemon/checkpoint/config.py). */
-export function settingsEnv(settings: Settings, workspaceFolder: string | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  if (settings.database) {
-    env.CHECKPOINT_DB = expandPath(settings.database, workspaceFolder);
-  }
-  if (settings.sources.length) {
-    env.CHECKPOINT_SOURCES = settings.sources.map((s) => expandPath(s, workspaceFolder)).join(path.delimiter);
-  }
-  if (settings.extractor !== 'auto') {
-    env.CHECKPOINT_EXTRACTOR = settings.extractor;
-  }
-  if (settings.model) {
-    env.CHECKPOINT_MODEL = settings.model;
-  }
-  if (settings.fallbackModels.length) {
-    env.CHECKPOINT_FALLBACK_MODELS = settings.fallbackModels.join(',');
-  }
-  if (settings.budget.maxRequests !== null) {
-    env.CHECKPOINT_MAX_REQUESTS = String(settings.budget.maxRequests);
-  }
-  if (settings.budget.maxTokens !== null) {
-    env.CHECKPOINT_MAX_TOKENS = String(settings.budget.maxTokens);
-  }
-  if (settings.budget.maxCost !== null) {
-    env.CHECKPOINT_MAX_COST = String(settings.budget.maxCost);
-  }
-  return env;
 }
 
 /**
@@ -199,21 +168,20 @@ export function initializationOptions(settings: Settings, workspaceFolder: strin
     opts.max_cost = settings.budget.maxCost;
   }
   opts.scope = settings.scope;
-  opts.auto_checkpoint = settings.auto.mode;
+  opts.extraction = settings.auto.extraction;
   opts.idle_seconds = settings.auto.idleSeconds;
-  opts.diagnostics = { enabled: settings.diagnostics.enabled, severity: { ...settings.diagnostics.severity } };
+  opts.max_pending_turns = settings.auto.maxPendingTurns;
+  opts.diagnostics = settings.diagnostics.enabled;
+  opts.severity = { ...settings.diagnostics.severity };
   return opts;
 }
 
 /**
- * Whether a change from `before` to `after` needs a new daemon process: its argv or its
- * environment changed. Everything else reaches the running daemon as didChangeConfiguration.
+ * Whether a change from `before` to `after` needs a new daemon process: only a new argv does.
+ * Every other setting reaches the running daemon as didChangeConfiguration, which it applies live.
  */
-export function needsRestart(before: Settings, after: Settings, workspaceFolder: string | undefined): boolean {
-  if (JSON.stringify(before.command) !== JSON.stringify(after.command)) {
-    return true;
-  }
-  return JSON.stringify(settingsEnv(before, workspaceFolder)) !== JSON.stringify(settingsEnv(after, workspaceFolder));
+export function needsRestart(before: Settings, after: Settings): boolean {
+  return JSON.stringify(before.command) !== JSON.stringify(after.command);
 }
 
 /** The launch as one line for the log, with every secret replaced. */

@@ -65,7 +65,7 @@ export function relativeTime(timestamp: string | number | null | undefined, now:
 
 export function sessionLabel(session: Pick<SessionStatus, 'title' | 'cwd' | 'id'>): string {
   if (session.title && session.title.trim()) {
-    return oneLine(session.title, 80);
+    return oneLine(session.title, 40);
   }
   if (session.cwd) {
     return path.basename(session.cwd) || session.cwd;

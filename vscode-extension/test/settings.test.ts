@@ -28,10 +28,10 @@ describe('readSettings', () => {
     expect(s.sources).toEqual([]);
     expect(s.scope).toBe('workspace');
     expect(s.extractor).toBe('auto');
-    expect(s.auto).toEqual({ mode: 'idle', idleSeconds: 120 });
+    expect(s.auto).toEqual({ extraction: 'auto', idleSeconds: 20, maxPendingTurns: 50 });
     expect(s.diagnostics).toEqual({
       enabled: true,
-      severity: { decision: 'information', constraint: 'warning', question: 'information' },
+      severity: { decision: 'information', constraint: 'information', question: 'hint' },
     });
     expect(s.budget).toEqual({ maxRequests: null, maxTokens: null, maxCost: null });
   });
@@ -44,52 +44,47 @@ describe('readSettings', () => {
         extractor: 'gpt',
         'budget.maxRequests': -3,
         'diagnostics.severity.constraint': 'loud',
-        'auto.idleSeconds': -1,
+        idleSeconds: -1,
+        extraction: 'sometimes',
       }),
     );
     expect(s.command).toEqual(['checkpoint', 'serve']);
     expect(s.sources).toEqual(['/t']);
     expect(s.extractor).toBe('auto');
     expect(s.budget.maxRequests).toBeNull();
-    expect(s.diagnostics.severity.constraint).toBe('warning');
-    expect(s.auto.idleSeconds).toBe(120);
+    expect(s.diagnostics.severity.constraint).toBe('information');
+    expect(s.auto).toEqual({ extraction: 'auto', idleSeconds: 20, maxPendingTurns: 50 });
   });
 });
 
+const settings = readSettings(
+  config({
+    command: ['${workspaceFolder}/.venv/bin/checkpoint', 'serve'],
+    sources: ['~/a', '/b'],
+    model: 'claude-sonnet-4-5',
+    fallbackModels: ['claude-haiku-4-5'],
+    'budget.maxTokens': 50000,
+  }),
+);
 describe('daemonLaunch', () => {
-  const settings = readSettings(
-    config({
-      command: ['${workspaceFolder}/.venv/bin/checkpoint', 'serve'],
-      sources: ['~/a', '/b'],
-      model: 'claude-sonnet-4-5',
-      fallbackModels: ['claude-haiku-4-5'],
-      'budget.maxTokens': 50000,
-    }),
-  );
 
-  it('builds argv from checkpoint.command and the environment from the editor’s plus the set settings', () => {
+
+  it('builds argv from checkpoint.command and passes the editor’s environment on', () => {
     const launch = daemonLaunch(settings, { PATH: '/usr/bin', CHECKPOINT_DB: '/keep.db', UNSET: undefined }, undefined, '/ws');
     expect(launch.command).toBe('/ws/.venv/bin/checkpoint');
     expect(launch.args).toEqual(['serve']);
-    expect(launch.env).toMatchObject({
-      PATH: '/usr/bin',
-      CHECKPOINT_DB: '/keep.db',
-      CHECKPOINT_SOURCES: [path.join(os.homedir(), 'a'), '/b'].join(path.delimiter),
-      CHECKPOINT_MODEL: 'claude-sonnet-4-5',
-      CHECKPOINT_FALLBACK_MODELS: 'claude-haiku-4-5',
-      CHECKPOINT_MAX_TOKENS: '50000',
-      PYTHONUNBUFFERED: '1',
-    });
-    expect('UNSET' in launch.env).toBe(false);
-    expect('ANTHROPIC_API_KEY' in launch.env).toBe(false);
-    expect('CHECKPOINT_EXTRACTOR' in launch.env).toBe(false);
+    expect(launch.env).toEqual({ PATH: '/usr/bin', CHECKPOINT_DB: '/keep.db', PYTHONUNBUFFERED: '1' });
   });
 
   it('passes the API key as ANTHROPIC_API_KEY and never shows it in the log line', () => {
     const launch = daemonLaunch(settings, {}, 'sk-ant-secret-123', '/ws');
     expect(launch.env.ANTHROPIC_API_KEY).toBe('sk-ant-secret-123');
-    const line = describeLaunch(launch, ['CHECKPOINT_MODEL', 'ANTHROPIC_API_KEY']);
-    expect(line).toBe('/ws/.venv/bin/checkpoint serve (CHECKPOINT_MODEL=claude-sonnet-4-5, ANTHROPIC_API_KEY=<set>)');
+    const line = describeLaunch({ ...launch, env: { ...launch.env, CHECKPOINT_DB: '/d.db' } }, [
+      'CHECKPOINT_DB',
+      'CHECKPOINT_MODEL',
+      'ANTHROPIC_API_KEY',
+    ]);
+    expect(line).toBe('/ws/.venv/bin/checkpoint serve (CHECKPOINT_DB=/d.db, ANTHROPIC_API_KEY=<set>)');
     expect(line).not.toContain('secret');
   });
 });
@@ -97,30 +92,43 @@ describe('daemonLaunch', () => {
 describe('initializationOptions', () => {
   it('uses the daemon’s snake_case keys and leaves out engine settings that were not set', () => {
     const opts = initializationOptions(
-      readSettings(config({ extractor: 'heuristic', 'budget.maxRequests': 5, 'diagnostics.severity.question': 'hint' })),
+      readSettings(
+        config({ extractor: 'heuristic', 'budget.maxRequests': 5, 'diagnostics.severity.constraint': 'warning', extraction: 'manual' }),
+      ),
       undefined,
     );
     expect(opts).toEqual({
       extractor: 'heuristic',
       max_requests: 5,
       scope: 'workspace',
-      auto_checkpoint: 'idle',
-      idle_seconds: 120,
-      diagnostics: { enabled: true, severity: { decision: 'information', constraint: 'warning', question: 'hint' } },
+      extraction: 'manual',
+      idle_seconds: 20,
+      max_pending_turns: 50,
+      diagnostics: true,
+      severity: { decision: 'information', constraint: 'warning', question: 'hint' },
     });
+  });
+
+  it('passes every engine setting that was set, with paths expanded', () => {
+    const opts = initializationOptions(settings, '/ws');
+    expect(opts).toMatchObject({
+      sources: [path.join(os.homedir(), 'a'), '/b'],
+      model: 'claude-sonnet-4-5',
+      fallback_models: ['claude-haiku-4-5'],
+      max_tokens: 50000,
+    });
+    expect('db' in opts).toBe(false);
   });
 });
 
 describe('needsRestart', () => {
   const base = readSettings(config({}));
-  it('restarts for a new command or a setting passed through the environment', () => {
-    expect(needsRestart(base, readSettings(config({ command: ['/x/checkpoint', 'serve'] })), undefined)).toBe(true);
-    expect(needsRestart(base, readSettings(config({ sources: ['/t'] })), undefined)).toBe(true);
-    expect(needsRestart(base, readSettings(config({ model: 'm' })), undefined)).toBe(true);
+  it('restarts for a new command', () => {
+    expect(needsRestart(base, readSettings(config({ command: ['/x/checkpoint', 'serve'] })))).toBe(true);
   });
   it('does not restart for settings the running daemon takes as didChangeConfiguration', () => {
-    expect(needsRestart(base, readSettings(config({ 'diagnostics.enabled': false })), undefined)).toBe(false);
-    expect(needsRestart(base, readSettings(config({ 'auto.mode': 'off', scope: 'all' })), undefined)).toBe(false);
+    expect(needsRestart(base, readSettings(config({ 'diagnostics.enabled': false })))).toBe(false);
+    expect(needsRestart(base, readSettings(config({ extraction: 'manual', scope: 'all', sources: ['/t'] })))).toBe(false);
   });
 });
 

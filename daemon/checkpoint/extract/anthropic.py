@@ -226,6 +226,8 @@ class AnthropicExtractor:
     ) -> None:
         self.settings = settings
         self.models = [settings.model, *[m for m in settings.fallback_models if m != settings.model]]
+        fallbacks = f", falling back to {', '.join(self.models[1:])}" if len(self.models) > 1 else ""
+        self.description = f"Claude ({self.models[0]}{fallbacks})"
         # max_retries=0: retries are ours, so each request is counted, budgeted and its cause kept.
         self.client = client or anthropic.Anthropic(max_retries=0, timeout=settings.request_timeout)
         self.sleep = sleep
@@ -234,11 +236,6 @@ class AnthropicExtractor:
         # Calibration from answers seen this run: estimated chunk tokens -> real tokens and cost.
         self._seen_estimate = 0
         self._seen_usage = Usage()
-
-    @property
-    def description(self) -> str:
-        fallbacks = f", falling back to {', '.join(self.models[1:])}" if len(self.models) > 1 else ""
-        return f"Claude ({self.models[0]}{fallbacks})"
 
     # -- windows and sizes ------------------------------------------------------------------------
 

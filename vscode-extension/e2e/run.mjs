@@ -1,0 +1,442 @@
+// End-to-end test of the packaged extension in a real VS Code (code-server 4.100.3, VS Code 1.100.3)
+// driven through Debian's headless Chromium with playwright-core.
+//
+// It packages the .vsix, installs it into a fresh code-server profile, opens a workspace whose
+// agent sessions come from scripts/synth.py, starts the real daemon (`.venv/bin/checkpoint serve`,
+// heuristic extractor, its own database), and checks what a user sees:
+//   1. the status bar item names pending (> 0) and captured counts;
+//   2. "Checkpoint: Checkpoint Now" is in the palette (F1) and runs;
+//   3. the status bar item then shows 0 pending with captured > 0;
+//   4. the Checkpoint side panel lists the sessions, and a session's decisions;
+//   5. the Problems panel counts the daemon's diagnostics (source "checkpoint").
+// A screenshot is saved at e2e/out/screenshot.png (also when a check fails); with
+// --update-screenshot it is copied to docs/screenshot.png, the one in the README.
+//
+//     node e2e/run.mjs [--update-screenshot] [--keep]
+//
+// Needs: scripts/install-code-server.sh (run here; idempotent) and the repo's .venv with the daemon.
+
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REPO = path.resolve(EXT, '..');
+const OUT = path.join(EXT, 'e2e', 'out');
+const args = new Set(process.argv.slice(2));
+const CHROMIUM = process.env.CHECKPOINT_E2E_CHROMIUM || '/usr/bin/chromium';
+const DAEMON = process.env.CHECKPOINT_E2E_DAEMON || path.join(REPO, '.venv', 'bin', 'checkpoint');
+const PYTHON = fs.existsSync(path.join(REPO, '.venv', 'bin', 'python')) ? path.join(REPO, '.venv', 'bin', 'python') : 'python3';
+
+const started = Date.now();
+const results = [];
+let passed = 0;
+let failed = 0;
+
+function log(msg) {
+  console.log(`[e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
+}
+
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    const detail = await fn();
+    passed += 1;
+    results.push(`PASS ${name}${detail ? ` (${detail})` : ''} [${((Date.now() - t0) / 1000).toFixed(1)}s]`);
+    log(`PASS ${name}${detail ? `: ${detail}` : ''}`);
+  } catch (err) {
+    failed += 1;
+    results.push(`FAIL ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    log(`FAIL ${name}: ${err instanceof Error ? err.stack : String(err)}`);
+    throw err;
+  }
+}
+
+async function waitFor(what, fn, timeoutMs = 60_000, intervalMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value) {
+        return value;
+      }
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? ` (last error: ${last.message})` : ''}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function run(cmd, argv, opts = {}) {
+  return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...opts });
+}
+
+// -- the workspace: synthetic sessions whose folders are inside it -------------------------------
+
+function makeWorkspace(tmp) {
+  const corpus = path.join(tmp, 'transcripts');
+  const ws = path.join(tmp, 'workspace');
+  fs.mkdirSync(ws, { recursive: true });
+  const said = run(PYTHON, [path.join(REPO, 'scripts', 'synth.py'), corpus, '--sessions', '3', '--turns', '40', '--chars', '12000', '--seed', '7']);
+  const sources = /CHECKPOINT_SOURCES=([^)\s]+)/.exec(said)?.[1];
+  if (!sources) {
+    throw new Error(`synth.py did not say where it wrote: ${said}`);
+  }
+  // synth.py places its sessions in /home/dev/projectN; move them into this workspace, so they are
+  // in the daemon's workspace scope and the files they edited can carry diagnostics.
+  const edited = new Set();
+  const files = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(p);
+      } else if (entry.name.endsWith('.jsonl')) {
+        files.push(p);
+      }
+    }
+  };
+  walk(corpus);
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8').split('/home/dev/project').join(`${ws}/project`);
+    fs.writeFileSync(file, text);
+    for (const m of text.matchAll(new RegExp(`${ws.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/project\\d+/src/\\w+\\.py`, 'g'))) {
+      edited.add(m[0]);
+    }
+  }
+  for (const file of edited) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `"""${path.basename(file)}: touched by a synthetic agent session."""\n\nVALUE = 1\n`);
+  }
+  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files`);
+  return { ws, sources, edited: edited.size };
+}
+
+// -- code-server ---------------------------------------------------------------------------------
+
+function installCodeServer() {
+  const t0 = Date.now();
+  const out = run('bash', [path.join(REPO, 'scripts', 'install-code-server.sh')]);
+  const entry = out.trim().split('\n').pop();
+  if (!entry || !fs.existsSync(entry)) {
+    throw new Error(`install-code-server.sh gave no code-server entry point: ${out}`);
+  }
+  log(`code-server ready in ${((Date.now() - t0) / 1000).toFixed(1)}s: ${entry}`);
+  return entry;
+}
+
+function packageExtension() {
+  const t0 = Date.now();
+  run('npm', ['run', '--silent', 'package'], { cwd: EXT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const vsix = path.join(EXT, 'dist', 'checkpoint.vsix');
+  if (!fs.existsSync(vsix)) {
+    throw new Error('npm run package made no dist/checkpoint.vsix');
+  }
+  log(`packaged ${vsix} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  return vsix;
+}
+
+async function startCodeServer(entry, profile, ws, env) {
+  const port = await freePort();
+  const logFile = path.join(OUT, 'code-server.log');
+  const out = fs.openSync(logFile, 'w');
+  const child = spawn(
+    process.execPath,
+    [
+      entry,
+      '--auth', 'none',
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--config', path.join(profile.root, 'config.yaml'),
+      '--user-data-dir', profile.data,
+      '--extensions-dir', profile.extensions,
+      ws,
+    ],
+    { env, stdio: ['ignore', out, out], detached: true },
+  );
+  const url = `http://127.0.0.1:${port}/`;
+  await waitFor('code-server to answer', async () => {
+    if (child.exitCode !== null) {
+      throw new Error(`code-server exited (${child.exitCode}); see ${logFile}`);
+    }
+    const res = await fetch(`${url}healthz`).catch(() => undefined);
+    return res?.ok;
+  }, 60_000, 500);
+  log(`code-server listening on ${url} (log ${logFile})`);
+  return { child, url };
+}
+
+// -- the workbench -------------------------------------------------------------------------------
+
+/** The Checkpoint status bar item's text, e.g. "12 pending · 340 captured", or undefined. */
+async function statusText(page) {
+  const labels = await page.$$eval('.statusbar-item', (els) =>
+    els.map((e) => `${e.getAttribute('aria-label') ?? ''}\n${e.textContent ?? ''}`),
+  );
+  for (const label of labels) {
+    const m = /(\d+) pending · (\d+) captured/.exec(label);
+    if (m) {
+      return { text: m[0], pending: Number(m[1]), captured: Number(m[2]), raw: label.trim() };
+    }
+  }
+  return undefined;
+}
+
+/** Drag the primary side bar's edge so the panel's descriptions fit. */
+async function widenSidebar(page, width) {
+  const box = await page.locator('.part.sidebar').boundingBox();
+  if (!box) {
+    return;
+  }
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + width, y, { steps: 8 });
+  await page.mouse.up();
+}
+
+async function runFromPalette(page, title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  const label = (await row.getAttribute('aria-label')) ?? (await row.textContent()) ?? '';
+  await row.click();
+  return label;
+}
+
+async function main() {
+  fs.mkdirSync(OUT, { recursive: true });
+  if (!fs.existsSync(DAEMON)) {
+    throw new Error(`no daemon at ${DAEMON}: set up the repo's .venv first (bash scripts/test.sh does)`);
+  }
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'checkpoint-e2e-'));
+  const profile = {
+    root: tmp,
+    data: path.join(tmp, 'user-data'),
+    extensions: path.join(tmp, 'extensions'),
+  };
+  let server;
+  let browser;
+  let page;
+  try {
+    const entry = installCodeServer();
+    const vsix = packageExtension();
+    const { ws, sources } = makeWorkspace(tmp);
+
+    fs.mkdirSync(path.join(profile.data, 'User'), { recursive: true });
+    fs.writeFileSync(
+      path.join(profile.data, 'User', 'settings.json'),
+      JSON.stringify(
+        {
+          'security.workspace.trust.enabled': false,
+          'workbench.startupEditor': 'none',
+          'workbench.tips.enabled': false,
+          'workbench.welcomePage.walkthroughs.openOnInstall': false,
+          'extensions.autoCheckUpdates': false,
+          'extensions.autoUpdate': false,
+          'telemetry.telemetryLevel': 'off',
+          'chat.commandCenter.enabled': false,
+          'workbench.colorTheme': 'Default Dark Modern',
+          'checkpoint.command': [DAEMON, 'serve'],
+          // Nothing is extracted until Checkpoint Now, so the test sees pending first.
+          'checkpoint.extraction': 'manual',
+          // Warnings show in the Problems count of the status bar whatever the VS Code version.
+          'checkpoint.diagnostics.severity.decision': 'warning',
+        },
+        null,
+        2,
+      ),
+    );
+    const t0 = Date.now();
+    run(process.execPath, [entry, '--user-data-dir', profile.data, '--extensions-dir', profile.extensions, '--install-extension', vsix], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    log(`installed the .vsix in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+
+    const env = { ...process.env };
+    for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'VSCODE_IPC_HOOK_CLI']) {
+      delete env[k];
+    }
+    Object.assign(env, {
+      CHECKPOINT_DB: path.join(tmp, 'checkpoint.db'),
+      CHECKPOINT_SOURCES: sources,
+      CHECKPOINT_EXTRACTOR: 'heuristic',
+      CHECKPOINT_CONFIG: path.join(tmp, 'no-config.toml'),
+    });
+    server = await startCodeServer(entry, profile, ws, env);
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
+    page.on('pageerror', (err) => log(`page error: ${err.message}`));
+    await page.goto(`${server.url}?folder=${encodeURIComponent(ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    log('workbench loaded');
+
+    let before;
+    await check('status bar names pending and captured turns before a checkpoint', async () => {
+      before = await waitFor('the Checkpoint status item with pending turns', async () => {
+        const s = await statusText(page);
+        return s && s.pending > 0 ? s : undefined;
+      }, 120_000);
+      return before.text;
+    });
+
+    await check('"Checkpoint: Checkpoint Now" is in the palette and runs', async () => {
+      const label = await runFromPalette(page, 'Checkpoint Now');
+      if (!/Checkpoint: Checkpoint Now/.test(label)) {
+        throw new Error(`palette row reads "${label}"`);
+      }
+      await page.locator('.notification-toast', { hasText: /Checkpoint: \d+ chunks tried/ }).first().waitFor({ timeout: 120_000 });
+      return label.split(',')[0];
+    });
+
+    await check('status bar shows 0 pending and captured > 0 after the checkpoint', async () => {
+      const after = await waitFor('0 pending', async () => {
+        const s = await statusText(page);
+        return s && s.pending === 0 && s.captured > 0 ? s : undefined;
+      }, 120_000);
+      if (after.captured < before.pending) {
+        throw new Error(`captured ${after.captured} < the ${before.pending} turns pending before`);
+      }
+      return after.text;
+    });
+
+    await check('the Checkpoint side panel lists sessions and their items', async () => {
+      await page.locator('.activitybar .action-item a[aria-label^="Checkpoint"]').first().click();
+      const view = page.locator('[id="workbench.view.extension.checkpoint"]');
+      await view.waitFor({ timeout: 30_000 });
+      await widenSidebar(page, 620);
+      const rows = view.locator('.monaco-list-row');
+      const sessions = await waitFor('session rows', async () => {
+        const texts = await rows.allTextContents();
+        const withCounts = texts.filter((t) => /\d+ captured · \d+ pending/.test(t));
+        return withCounts.length >= 3 ? withCounts : undefined;
+      }, 60_000);
+      await rows.filter({ hasText: /captured · 0 pending/ }).first().click();
+      const items = await waitFor('decision rows', async () => {
+        const texts = await rows.allTextContents();
+        const groups = texts.filter((t) => /^Decisions\s*\d+/.test(t.trim()));
+        const decided = texts.filter((t) => /marker-[0-9a-f]{12}/.test(t));
+        return groups.length && decided.length ? { groups, decided } : undefined;
+      }, 30_000);
+      return `${sessions.length} sessions; ${items.decided.length} decisions under "${items.groups[0].trim()}"`;
+    });
+
+    await check('the Problems panel counts the daemon’s checkpoint diagnostics', async () => {
+      const counts = await waitFor('problems in the status bar', async () => {
+        const label = (await page.locator('[id="status.problems"]').getAttribute('aria-label')) ?? '';
+        const warnings = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
+        return warnings > 0 ? { label, warnings } : undefined;
+      }, 60_000);
+      await page.locator('[id="status.problems"]').click();
+      const panel = page.locator('.markers-panel');
+      await panel.waitFor({ timeout: 15_000 });
+      const rows = await waitFor('checkpoint rows in the Problems panel', async () => {
+        const texts = await panel.locator('.monaco-list-row').allTextContents();
+        const ours = texts.filter((t) => /checkpoint/.test(t) && /Decision:/.test(t));
+        return ours.length ? ours : undefined;
+      }, 30_000);
+      return `${counts.label}; ${rows.length} checkpoint rows visible`;
+    });
+
+    await check('a decision shows inline in the file it concerns', async () => {
+      await page.locator('.markers-panel .monaco-list-row', { hasText: 'Decision:' }).first().click();
+      const squiggle = page.locator('.monaco-editor .squiggly-warning').first();
+      await squiggle.waitFor({ state: 'attached', timeout: 30_000 });
+      const tab = (await page.locator('.tab.active').first().getAttribute('aria-label')) ?? '';
+      return `warning squiggle in ${tab.split(',')[0]}`;
+    });
+
+    await check('accepting an item from the side panel reaches the daemon and shows in the panel', async () => {
+      const view = page.locator('[id="workbench.view.extension.checkpoint"]');
+      const row = view.locator('.monaco-list-row', { hasText: /marker-[0-9a-f]{12}/ }).first();
+      const statement = ((await row.textContent()) ?? '').trim();
+      await row.hover();
+      await row.locator('.action-label[aria-label="Accept"]').click();
+      await waitFor('the item to read "accepted"', async () => {
+        const texts = await view.locator('.monaco-list-row').allTextContents();
+        return texts.some((t) => t.includes('accepted'));
+      }, 30_000);
+      return statement.slice(0, 40);
+    });
+  } finally {
+    if (page) {
+      const shot = path.join(OUT, 'screenshot.png');
+      await page.screenshot({ path: shot }).catch((err) => log(`screenshot failed: ${err.message}`));
+      if (fs.existsSync(shot)) {
+        log(`screenshot: ${shot}`);
+        if (args.has('--update-screenshot') && failed === 0) {
+          fs.mkdirSync(path.join(REPO, 'docs'), { recursive: true });
+          fs.copyFileSync(shot, path.join(REPO, 'docs', 'screenshot.png'));
+          log('copied to docs/screenshot.png');
+        }
+      }
+    }
+    await browser?.close().catch(() => undefined);
+    if (server) {
+      try {
+        process.kill(-server.child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    if (!args.has('--keep')) {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    } else {
+      log(`kept ${tmp}`);
+    }
+  }
+}
+
+main()
+  .catch((err) => {
+    if (failed === 0) {
+      failed += 1;
+      results.push(`FAIL setup: ${err instanceof Error ? err.message : String(err)}`);
+      console.error(err);
+    }
+  })
+  .finally(() => {
+    console.log('');
+    for (const line of results) {
+      console.log(line);
+    }
+    console.log(`VS Code end-to-end test in code-server took ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    console.log(`e2e: ${passed} passed, ${failed} failed`);
+    process.exitCode = failed ? 1 : 0;
+  });
