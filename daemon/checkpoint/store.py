@@ -966,6 +966,11 @@ class Store:
             )
         ]
 
+    def data_version(self) -> int:
+        """Changes whenever another connection (another thread or process) committed: a cheap way
+        to notice what another window's daemon did."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def item_summary(self, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
         """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
         where, args = "", list(session_ids or ())
