@@ -445,3 +445,15 @@ def test_usage_json_in_status(fake: FakeAnthropic, tmp_path: Path) -> None:
     for session in status["sessions"]:
         assert session["usage"]["cost_usd"] > 0 and session["usage"]["requests"] >= 1
     store.close()
+
+
+def test_a_chunk_resplit_before_it_is_sent_costs_the_budget_nothing(fake: FakeAnthropic, tmp_path: Path) -> None:
+    fake.add_model(ModelSpec(PRIMARY, max_input_tokens=6_000, max_tokens=2_000))
+    settings, _ = corpus_settings(tmp_path, chunk_tokens=16_000, output_tokens=1_000)
+    store = Store(settings.db)
+    pipeline.scan(store, settings)
+    report = pipeline.checkpoint(store, make_extractor(fake, settings), pipeline.Budget(max_requests=2))
+    assert report.resplit >= 1 and report.captured == 2
+    assert report.usage.requests == len(fake.message_requests) == 2
+    assert report.stopped_by == "request budget of 2 reached"
+    store.close()

@@ -238,10 +238,11 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     turns_before = {s.id: s.turns for s in store.session_counts()}
     items_before = store.item_counts()
     extractor = choose_extractor(settings, out)
-    fit = getattr(extractor, "chunk_budget", None)
-    if callable(fit) and fit() < settings.chunk_tokens:
+    chunk_budget = getattr(extractor, "chunk_budget", None)
+    fits = int(chunk_budget()) if callable(chunk_budget) else settings.chunk_tokens
+    if fits < settings.chunk_tokens:
         # New chunks fit the model's window from the start (older ones are re-split when sent).
-        settings = settings.model_copy(update={"chunk_tokens": int(fit())})
+        settings = settings.model_copy(update={"chunk_tokens": fits})
     scan_report = pipeline.scan(store, settings)
     if args.json:
         _warn(scan_report)

@@ -380,6 +380,7 @@ def checkpoint(
     report.total = store.due_count(session_id)
     # Usage so far: real where the extractor reported it, else what the chunk was expected to use.
     accounted = Usage()
+    priced = isinstance(extractor, Priced)
     in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
     width = max(1, concurrency)
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
@@ -414,7 +415,9 @@ def checkpoint(
                     if report.resplit > resplit_before:
                         # The chunk is gone; SQLite may give its id to a piece, which must still be tried.
                         tried.discard(chunk.chunk_id)
-                    accounted.add(spent if spent.requests else expected)
+                    # A priced extractor reports what it spent, nothing when a chunk never left (too
+                    # large for the window); for others, the estimate stands in.
+                    accounted.add(spent if spent.requests or priced else expected)
                     report.usage.add(spent)
                     if progress:
                         progress(report.done, max(report.total, report.tried))
