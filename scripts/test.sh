@@ -6,6 +6,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+bash scripts/ensure-neovim.sh  # Neovim >= 0.9 for the daemon's real-editor test
 .venv/bin/ruff check daemon tests scripts
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

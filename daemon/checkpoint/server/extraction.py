@@ -84,7 +84,8 @@ class ExtractorSlot:
 @dataclass
 class RunOutcome:
     summary: RunSummary
-    notice: str
+    notice: str  # which extractor runs, and why
+    fallback: bool  # the offline extractor stands in for the one asked for (no API key)
     total: int
 
 
@@ -150,7 +151,8 @@ def run_sessions(
             summary["stopped_by"] = report.stopped_by
             break
     summary["finished_at"] = time.time()
-    return RunOutcome(summary, notice, total)
+    fallback = extractor.name == "heuristic" and engine.extractor != "heuristic"
+    return RunOutcome(summary, notice, fallback, total)
 
 
 class Extraction(Feature):
@@ -246,7 +248,12 @@ class Extraction(Feature):
         self.runs += 1
         summary = outcome.summary
         if outcome.notice:
-            server.messages.show_once(once_key("extractor", outcome.notice), outcome.notice, types.MessageType.Info)
+            # Said aloud once: a popup only when the extractor is not the one asked for (no API key),
+            # the log otherwise.
+            if outcome.fallback:
+                server.messages.show_once(once_key("extractor", outcome.notice), outcome.notice, log_again=False)
+            else:
+                server.messages.log_once(once_key("extractor", outcome.notice), outcome.notice)
         for failure in summary["failures"]:
             cause = str(failure["cause"])
             server.messages.show_once(

@@ -57,10 +57,16 @@ class Messenger:
         if self._remember(self._logged, key):
             self.log(text, level)
 
-    def show_once(self, key: str, text: str, level: types.MessageType = types.MessageType.Warning) -> bool:
-        """Pop the message up the first time this key is seen; log it every time it is called."""
-        self.log(text, level)
-        if not self._remember(self._shown, key):
+    def show_once(
+        self, key: str, text: str, level: types.MessageType = types.MessageType.Warning, log_again: bool = True
+    ) -> bool:
+        """Pop the message up the first time this key is seen. Logged every time (each retry of a
+        failing chunk is news), or, with log_again=False, the first time only (what every rescan
+        sees again). True when it was shown now."""
+        first = self._remember(self._shown, key)
+        if first or log_again:
+            self.log(text, level)
+        if not first:
             return False
         try:
             self._server.window_show_message(types.ShowMessageParams(type=level, message=redact(text)))

@@ -16,6 +16,8 @@ from checkpoint.store import Store
 if TYPE_CHECKING:
     from checkpoint.server.server import CheckpointServer
 
+POLL_SECONDS = 0.5
+
 
 def scope_sessions(store: Store, folders: Folders, scope: str) -> list[str] | None:
     """Session ids in scope; None means all of them."""
@@ -115,3 +117,15 @@ class StatusFeature(Feature):
 
     async def initialized(self) -> None:
         self.refresh()
+        self.server.run_task(self._watch_database(), name="database")
+
+    async def _watch_database(self) -> None:
+        """Another window's daemon shares the database: what it ingests, extracts or triages shows
+        here within POLL_SECONDS (the version changes on any other connection's commit)."""
+        seen: int | None = None
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            version = await self.server.db.call(Store.data_version)
+            if seen is not None and version != seen:
+                self.refresh()
+            seen = version

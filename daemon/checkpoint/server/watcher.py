@@ -113,7 +113,8 @@ class Watcher(Feature):
         for warning in report.warnings:
             if any(marker in warning for marker in _UNREADABLE):
                 path = warning.split(": ", 1)[0]
-                if messages.show_once(once_key("unreadable", path), f"Checkpoint cannot read a transcript: {warning}"):
+                text = f"Checkpoint cannot read a transcript: {warning}"
+                if messages.show_once(once_key("unreadable", path), text, log_again=False):
                     self.server.status.last_error = warning
             else:
                 messages.log_once(once_key("scan", warning), f"transcript: {warning}", types.MessageType.Warning)
