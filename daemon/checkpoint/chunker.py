@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 # Claude's newer tokenizer averages ~2.7 characters per English token; 2.5 bytes per token
 # over-counts ASCII and counts multi-byte scripts at >1 token per character.
@@ -25,8 +26,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8", errors="replace")) / BYTES_PER_TOKEN)
 
 
-@dataclass(frozen=True)
-class TurnCost:
+class TurnCost(NamedTuple):
     seq: int
     tokens: int  # header + text, estimated
     header_tokens: int
@@ -60,24 +60,39 @@ def plan(
     """
     budget = max(budget, MIN_CHUNK_TOKENS)
     new: list[PlannedChunk] = []
+    tail = open_tail if open_tail is not None and not open_tail.is_part else None
     grown_tail: PlannedChunk | None = None
-    current = open_tail if open_tail is not None and not open_tail.is_part else None
-    current_is_tail = current is not None
+    # The chunk being filled lives in locals (first, last, tokens) and becomes a PlannedChunk only
+    # when it closes: one object per chunk, not one per turn.
+    filling = on_tail = grew = tail is not None
+    first = last = tokens = 0
+    if tail is not None:
+        first, last, tokens, grew = tail.first_seq, tail.last_seq, tail.tokens, False
     for turn in turns:
-        if turn.tokens > budget:
-            new.extend(_split_turn(turn, budget, text_of(turn.seq)))
-            current = None  # a chunk covers a contiguous run of turns: the next one starts afresh
+        seq, cost = turn.seq, turn.tokens
+        if filling and cost <= budget and tokens + cost <= budget:
+            last = seq
+            tokens += cost
+            grew = grew or on_tail
             continue
-        if current is not None and current.tokens + turn.tokens <= budget:
-            current = replace(current, last_seq=turn.seq, tokens=current.tokens + turn.tokens)
-            if current_is_tail:
-                grown_tail = current
-            else:
-                new[-1] = current
+        if filling:
+            if not on_tail:
+                new.append(PlannedChunk(first, last, tokens))
+            elif grew and tail is not None:
+                grown_tail = replace(tail, last_seq=last, tokens=tokens)
+        on_tail = False
+        if cost > budget:
+            new.extend(_split_turn(turn, budget, text_of(seq)))
+            filling = False  # a chunk covers a contiguous run of turns: the next one starts afresh
             continue
-        current = PlannedChunk(turn.seq, turn.seq, turn.tokens)
-        current_is_tail = False
-        new.append(current)
+        first = last = seq
+        tokens = cost
+        filling = True
+    if filling:
+        if not on_tail:
+            new.append(PlannedChunk(first, last, tokens))
+        elif grew and tail is not None:
+            grown_tail = replace(tail, last_seq=last, tokens=tokens)
     return grown_tail, new
 
 

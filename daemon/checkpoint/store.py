@@ -18,10 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
-import sqlite_utils
 
 from checkpoint import chunker
 from checkpoint.model import (
@@ -198,6 +197,28 @@ class FileRow:
     missing: bool
 
 
+class Ingested(NamedTuple):
+    turns: int  # turns added
+    chunks: int  # chunks created for them
+
+
+_FILE_COLUMNS = (
+    "path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
+    " agent, session_id, subagent, reader_state, missing"
+)
+
+
+def _file_row(row: Sequence[Any]) -> FileRow:
+    return FileRow(
+        cursor=FileCursor(*row[:9]),
+        agent=row[9],
+        session_id=row[10],
+        subagent=bool(row[11]),
+        reader_state=orjson.loads(row[12]),
+        missing=bool(row[13]),
+    )
+
+
 @dataclass
 class SessionCounts:
     id: str
@@ -263,7 +284,6 @@ class Store:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
         self._migrate()
         _private(self.path)
 
@@ -299,25 +319,12 @@ class Store:
     # -- files and turns --------------------------------------------------------------------------
 
     def get_file(self, path: str) -> FileRow | None:
-        row = self.conn.execute(
-            "SELECT path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
-            " agent, session_id, subagent, reader_state, missing FROM files WHERE path = ?",
-            (path,),
-        ).fetchone()
-        if row is None:
-            return None
-        return FileRow(
-            cursor=FileCursor(*row[:9]),
-            agent=row[9],
-            session_id=row[10],
-            subagent=bool(row[11]),
-            reader_state=orjson.loads(row[12]),
-            missing=bool(row[13]),
-        )
+        row = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+        return None if row is None else _file_row(row)
 
     def file_cursors(self) -> dict[str, FileRow]:
-        paths = [r[0] for r in self.conn.execute("SELECT path FROM files")]
-        return {p: row for p in paths if (row := self.get_file(p)) is not None}
+        """Every known file, in one query (a rescan looks each one up: no query per file)."""
+        return {row[0]: _file_row(row) for row in self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files")}
 
     def ingest(
         self,
@@ -331,11 +338,16 @@ class Store:
         dropped: Counter[str],
         drop_records: Counter[str],
         problems: Sequence[tuple[int, str]],
-    ) -> int:
+        chunk_tokens: int | None = None,
+    ) -> Ingested:
         """Store a batch of turns (draft, line_no, tokens, header_tokens) and the file cursor that
-        follows them, in one transaction: a crash leaves both or neither. Returns turns added."""
+        follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
+        already (a re-read, a copy) is skipped and takes no seq.
+
+        With `chunk_tokens`, the new turns are put into chunks in the same transaction, exactly as
+        form_chunks would put them (same plan, same open tail): each row is written once, already
+        chunked, instead of being rewritten later to mark it. Returns turns added and chunks created."""
         now = self.clock()
-        added = 0
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
@@ -348,22 +360,34 @@ class Store:
                     c.execute("UPDATE sessions SET title = ? WHERE id = ?", (session.title, session_id))
             seq = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
             first_ts = last_ts = None
-            for draft, line_no, tokens, header_tokens in turns:
-                inserted = c.execute(
-                    "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path,"
-                    " line_no, tokens, header_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-                    " ON CONFLICT(id) DO NOTHING",
-                    (
-                        draft.id, session_id, seq + 1, draft.role.value, draft.text,
-                        orjson.dumps(list(draft.files)).decode(), draft.timestamp, draft.message_id,
-                        cursor.path, line_no, tokens, header_tokens,
-                    ),
-                ).rowcount
-                if inserted:
-                    seq += 1
-                    added += 1
-                    first_ts = first_ts or draft.timestamp
-                    last_ts = draft.timestamp or last_ts
+            chunked = int(chunk_tokens is not None)
+            rows: list[tuple[Any, ...]] = []
+            costs: list[chunker.TurnCost] = []
+            for draft, line_no, tokens, header_tokens in self._unseen(c, turns):
+                seq += 1
+                rows.append((
+                    draft.id, session_id, seq, draft.role.value, draft.text,
+                    orjson.dumps(list(draft.files)).decode() if draft.files else "[]", draft.timestamp,
+                    draft.message_id, cursor.path, line_no, tokens, header_tokens, chunked,
+                ))
+                costs.append(chunker.TurnCost(seq, tokens, header_tokens))
+                first_ts = first_ts or draft.timestamp
+                last_ts = draft.timestamp or last_ts
+            c.executemany(
+                "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path,"
+                " line_no, tokens, header_tokens, chunked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            chunks = 0
+            if chunk_tokens is not None and rows:
+                # turns of the session stored earlier without chunks come first (usually none)
+                older = [chunker.TurnCost(*r) for r in c.execute(
+                    "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND chunked = 0 ORDER BY seq",
+                    (session_id,),
+                )]
+                chunks = self._chunk_turns(c, session_id, older + costs, chunk_tokens, now)
+                if older:
+                    c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
             c.execute(
                 "UPDATE sessions SET turns = ?, updated_at = ?, first_ts = coalesce(first_ts, ?),"
                 " last_ts = CASE WHEN ? > coalesce(last_ts, '') THEN ? ELSE last_ts END WHERE id = ?",
@@ -391,7 +415,26 @@ class Store:
                     orjson.dumps(reader_state).decode(),
                 ),
             )
-        return added
+        return Ingested(len(rows), chunks)
+
+    @staticmethod
+    def _unseen(
+        c: sqlite3.Connection, turns: Sequence[tuple[TurnDraft, int, int, int]]
+    ) -> list[tuple[TurnDraft, int, int, int]]:
+        """The turns whose id is not stored yet, each id once (its first occurrence), in order."""
+        ids = [t[0].id for t in turns]
+        stored: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            stored.update(r[0] for r in c.execute(
+                f"SELECT id FROM turns WHERE id IN ({','.join('?' * len(part))})", part
+            ))
+        fresh = []
+        for turn in turns:
+            if turn[0].id not in stored:
+                stored.add(turn[0].id)
+                fresh.append(turn)
+        return fresh
 
     def _record_problems(
         self, c: sqlite3.Connection, path: str, session_id: str | None,
@@ -434,37 +477,42 @@ class Store:
         for session_id in sessions:
             with self.transaction() as c:
                 turns = [
-                    chunker.TurnCost(seq, tokens, header)
-                    for seq, tokens, header in c.execute(
+                    chunker.TurnCost(*r)
+                    for r in c.execute(
                         "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND chunked = 0"
                         " ORDER BY seq",
                         (session_id,),
                     )
                 ]
-                tail_row = c.execute(
-                    "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
-                    " AND state = 'pending' AND attempts = 0 AND last_seq = ("
-                    "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
-                    (session_id, session_id),
-                ).fetchone()
-                open_tail = chunker.PlannedChunk(tail_row[1], tail_row[2], tail_row[3]) if tail_row else None
-                grown, new = chunker.plan(turns, budget, partial(self.turn_text, session_id), open_tail)
-                now = self.clock()
-                if grown is not None and tail_row is not None:
-                    c.execute(
-                        "UPDATE chunks SET last_seq = ?, tokens = ?, updated_at = ? WHERE id = ?",
-                        (grown.last_seq, grown.tokens, now, tail_row[0]),
-                    )
-                for ch in new:
-                    c.execute(
-                        "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
-                        " tokens, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                        (session_id, ch.first_seq, ch.last_seq, ch.char_start, ch.char_end, ch.part, ch.parts,
-                         ch.tokens, now),
-                    )
-                created += len(new)
+                created += self._chunk_turns(c, session_id, turns, budget, self.clock())
                 c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
         return created
+
+    def _chunk_turns(
+        self, c: sqlite3.Connection, session_id: str, turns: Sequence[chunker.TurnCost], budget: int, now: float
+    ) -> int:
+        """Plan chunks for a session's turns that are in none yet (in seq order, after every chunked
+        one): they may join the session's open tail. Inserts the new chunks; returns how many."""
+        tail_row = c.execute(
+            "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
+            " AND state = 'pending' AND attempts = 0 AND last_seq = ("
+            "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
+            (session_id, session_id),
+        ).fetchone()
+        open_tail = chunker.PlannedChunk(tail_row[1], tail_row[2], tail_row[3]) if tail_row else None
+        grown, new = chunker.plan(turns, budget, partial(self.turn_text, session_id), open_tail)
+        if grown is not None and tail_row is not None:
+            c.execute(
+                "UPDATE chunks SET last_seq = ?, tokens = ?, updated_at = ? WHERE id = ?",
+                (grown.last_seq, grown.tokens, now, tail_row[0]),
+            )
+        c.executemany(
+            "INSERT INTO chunks (session_id, first_seq, last_seq, char_start, char_end, part, parts,"
+            " tokens, updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            [(session_id, ch.first_seq, ch.last_seq, ch.char_start, ch.char_end, ch.part, ch.parts, ch.tokens, now)
+             for ch in new],
+        )
+        return len(new)
 
     def _due_clause(self, respect_backoff: bool) -> tuple[str, list[Any]]:
         now = self.clock()
@@ -757,6 +805,15 @@ class Store:
         row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE {clause}", args)
         n, tokens = row.fetchone()
         return int(n), int(tokens)
+
+    def renew_leases(self, owner: str, lease_seconds: float = LEASE_SECONDS) -> int:
+        """Extend the leases this runner still holds (it is alive, its answers are on the way), so
+        that a slow answer is not taken over and sent twice. Returns how many were renewed."""
+        with self.transaction() as c:
+            return c.execute(
+                "UPDATE chunks SET lease_until = ? WHERE state = 'sent' AND lease_owner = ?",
+                (self.clock() + lease_seconds, owner),
+            ).rowcount
 
     def release_chunks(self, owner: str) -> None:
         """Give back chunks leased but not attempted (a budget ran out): they stay pending, unharmed."""
