@@ -100,3 +100,37 @@ async def test_progress_reports_chunks_done_of_total(daemon: Daemon, workspace: 
     messages = [r.message for r in first if isinstance(r, types.WorkDoneProgressReport)]
     assert messages[-1] == "1/1 chunks"
     assert first[-1] == types.WorkDoneProgressEnd(message="1 captured, 0 failed, 2 new items")
+
+
+async def test_background_policy_pending_threshold_and_run_budget(
+    tmp_path: Path, workspace: Path, claude_root: Path
+) -> None:
+    """Not idle long enough: extraction waits for more than maxPendingTurns pending turns. A run
+    stops at its budget (one request here) and background extraction then waits for new turns."""
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [claude_root],
+                     CHECKPOINT_CHUNK_TOKENS="300")
+    options = {"checkpoint": {"idleSeconds": 1000, "maxPendingTurns": 3, "maxRequests": 1}}
+    daemon = await Daemon.start(env, [workspace], options)
+    filler = " ".join(["The worker drains the queue in order and reports every job it finished."] * 8)
+    t = Transcript(claude_root, workspace)
+    try:
+        t.write(t.user(f"We'll use marker-a for the queue. {filler}") + t.assistant(f"Agreed. {filler}"))
+        await daemon.wait_status(lambda s: s["totals"]["turns"] == 2)
+        await asyncio.sleep(0.8)
+        assert daemon.status is not None and daemon.status["last_run"] is None  # 2 pending, not idle: waits
+
+        t.write(t.user(f"We'll use marker-b for retries. {filler}") + t.assistant(f"Done. {filler}"))
+        first = await daemon.wait_status(lambda s: s["last_run"] is not None and not s["running"])
+        assert first["last_run"]["tried"] == 1 and first["last_run"]["stopped_by"] == "request budget of 1 reached"
+        assert first["paused"] and "waits for new turns" in first["paused"]
+        assert 0 < first["totals"]["pending"] < 4
+        await asyncio.sleep(0.8)
+        assert daemon.status is not None and daemon.status["last_run"] == first["last_run"]  # paused
+
+        t.write(t.user(f"We'll use marker-c for the cache. {filler}"))
+        second = await daemon.wait_status(
+            lambda s: s["last_run"] is not None and s["last_run"] != first["last_run"] and not s["running"])
+        assert second["last_run"]["tried"] == 1 and second["paused"]
+        assert second["totals"]["captured"] > first["totals"]["captured"]
+    finally:
+        await daemon.stop()
