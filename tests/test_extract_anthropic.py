@@ -411,7 +411,9 @@ def test_several_chunks_are_in_flight_and_the_watermark_is_the_confirmed_prefix(
     settings, _ = corpus_settings(tmp_path, chunk_tokens=1_500)
     store = Store(settings.db)
     pipeline.scan(store, settings)
-    fake.set_rates({"slow": 0.3, "overloaded": 0.2}, seed=5, delay=0.15)
+    # The first answers are slow, so the first three chunks are certainly in flight together.
+    fake.script(*[Fault("slow", delay=0.3)] * 3)
+    fake.set_rates({"slow": 0.2, "overloaded": 0.2}, seed=5, delay=0.1)
     in_flight: list[int] = []
     peak = [0]
     original = AnthropicExtractor.extract
