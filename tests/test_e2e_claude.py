@@ -231,7 +231,7 @@ def test_seed_sized_session_with_a_budget_is_finished_by_later_runs(tmp_path: Pa
     assert sum(len(t.text) for t in plan) > 1_250_000
 
     fake.add_model(ModelSpec(PRIMARY, max_input_tokens=16_000, max_tokens=8_000))
-    cli = make_cli(tmp_path, fake, [root], output_tokens=2048, concurrency=3)
+    cli = make_cli(tmp_path, fake, [root], output_tokens=2048, concurrency=3, request_timeout=20.0)
     watch = Watch(cli.db)
     fake.on_request = watch
 
@@ -286,7 +286,7 @@ def test_overloaded_primary_and_a_fallback_too_small_keep_the_chunks_due_with_th
 ) -> None:
     corpus = synth.write_corpus(tmp_path / "src", sessions=1, turns=24, chars=9_000, seed=5, codex_share=0.0)
     fake.add_model(ModelSpec("claude-tiny", max_input_tokens=1_500, max_tokens=1_024))
-    cli = make_cli(tmp_path, fake, [corpus.claude_root])
+    cli = make_cli(tmp_path, fake, [corpus.claude_root], request_timeout=20.0)
     cli.fallbacks = "claude-tiny"
     fake.set_rates({"overloaded": 1.0}, seed=1)
 
@@ -326,7 +326,7 @@ def test_overloaded_primary_and_a_fallback_too_small_keep_the_chunks_due_with_th
 
 def test_progress_on_a_terminal_and_the_summary(tmp_path: Path, fake: FakeAnthropic) -> None:
     corpus = synth.write_corpus(tmp_path / "src", sessions=1, turns=30, chars=12_000, seed=8, codex_share=0.0)
-    cli = make_cli(tmp_path, fake, [corpus.claude_root], chunk_tokens=1_500)
+    cli = make_cli(tmp_path, fake, [corpus.claude_root], chunk_tokens=1_500, request_timeout=20.0)
     leader, follower = pty.openpty()
     proc = subprocess.Popen(cli.argv("now"), env=cli.env(), stdout=subprocess.PIPE, stderr=follower, text=True)
     os.close(follower)

@@ -147,8 +147,8 @@ def test_transient_errors_back_off_honour_retry_after_and_then_succeed(fake: Fak
 
 
 def test_a_slow_answer_times_out_and_is_retried(fake: FakeAnthropic, tmp_path: Path) -> None:
-    extractor = make_extractor(fake, make_settings(tmp_path, request_timeout=0.3))
-    fake.script(Fault("slow", delay=2.0))
+    extractor = make_extractor(fake, make_settings(tmp_path, request_timeout=1.0))
+    fake.script(Fault("slow", delay=3.0))
     extraction = extractor.extract(chunk_of(DECIDED))
     assert len(extraction.items) == 1 and extraction.usage.requests == 2
 
