@@ -459,3 +459,17 @@ def test_a_chunk_resplit_before_it_is_sent_costs_the_budget_nothing(fake: FakeAn
     assert report.usage.requests == len(fake.message_requests) == 2
     assert report.stopped_by == "request budget of 2 reached"
     store.close()
+
+
+def test_a_model_without_structured_outputs_gets_the_schema_as_a_forced_tool(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.add_model(ModelSpec(PRIMARY, structured_outputs=False))
+    extractor = make_extractor(fake, make_settings(tmp_path))
+    extraction = extractor.extract(chunk_of(DECIDED))
+    assert [i.turn_ids for i in extraction.items] == [["t2"]]
+    [request] = fake.message_requests
+    assert request.stop_reason == "tool_use" and request.body is not None
+    assert "output_config" not in request.body
+    assert request.body["tool_choice"] == {"type": "tool", "name": "record_items"}
+    assert request.body["tools"][0]["input_schema"] == SCHEMA

@@ -115,6 +115,7 @@ class Window:
     max_input_tokens: int
     max_output_tokens: int
     source: str  # "models.retrieve", "published figures", or "assumed (unknown model)"
+    structured_outputs: bool = True  # False: the model says it lacks them; a forced tool carries the schema
 
 
 # -- the answer's shape -----------------------------------------------------------------------------
@@ -142,6 +143,12 @@ class Answer(BaseModel):
 
 SCHEMA: dict[str, Any] = anthropic.transform_schema(Answer)
 OUTPUT_CONFIG: Any = {"format": {"type": "json_schema", "schema": SCHEMA}}
+TOOL_NAME = "record_items"
+# For a model without structured outputs: the same schema as the input of a tool it must call.
+TOOL_MODE: Any = {
+    "tools": [{"name": TOOL_NAME, "description": "Record the items of this chunk.", "input_schema": SCHEMA}],
+    "tool_choice": {"type": "tool", "name": TOOL_NAME},
+}
 _WS = re.compile(r"\s+")
 
 
@@ -249,7 +256,10 @@ class AnthropicExtractor:
                         "published figures" if known else "assumed (unknown model)")
         info = self._call(lambda: self.client.models.retrieve(model, timeout=self.settings.request_timeout))
         if info is not None and info.max_input_tokens:
-            window = Window(info.max_input_tokens, info.max_tokens or window.max_output_tokens, "models.retrieve")
+            caps = getattr(info, "capabilities", None)
+            structured = getattr(getattr(caps, "structured_outputs", None), "supported", True) is not False
+            window = Window(info.max_input_tokens, info.max_tokens or window.max_output_tokens, "models.retrieve",
+                            structured)
             with self._lock:  # only an answer from the API is worth keeping for the whole run
                 self._windows[model] = window
         return window
@@ -262,6 +272,11 @@ class AnthropicExtractor:
 
     def _system(self) -> list[TextBlockParam]:
         return [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+
+    @staticmethod
+    def _shape(window: Window) -> dict[str, Any]:
+        """How the answer's schema is imposed: structured output, or a forced tool where unsupported."""
+        return {"output_config": OUTPUT_CONFIG} if window.structured_outputs else TOOL_MODE
 
     def _messages(self, chunk: ChunkInput) -> list[MessageParam]:
         return [{"role": "user", "content": [{"type": "text", "text": part} for part in render_request(chunk)]}]
@@ -276,8 +291,8 @@ class AnthropicExtractor:
         reserve = self._reserve(window)
         local = self.overhead_estimate(chunk) + chunk.token_estimate
         count = self._call(lambda: self.client.messages.count_tokens(
-            model=model, system=self._system(), messages=self._messages(chunk), output_config=OUTPUT_CONFIG,
-            timeout=self.settings.request_timeout,
+            model=model, system=self._system(), messages=self._messages(chunk),
+            timeout=self.settings.request_timeout, **self._shape(window),
         ))
         if count is None:
             return Fit(model, local, window, reserve, False, self.overhead_estimate(chunk))
@@ -387,8 +402,8 @@ class AnthropicExtractor:
                     max_tokens=fit.reserve,
                     system=self._system(),
                     messages=self._messages(chunk),
-                    output_config=OUTPUT_CONFIG,
                     timeout=self.settings.request_timeout,
+                    **self._shape(fit.window),
                 )
             except (anthropic.APIStatusError, anthropic.APIConnectionError) as exc:
                 usage.requests += 1
@@ -413,9 +428,11 @@ class AnthropicExtractor:
             return _Failed("too_large", f"answer truncated (stop_reason {stop})")
         if stop == "refusal":
             return _Failed("refused", "refused to answer (stop_reason refusal)")
+        # Blocks by type: a thinking block may come first; a tool call carries the answer in tool mode.
+        tool = next((b for b in response.content if getattr(b, "type", None) == "tool_use"), None)
         text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
         try:
-            answer = Answer.model_validate_json(text)
+            answer = Answer.model_validate(tool.input) if tool is not None else Answer.model_validate_json(text)
         except ValidationError as exc:
             first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
             return _Failed("malformed", f"answer did not match the schema ({first.get('msg', 'invalid')})")
