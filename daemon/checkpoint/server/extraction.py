@@ -131,7 +131,7 @@ def run_sessions(
         try:
             report = pipeline.checkpoint(
                 store, extractor, _budget(engine, used), concurrency=engine.concurrency, session_id=session_id,
-                progress=report_progress, respect_backoff=not explicit,
+                progress=report_progress, respect_backoff=not explicit, lease_seconds=engine.lease_seconds,
             )
         except Stopped:
             break
@@ -185,11 +185,11 @@ class Extraction(Feature):
     async def _loop(self) -> None:
         assert self._kick is not None
         while True:
-            d = self.server.daemon
-            tick = min(2.0, max(0.1, d.idle_seconds / 4))
+            tick = min(2.0, max(0.1, self.server.daemon.idle_seconds / 4))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), tick)
             self._kick.clear()
+            d = self.server.daemon
             if d.extraction != "auto" or self.paused or self.lock.locked():
                 continue
             due = await self.server.db.call(candidates, self.server.folders, d, time.time())

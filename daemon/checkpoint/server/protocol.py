@@ -62,6 +62,7 @@ class SessionStatus(TypedDict):
     causes: list[str]  # why chunks of this session failed, one entry per distinct cause
     dropped: dict[str, dict[str, int]]  # policy -> {"records", "chars"}
     problems: int  # transcript lines that could not be read
+    usage: dict[str, float]  # what extracting this session cost: requests, tokens, cost_usd
     workspace: str | None  # URI of the workspace folder holding the session's cwd, if any
 
 
@@ -88,6 +89,7 @@ class Status(TypedDict):
     totals: Totals
     sessions: list[SessionStatus]
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
+    usage: dict[str, float]  # the sessions' usage added up
     items: dict[str, dict[str, int]]  # {"by_kind": {...}, "by_state": {...}}; by_kind omits dismissed
     running: bool
     progress: RunProgress | None

@@ -39,6 +39,7 @@ class CheckpointServer(LanguageServer):
         self.folders = Folders([])
         self.messages = Messenger(self)
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.started = False  # until `initialized`, the server may only log and show messages
         self.stopping = threading.Event()
         # One thread and one sqlite connection each: ingest never waits for a long extraction, and
         # reads for the editor never wait for either.
@@ -85,7 +86,7 @@ class CheckpointServer(LanguageServer):
             self.messages.show_once("settings:" + warning, f"Checkpoint: {warning}")
         old_engine, old_daemon = self.engine, self.daemon
         self.engine, self.daemon = engine, daemon
-        if (old_engine, old_daemon) != (engine, daemon):
+        if self.started and (old_engine, old_daemon) != (engine, daemon):
             self.messages.log(self.describe_settings())
             for feature in self.features:
                 feature.settings_changed(old_engine, old_daemon)
@@ -103,8 +104,9 @@ class CheckpointServer(LanguageServer):
         if not folder_uris and self.workspace.root_uri:
             folder_uris = [self.workspace.root_uri]
         self.folders = Folders(folder_uris)
-        for feature in self.features:
-            feature.folders_changed()
+        if self.started:
+            for feature in self.features:
+                feature.folders_changed()
 
     def supports(self, capability: str) -> bool:
         return bool(get_capability(self.client_capabilities, capability, False))
@@ -113,6 +115,7 @@ class CheckpointServer(LanguageServer):
 
     async def start(self) -> None:
         self.update_folders()
+        self.started = True
         self.messages.log(f"checkpoint daemon {self.version} started; {self.describe_settings()}")
         self.messages.log("workspace folders: " + (", ".join(self.folders.uris) or "none"))
         for feature in self.features:
