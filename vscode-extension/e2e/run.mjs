@@ -8,8 +8,10 @@
 //   2. "Checkpoint: Checkpoint Now" is in the palette (F1) and runs;
 //   3. the status bar item then shows 0 pending with captured > 0;
 //   4. the Checkpoint side panel lists the sessions, and a session's decisions;
-//   5. the Problems panel counts the daemon's diagnostics (source "checkpoint").
-// A screenshot is saved at e2e/out/screenshot.png (also when a check fails); with
+//   5. the Problems panel counts the daemon's diagnostics (source "checkpoint"), shown inline too;
+//   6. accepting an item in the panel goes through the daemon;
+//   7. a daemon that cannot start is reported with the install command (never a silent nothing).
+// A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
 //     node e2e/run.mjs [--update-screenshot] [--keep]
@@ -228,6 +230,22 @@ async function runFromPalette(page, title) {
   return label;
 }
 
+let shotTaken = false;
+
+async function screenshot(page, name) {
+  const shot = path.join(OUT, name);
+  await page.screenshot({ path: shot }).catch((err) => log(`screenshot failed: ${err.message}`));
+  if (!fs.existsSync(shot)) {
+    return;
+  }
+  log(`screenshot: ${shot}`);
+  if (name === 'screenshot.png' && args.has('--update-screenshot') && failed === 0) {
+    fs.mkdirSync(path.join(REPO, 'docs'), { recursive: true });
+    fs.copyFileSync(shot, path.join(REPO, 'docs', 'screenshot.png'));
+    log('copied to docs/screenshot.png');
+  }
+}
+
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   if (!fs.existsSync(DAEMON)) {
@@ -261,7 +279,6 @@ async function main() {
           'telemetry.telemetryLevel': 'off',
           'chat.commandCenter.enabled': false,
           'workbench.colorTheme': 'Default Dark Modern',
-          'checkpoint.command': [DAEMON, 'serve'],
           // Nothing is extracted until Checkpoint Now, so the test sees pending first.
           'checkpoint.extraction': 'manual',
           // Warnings show in the Problems count of the status bar whatever the VS Code version.
@@ -270,6 +287,13 @@ async function main() {
         null,
         2,
       ),
+    );
+    // checkpoint.command is machine-scoped: in a remote window such as code-server's it is read
+    // from the remote (machine) settings, which code-server keeps in <user-data-dir>/Machine.
+    fs.mkdirSync(path.join(profile.data, 'Machine'), { recursive: true });
+    fs.writeFileSync(
+      path.join(profile.data, 'Machine', 'settings.json'),
+      JSON.stringify({ 'checkpoint.command': [DAEMON, 'serve'] }, null, 2),
     );
     const t0 = Date.now();
     run(process.execPath, [entry, '--user-data-dir', profile.data, '--extensions-dir', profile.extensions, '--install-extension', vsix], {
@@ -394,18 +418,39 @@ async function main() {
       }, 30_000);
       return statement.slice(0, 40);
     });
-  } finally {
-    if (page) {
-      const shot = path.join(OUT, 'screenshot.png');
-      await page.screenshot({ path: shot }).catch((err) => log(`screenshot failed: ${err.message}`));
-      if (fs.existsSync(shot)) {
-        log(`screenshot: ${shot}`);
-        if (args.has('--update-screenshot') && failed === 0) {
-          fs.mkdirSync(path.join(REPO, 'docs'), { recursive: true });
-          fs.copyFileSync(shot, path.join(REPO, 'docs', 'screenshot.png'));
-          log('copied to docs/screenshot.png');
+    await screenshot(page, 'screenshot.png');
+    shotTaken = true;
+
+    await check('a daemon that cannot start is said aloud, with the install command', async () => {
+      // Through the settings editor, as a user would: VS Code then reports the change to the extension.
+      const bad = path.join(tmp, 'no-such-dir', 'checkpoint');
+      await runFromPalette(page, 'Preferences: Open Remote Settings (JSON)');
+      const editor = page.locator('.monaco-editor[data-uri$="Machine/settings.json"] .view-lines').first();
+      await editor.waitFor({ timeout: 15_000 });
+      await editor.click();
+      await page.keyboard.press('Control+A');
+      await page.keyboard.press('Delete');
+      await page.keyboard.insertText(JSON.stringify({ 'checkpoint.command': [bad, 'serve'] }));
+      await page.keyboard.press('Control+S');
+      const toast = page.locator('.notification-toast', { hasText: 'is not running' }).first();
+      await toast.waitFor({ timeout: 60_000 });
+      const text = ((await toast.textContent()) ?? '').replace(/\s+/g, ' ');
+      for (const needed of [`(${bad} serve)`, 'was not found', 'python3 -m venv .venv && .venv/bin/pip install -e .', 'Show Log']) {
+        if (!text.includes(needed)) {
+          throw new Error(`the error reads "${text}", without "${needed}"`);
         }
       }
+      await waitFor('the status item to say the daemon is not running', async () => {
+        const labels = await page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent ?? ''));
+        return labels.some((l) => l.includes('Checkpoint: daemon not running'));
+      }, 15_000);
+      return 'error message with Show Log, status item "daemon not running"';
+    });
+  } finally {
+    if (page && !shotTaken) {
+      await screenshot(page, 'screenshot.png');
+    } else if (page && failed) {
+      await screenshot(page, 'failure.png');
     }
     await browser?.close().catch(() => undefined);
     if (server) {

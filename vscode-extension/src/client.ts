@@ -112,7 +112,11 @@ export class DaemonClient implements vscode.Disposable {
     const { launch } = plan;
     log.info(`Starting the daemon: ${plan.description}`);
     if (!findExecutable(launch.command, launch.env, plan.cwd)) {
-      this.fail(`"${launch.command}" was not found (setting checkpoint.command; PATH=${launch.env.PATH ?? ''})`, launch);
+      const bare = !launch.command.includes('/');
+      if (bare) {
+        log.info(`PATH=${launch.env.PATH ?? ''}`);
+      }
+      this.fail(`"${launch.command}" was not found${bare ? ' on PATH' : ''} (setting checkpoint.command)`, launch);
       return;
     }
 
