@@ -119,9 +119,11 @@ def _split_joined(data: bytes, notes: list[str], original: Exception) -> tuple[l
 
 
 def text_of(value: Any) -> str:
-    """Best-effort text of a content field that may be a string or a list of blocks."""
+    """Best-effort text of a content field that may be a string, one block, or a list of blocks."""
     if isinstance(value, str):
         return value
+    if isinstance(value, dict):
+        return value["text"] if isinstance(value.get("text"), str) else ""
     if isinstance(value, list):
         parts = []
         for block in value:

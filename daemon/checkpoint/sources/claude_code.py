@@ -4,7 +4,12 @@ See shared/notes/formats.md §1. What this reader deliberately does not turn int
 - progress lines: `agent_progress` copies sub-agent messages that the sub-agent file holds too;
   hook and bash progress repeat output that the tool result carries (policy `progress_copy`);
 - compaction summaries restate turns that stay in the file (policy `compaction_summary`);
-- injected meta text (skill bodies, caveats, reminders) was not said in the session (`meta_injection`);
+- injected meta text (skill bodies, caveats, `<system-reminder>`s, also inside tool results) was not
+  said in the session (`meta_injection`); an `isMeta` line's tool results are kept, only its text goes;
+- the compaction summariser's own conversation (`subagents/agent-acompact-*.jsonl`) restates the
+  session too (`compaction_summary`);
+- a content block repeated under the same `message.id` (one API message is written over several
+  lines, one block each; a block written twice is a copy) (`message_copy`);
 - base64 images and documents (`base64_image`), redacted thinking (`redacted_thinking`),
   synthetic API-error messages (`api_error_message`).
 """
@@ -21,10 +26,15 @@ from checkpoint.model import Role, SessionInfo
 from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, TurnDraft, line_id, text_of
 
 AGENT = "claude"
+HEAD_BYTES = 64 << 10  # how much of a legacy sub-agent file is read to find its parent session
+MESSAGES_REMEMBERED = 64  # message ids whose blocks are remembered, to notice a block written twice
 # Text the harness injects into user messages; it was not said in the session.
 _INJECTED = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _TITLE_KEYS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 _TITLE_RANK = {"first-prompt": 0, "summary": 1, "ai-title": 2, "custom-title": 3}
+# Markers the harness writes as user text; never a session's title.
+_NOT_A_TITLE = ("<", "[Request interrupted")
+_SESSION_FIELD = re.compile(rb'"sessionId"\s*:\s*"([^"\\]+)"')
 
 
 class ClaudeCodeReader:
@@ -41,17 +51,21 @@ class ClaudeCodeReader:
             for ancestor in path.parents:
                 if ancestor.name == "subagents" and ancestor.parent.name:
                     return FileRole(AGENT, ancestor.parent.name, subagent=True)
-            return FileRole(AGENT, None, subagent=True)
+            known, session_id = _legacy_parent_session(path)
+            return FileRole(AGENT, session_id, subagent=True) if known else None
         return FileRole(AGENT, path.stem)
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()
         kind = obj.get("type")
         self._learn_session(obj, state, out)
-        if kind == "user":
+        agent_id = obj.get("agentId")
+        if isinstance(agent_id, str) and agent_id.startswith("acompact") and kind in ("user", "assistant"):
+            out.dropped["compaction_summary"] += len(raw)
+        elif kind == "user":
             self._user(obj, raw, state, out)
         elif kind == "assistant":
-            self._assistant(obj, raw, out)
+            self._assistant(obj, raw, state, out)
         elif kind == "progress":
             out.dropped["progress_copy"] += len(raw)
         elif kind == "attachment":
@@ -74,32 +88,36 @@ class ClaudeCodeReader:
         if obj.get("isCompactSummary"):
             out.dropped["compaction_summary"] += len(text_of(content))
             return
-        if obj.get("isMeta"):
-            out.dropped["meta_injection"] += len(text_of(content))
-            return
+        # isMeta marks injected text (skill bodies, caveats); newer versions also mark tool results
+        # with it, and those results (and the edits they confirm) are real.
+        meta = bool(obj.get("isMeta"))
         texts: list[str] = []
         results: list[str] = []
-        if isinstance(content, str):
-            texts.append(self._said(content, out))
-        elif isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                btype = block.get("type")
-                if btype == "text" and isinstance(block.get("text"), str):
+        failed = 0
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks if isinstance(blocks, list) else []:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text" and isinstance(block.get("text"), str):
+                if meta:
+                    out.dropped["meta_injection"] += len(block["text"])
+                else:
                     texts.append(self._said(block["text"], out))
-                elif btype == "tool_result":
-                    results.append(self._tool_result(block, out))
-                elif btype in ("image", "document"):
-                    out.dropped["base64_image"] += _payload_size(block)
-        files = _applied_files(obj.get("toolUseResult")) if results else ()
+            elif btype == "tool_result":
+                results.append(self._tool_result(block, out))
+                failed += block.get("is_error") is True
+            elif btype in ("image", "document"):
+                out.dropped["base64_image"] += _payload_size(block)
+        # A failed or rejected edit touched nothing, whatever its result looks like.
+        files = _applied_files(obj.get("toolUseResult")) if results and failed < len(results) else ()
         if results:
             text = "\n".join(t for t in texts + results if t)
             role = Role.TOOL
         else:
             text = "\n".join(t for t in texts if t)
             role = Role.USER
-            if text and not text.startswith("<"):
+            if text and not text.startswith(_NOT_A_TITLE):
                 self._title(text, "first-prompt", state, out)
         if text or files:
             out.turns.append(
@@ -121,9 +139,9 @@ class ClaudeCodeReader:
                 if isinstance(part, dict) and part.get("type") in ("image", "document"):
                     out.dropped["base64_image"] += _payload_size(part)
         status = " (error)" if block.get("is_error") else ""
-        return f"[tool result{status}]\n{text_of(content)}"
+        return f"[tool result{status}]\n{self._said(text_of(content), out)}"
 
-    def _assistant(self, obj: JsonObject, raw: bytes, out: ParsedLine) -> None:
+    def _assistant(self, obj: JsonObject, raw: bytes, state: JsonObject, out: ParsedLine) -> None:
         message = obj.get("message")
         if not isinstance(message, dict):
             return
@@ -134,8 +152,12 @@ class ClaudeCodeReader:
         tool_calls: list[str] = []
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": text_of(content)}]
+        message_id = message.get("id") if isinstance(message.get("id"), str) else None
         for block in blocks:
             if not isinstance(block, dict):
+                continue
+            if message_id and _seen_before(message_id, block, state):
+                out.dropped["message_copy"] += len(str(block.get("text") or block.get("thinking") or block))
                 continue
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str):
@@ -149,14 +171,17 @@ class ClaudeCodeReader:
         role = Role.ASSISTANT if texts else Role.TOOL
         text = "\n".join(texts + tool_calls)
         if text:
-            message_id = message.get("id") if isinstance(message.get("id"), str) else None
             out.turns.append(TurnDraft(_id(obj, raw), role, text, (), _str(obj.get("timestamp")), message_id))
 
     def _attachment(self, obj: JsonObject, raw: bytes, out: ParsedLine) -> None:
         attachment = obj.get("attachment")
         # A prompt typed while the agent was busy (mid-turn steering) is the user speaking.
         if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
-            text = text_of(attachment.get("prompt"))
+            prompt = attachment.get("prompt")
+            for block in prompt if isinstance(prompt, list) else []:
+                if isinstance(block, dict) and block.get("type") in ("image", "document"):
+                    out.dropped["base64_image"] += _payload_size(block)
+            text = self._said(text_of(prompt), out)
             if text:
                 out.turns.append(TurnDraft(_id(obj, raw), Role.USER, text, (), _str(obj.get("timestamp"))))
 
@@ -211,11 +236,57 @@ def _tool_call(block: JsonObject) -> str:
 
 
 def _applied_files(result: object) -> tuple[str, ...]:
-    """Files an edit tool really changed: a structured result, never an error string."""
+    """Files an edit tool really changed: a structured result, never an error string.
+
+    Edit/MultiEdit carry `structuredPatch`, Write `type` create/update (both with `filePath`);
+    NotebookEdit carries `notebook_path` and, when it failed, a non-empty `error`."""
     if not isinstance(result, dict):
         return ()
-    if not ("structuredPatch" in result or result.get("type") in ("create", "update")):
+    if "structuredPatch" in result or result.get("type") in ("create", "update"):
+        path = result.get("filePath")
+    elif "notebook_path" in result and not result.get("error"):
+        path = result.get("notebook_path")
+    else:
         return ()
-    path = result.get("filePath") or result.get("notebook_path")
     return (path,) if isinstance(path, str) and path else ()
+
+
+def _seen_before(message_id: str, block: JsonObject, state: JsonObject) -> bool:
+    """Whether this block was already read under this message id (and remember it if not)."""
+    try:
+        digest = line_id(orjson.dumps(block, option=orjson.OPT_SORT_KEYS))
+    except TypeError:
+        return False
+    seen: dict[str, list[str]] = state.setdefault("message_blocks", {})
+    known = seen.get(message_id)
+    if known is None:
+        known = seen[message_id] = []
+        while len(seen) > MESSAGES_REMEMBERED:
+            del seen[next(iter(seen))]
+    if digest in known:
+        return True
+    known.append(digest)
+    return False
+
+
+def _legacy_parent_session(path: Path) -> tuple[bool, str | None]:
+    """The parent session of a legacy agent-*.jsonl (beside the session files): the sessionId of its
+    lines. (False, None) while the file holds no complete line yet: claiming it then would file its
+    turns under a made-up session for good."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return True, None  # let the reading report it
+    for line in head.split(b"\n")[:-1]:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
+            return True, obj["sessionId"]
+    match = _SESSION_FIELD.search(head)
+    if match:
+        return True, match.group(1).decode("utf-8", errors="replace")
+    return b"\n" in head or len(head) == HEAD_BYTES, None
 

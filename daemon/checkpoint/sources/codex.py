@@ -4,6 +4,11 @@ See shared/notes/formats.md §2. Codex writes the same words twice (a `response_
 `event_msg` copy); this reader keeps the `response_item` family and counts the copies under policy
 `event_copy`. Injected context (environment, AGENTS.md, developer permissions) is `injected_context`;
 encrypted reasoning is `encrypted_reasoning`; compaction summaries are `compaction_summary`.
+
+Turn ids hash the raw line, whose timestamp makes it unique. Legacy rollouts (mid-2025, no envelope)
+have no per-line timestamp, so a line repeated word for word ("yes", twice) is told apart by how many
+times it occurred before in the file. A fork copies its parent's history, including a second
+`session_meta`: the first one owns the session's identity and cwd.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ _SESSION_IN_NAME = re.compile(
 )
 _INJECTED_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
 _EVENT_COPIES = {"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content"}
+_ENV_CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 
 
 class CodexReader:
@@ -73,10 +79,15 @@ class CodexReader:
             content = item.get("content")
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "input_image":
-                    out.dropped["base64_image"] += len(str(block.get("image_url", "")))
+                    url = block.get("image_url")
+                    out.dropped["base64_image"] += len(url) if isinstance(url, str) else 0
             text = text_of(content)
             if who in ("developer", "system") or text.lstrip().startswith(_INJECTED_PREFIXES):
                 out.dropped["injected_context"] += len(text)
+                cwd = _ENV_CWD.search(text)
+                if cwd and "cwd" not in state:  # legacy rollouts name the cwd only here
+                    state["cwd"] = cwd.group(1).strip()
+                    out.session = _session(out.session, cwd=state["cwd"])
                 return
             role = Role.USER if who == "user" else Role.ASSISTANT
             if role is Role.USER and text and not state.get("titled"):
@@ -102,7 +113,7 @@ class CodexReader:
             command = action.get("command") if isinstance(action, dict) else None
             text = f"[shell] {' '.join(map(str, command)) if isinstance(command, list) else ''}"
         if text.strip():
-            out.turns.append(TurnDraft(line_id(raw), role, text, (), timestamp))
+            out.turns.append(TurnDraft(_turn_id(raw, timestamp, state), role, text, (), timestamp))
 
     def _event(
         self, event: JsonObject, raw: bytes, timestamp: str | None, state: JsonObject, out: ParsedLine
@@ -115,7 +126,19 @@ class CodexReader:
             if isinstance(changes, dict) and changes:
                 files = tuple(_absolute(p, state.get("cwd")) for p in changes if isinstance(p, str))
                 summary = "\n".join(f"{_change_type(changes[p])} {p}" for p in changes)
-                out.turns.append(TurnDraft(line_id(raw), Role.TOOL, f"[patch applied]\n{summary}", files, timestamp))
+                turn_id = _turn_id(raw, timestamp, state)
+                out.turns.append(TurnDraft(turn_id, Role.TOOL, f"[patch applied]\n{summary}", files, timestamp))
+
+
+def _turn_id(raw: bytes, timestamp: str | None, state: JsonObject) -> str:
+    """The line's hash; for a legacy line (no timestamp), also its occurrence among identical lines."""
+    key = line_id(raw)
+    if timestamp is not None:
+        return key
+    repeats: dict[str, int] = state.setdefault("repeats", {})
+    seen = repeats.get(key, 0)
+    repeats[key] = seen + 1
+    return key if seen == 0 else line_id(raw + b"#%d" % seen)
 
 
 def _change_type(change: Any) -> str:

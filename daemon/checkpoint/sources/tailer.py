@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+import orjson
+
 BLOCK_SIZE = 1 << 20
 HEAD_BYTES = 4096
 DEFAULT_MAX_LINE_BYTES = 16 << 20
@@ -103,9 +105,18 @@ def fresh_cursor(cursor: FileCursor, st: os.stat_result) -> FileCursor:
     )
 
 
-def _looks_complete(data: bytes | bytearray) -> bool:
-    stripped = data.strip()
-    return stripped.startswith(b"{") and stripped.endswith(b"}")
+def _whole_record(data: bytes | bytearray) -> bool:
+    """True if the bytes are one complete JSON object. A strict prefix of a record never is, so a
+    record still being written is not mistaken for a whole one (looking like `{...}` is not enough)."""
+    text = bytes(data).strip().strip(b"\x00").strip()
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            obj = orjson.loads(text.decode("utf-8", errors="replace").encode("utf-8"))
+        except orjson.JSONDecodeError:
+            return False
+    return isinstance(obj, dict)
 
 
 def tail(
@@ -114,18 +125,31 @@ def tail(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     now: float | None = None,
 ) -> Iterator[TailEvent]:
-    """Yield the complete lines after cursor.offset. The caller persists each event's end_offset."""
+    """Yield the complete lines after cursor.offset. The caller persists each event's end_offset.
+
+    Reads only the `st.st_size` bytes the caller's stat saw, so that "settled" (judged from the same
+    stat) describes every byte read: bytes appended meanwhile wait for the next call.
+    """
     line_no = cursor.line_no
     offset = cursor.offset
+    stop = st.st_size
     settled = ((now if now is not None else time.time()) - st.st_mtime_ns / 1e9) >= SETTLE_SECONDS
     with open(cursor.path, "rb") as fh:
+        # A cursor not just after a newline sits after a last line consumed without one (settled). If
+        # its newline arrives later, that newline ends the line already read; it does not start a new one.
+        if 0 < offset < stop:
+            fh.seek(offset - 1)
+            around = fh.read(2)
+            if around[:1] != b"\n" and around[1:] == b"\n":
+                yield RawLine(line_no, b"", offset + 1)  # same line number, nothing to parse
+                offset += 1
         fh.seek(offset)
         pending = bytearray()
         skipping = 0  # >0 while discarding an oversized line; counts its bytes
-        while True:
-            block = fh.read(BLOCK_SIZE)
+        while offset < stop:
+            block = fh.read(min(BLOCK_SIZE, stop - offset))
             if not block:
-                break
+                break  # the file shrank meanwhile; the next call's identity check sees it
             start = 0
             while True:
                 nl = block.find(b"\n", start)
@@ -142,14 +166,11 @@ def tail(
                 piece = block[start:nl]
                 line_no += 1
                 end = offset + nl + 1
-                if skipping:
-                    size = skipping + len(piece)
+                if skipping or len(pending) + len(piece) > max_line_bytes:
+                    length = (skipping or len(pending)) + len(piece)
                     skipping = 0
-                    yield SkippedLine(line_no, size, end, f"line of {size} bytes exceeds {max_line_bytes}")
-                elif len(pending) + len(piece) > max_line_bytes:
-                    size = len(pending) + len(piece)
                     pending.clear()
-                    yield SkippedLine(line_no, size, end, f"line of {size} bytes exceeds {max_line_bytes}")
+                    yield SkippedLine(line_no, length, end, f"line of {length} bytes exceeds {max_line_bytes}")
                 else:
                     if pending:
                         pending += piece
@@ -160,15 +181,15 @@ def tail(
                     yield RawLine(line_no, data, end)
                 start = nl + 1
             offset += len(block)
-        if pending and not skipping and settled and _looks_complete(pending):
+        if pending and not skipping and settled and _whole_record(pending):
             yield RawLine(line_no + 1, bytes(pending), offset)
 
 
 def advance(cursor: FileCursor, event: TailEvent, st: os.stat_result) -> FileCursor:
-    return replace(
-        cursor,
-        offset=event.end_offset,
-        line_no=event.line_no,
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-    )
+    moved = replace(cursor, offset=event.end_offset, line_no=event.line_no, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    # A file first seen empty or tiny has a short head (none at all when empty): widen it over the bytes
+    # consumed since, so that a rewrite in place is still noticed later.
+    head_len = min(HEAD_BYTES, event.end_offset)
+    if head_len > cursor.head_len:
+        moved = replace(moved, head_len=head_len, head_hash=_head_hash(cursor.path, head_len))
+    return moved
