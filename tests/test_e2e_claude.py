@@ -350,3 +350,15 @@ def test_progress_on_a_terminal_and_the_summary(tmp_path: Path, fake: FakeAnthro
     status = cli.run("status").stdout
     assert re.search(r"COST\s+TITLE", status) and re.search(r"\$0\.\d{4}", status)
     assert re.search(r"Spent on extraction so far: \d+ requests", status)
+
+
+def test_claude_asked_for_without_a_key_says_so_and_runs_offline(tmp_path: Path, fake: FakeAnthropic) -> None:
+    corpus = synth.write_corpus(tmp_path / "src", sessions=1, turns=10, chars=3_000, seed=9, codex_share=0.0)
+    cli = make_cli(tmp_path, fake, [corpus.claude_root])
+    env = {k: v for k, v in cli.env().items() if k != "ANTHROPIC_API_KEY"}
+    result = subprocess.run(cli.argv("now", "--extractor", "anthropic"), env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0
+    assert ("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set: "
+            "using the offline heuristic extractor instead") in result.stdout
+    assert fake.requests == []
