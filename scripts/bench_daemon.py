@@ -5,7 +5,7 @@
 A real daemon process is started over stdio on a temporary workspace, with K other sessions
 (scripts/synth.py) in the watched roots so that discovery has something to walk. Then, N times, one
 exchange is appended to a watched Claude Code transcript: a prompt, and an answer planting a
-decision ("We'll use marker-bench-<i> ...") with an Edit of a workspace file that also gets the
+decision ("We'll use marker-be<hex i> ...") with an Edit of a workspace file that also gets the
 edited line. Measured from just before the write (monotonic clock, this process):
 
   status        until a `checkpoint/status` notification counts the new turns
@@ -13,8 +13,8 @@ edited line. Measured from just before the write (monotonic clock, this process)
                 (ingest, background extraction at idleSeconds 0, commit, diagnostics)
 
 Extraction uses the offline heuristic extractor, or with --fake-api the Claude extractor against
-the fake Messages API (tests/fakes) answering after LATENCY seconds. Figures: median, p95 and max.
-Not a timed test: print figures, assert nothing.
+the fake Messages API (tests/fakes) answering after LATENCY seconds, with the files of the chunk.
+Figures: median, p95 and max. Not a timed test: print figures, assert nothing.
 """
 
 from __future__ import annotations
@@ -48,9 +48,16 @@ def fake_api(latency: float | None) -> Iterator[dict[str, str]]:
     if latency is None:
         yield {"CHECKPOINT_EXTRACTOR": "heuristic"}
         return
-    from fakes.fake_anthropic import FakeAnthropic
+    from fakes.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
 
-    with FakeAnthropic(latency=latency) as fake:
+    def responder(request: MessageRequest) -> list[dict[str, Any]]:
+        """The fake's planted decisions, citing the files the chunk's turns changed, as a model
+        told to take files from the turn headers would."""
+        items = planted_decisions(request.prompt, same_as='"same_as"' in json.dumps(request.schema or {}))
+        files = sorted({f for turn in parse_turns(request.prompt) for f in turn.files})
+        return [{**item, "files": item["files"] or files} for item in items]
+
+    with FakeAnthropic(latency=latency, responder=responder) as fake:
         yield {"CHECKPOINT_EXTRACTOR": "anthropic", **fake.env()}
 
 
@@ -83,7 +90,7 @@ async def bench(runs: int, sessions: int, latency: float | None) -> dict[str, An
                     with target.open("a") as fh:
                         fh.write(line + "\n")
                     records = transcript.user(f"Run {i}: add the mark.") + transcript.assistant(
-                        f"We'll use marker-bench-{i:04d} for the bench layer.", edits=[(target, "", line)])
+                        f"We'll use marker-be{i:06x} for the bench layer.", edits=[(target, "", line)])
                     expected = transcript.turns
                     mark = len(daemon.statuses)
                     marks = len(daemon.record.diagnostics)
@@ -93,7 +100,7 @@ async def bench(runs: int, sessions: int, latency: float | None) -> dict[str, An
                                              timeout=30, what=f"run {i} counted")
                     seen = next(s.at for s in daemon.record.statuses[mark:] if s.value["totals"]["turns"] >= expected)
                     status_ms.append((seen - t0) * 1000)
-                    wanted = f"marker-bench-{i:04d}"
+                    wanted = f"marker-be{i:06x}"
 
                     def arrived(i: int = marks, wanted: str = wanted) -> float | None:
                         return next((at for at, u, diags in daemon.record.diagnostics[i:]

@@ -134,3 +134,27 @@ async def test_background_policy_pending_threshold_and_run_budget(
         assert second["totals"]["captured"] > first["totals"]["captured"]
     finally:
         await daemon.stop()
+
+
+async def test_scope_follows_the_workspace_folders(tmp_path: Path, workspace: Path, claude_root: Path) -> None:
+    """No folder open: every session. A folder added: only the sessions launched inside it (compared
+    as real paths, so a symlinked spelling of the folder counts too)."""
+    inside, outside = Transcript(claude_root, workspace), Transcript(claude_root, tmp_path / "elsewhere")
+    inside.write(inside.user("Inside the workspace."))
+    outside.write(outside.user("Outside of it."))
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [claude_root])
+    daemon = await Daemon.start(env, [], {"checkpoint": {"extraction": "manual"}})
+    try:
+        everything = await daemon.wait_status(lambda s: s["totals"]["turns"] == 2)
+        assert everything["scope"] == "all" and everything["workspace_folders"] == []
+        link = tmp_path / "link-to-ws"
+        link.symlink_to(workspace)
+        daemon.client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=link.as_uri(), name="ws")], removed=[])))
+        scoped = await daemon.wait_status(lambda s: s["scope"] == "workspace")
+        assert scoped["workspace_folders"] == [link.as_uri()]
+        assert [(s["id"], s["workspace"]) for s in scoped["sessions"]] == [(inside.session_id, link.as_uri())]
+        assert scoped["totals"]["turns"] == 1
+    finally:
+        await daemon.stop()

@@ -131,7 +131,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             query = items.parse_query(params)
         except items.QueryError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
-        rows = await server.db.call(items.find_items, server.folders, query, server.daemon.scope)
+        rows = await server.db.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}  # type: ignore[typeddict-item]
 
     return server

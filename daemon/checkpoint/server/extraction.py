@@ -43,7 +43,7 @@ class Stopped(Exception):
     """Raised from the progress callback when the server stops: the pipeline then gives its leases back."""
 
 
-def candidates(store: Store, folders: Folders, daemon: ServerSettings, now: float) -> list[str]:
+def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSettings, now: float) -> list[str]:
     """Sessions due for a background run: due chunks (past their backoff), in scope, and idle or
     with many pending turns."""
     due = store.due_by_session(respect_backoff=True)
@@ -52,7 +52,7 @@ def candidates(store: Store, folders: Folders, daemon: ServerSettings, now: floa
     activity = store.session_activity()
     out = []
     for s in store.session_counts(list(due)):
-        if daemon.scope == "workspace" and not folders.folder_of(s.cwd):
+        if scope == "workspace" and not folders.folder_of(s.cwd):
             continue
         if now - activity.get(s.id, 0.0) >= daemon.idle_seconds or s.pending > daemon.max_pending_turns:
             out.append(s.id)
@@ -182,6 +182,9 @@ class Extraction(Feature):
         self.paused = None
         self.kick()
 
+    def folders_changed(self) -> None:
+        self.kick()
+
     async def _loop(self) -> None:
         assert self._kick is not None
         while True:
@@ -192,7 +195,7 @@ class Extraction(Feature):
             d = self.server.daemon
             if d.extraction != "auto" or self.paused or self.lock.locked():
                 continue
-            due = await self.server.db.call(candidates, self.server.folders, d, time.time())
+            due = await self.server.db.call(candidates, self.server.folders, self.server.scope, d, time.time())
             if due:
                 await self.run(due, explicit=False)
 
@@ -203,7 +206,7 @@ class Extraction(Feature):
         if session_id is not None:
             sessions: list[str] | None = [session_id]
         else:
-            sessions = await self.server.db.call(scope_sessions, self.server.folders, self.server.daemon.scope)
+            sessions = await self.server.db.call(scope_sessions, self.server.folders, self.server.scope)
         summary = await self.run(sessions, explicit=True)
         status = await self.server.db.call(pipeline.status, sessions)
         return {

@@ -108,6 +108,11 @@ class CheckpointServer(LanguageServer):
             for feature in self.features:
                 feature.folders_changed()
 
+    @property
+    def scope(self) -> str:
+        """The `scope` setting; with no folder open there is no workspace to scope to: all sessions."""
+        return self.daemon.scope if self.folders.folders else "all"
+
     def supports(self, capability: str) -> bool:
         return bool(get_capability(self.client_capabilities, capability, False))
 

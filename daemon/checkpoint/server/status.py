@@ -69,12 +69,13 @@ class StatusFeature(Feature):
         while self._dirty and not self.server.stopping.is_set():
             self._dirty = False
             d = self.server.daemon
-            data, items_version = await self.server.db.call(snapshot, self.server.folders, d.scope)
+            scope = self.server.scope
+            data, items_version = await self.server.db.call(snapshot, self.server.folders, scope)
             if self.items_seen is not None and items_version != self.items_seen:
                 self.server.diagnostics.refresh()  # this run's items, or another window's
             self.items_seen = items_version
             payload = {
-                "scope": d.scope,
+                "scope": scope,
                 "workspace_folders": self.server.folders.uris,
                 **data,
                 "running": self.running,
