@@ -197,6 +197,24 @@ class FileRow:
     missing: bool
 
 
+_INSERT_TURN = (
+    "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path, line_no, tokens,"
+    " header_tokens, chunked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
+)
+
+
+def _turn_rows(
+    turns: Sequence[tuple[TurnDraft, int, int, int]], session_id: str, seq: int, path: str, chunked: int
+) -> list[tuple[Any, ...]]:
+    """Rows of the turns table, numbered on from `seq`."""
+    return [
+        (draft.id, session_id, seq, draft.role.value, draft.text,
+         orjson.dumps(list(draft.files)).decode() if draft.files else "[]", draft.timestamp, draft.message_id,
+         path, line_no, tokens, header_tokens, chunked)
+        for seq, (draft, line_no, tokens, header_tokens) in enumerate(turns, start=seq + 1)
+    ]
+
+
 class Ingested(NamedTuple):
     turns: int  # turns added
     chunks: int  # chunks created for them
@@ -359,25 +377,24 @@ class Store:
                 if session.title and not subagent:
                     c.execute("UPDATE sessions SET title = ? WHERE id = ?", (session.title, session_id))
             seq = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
-            first_ts = last_ts = None
             chunked = int(chunk_tokens is not None)
-            rows: list[tuple[Any, ...]] = []
-            costs: list[chunker.TurnCost] = []
-            for draft, line_no, tokens, header_tokens in self._unseen(c, turns):
-                seq += 1
-                rows.append((
-                    draft.id, session_id, seq, draft.role.value, draft.text,
-                    orjson.dumps(list(draft.files)).decode() if draft.files else "[]", draft.timestamp,
-                    draft.message_id, cursor.path, line_no, tokens, header_tokens, chunked,
-                ))
-                costs.append(chunker.TurnCost(seq, tokens, header_tokens))
-                first_ts = first_ts or draft.timestamp
-                last_ts = draft.timestamp or last_ts
-            c.executemany(
-                "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path,"
-                " line_no, tokens, header_tokens, chunked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                rows,
-            )
+            # Optimistic: number every turn and insert them all at once. If an id was stored already
+            # (a re-read, a copy) or repeats in the batch, fewer rows went in than were numbered:
+            # undo, and number only the new ones, so that seqs stay gapless.
+            rows = _turn_rows(turns, session_id, seq, cursor.path, chunked)
+            c.execute("SAVEPOINT new_turns")
+            before = c.total_changes
+            c.executemany(_INSERT_TURN, rows)
+            if c.total_changes - before != len(rows):
+                c.execute("ROLLBACK TO new_turns")
+                rows = _turn_rows(self._unseen(c, turns), session_id, seq, cursor.path, chunked)
+                c.executemany(_INSERT_TURN, rows)
+            c.execute("RELEASE new_turns")
+            seq += len(rows)
+            costs = [chunker.TurnCost(r[2], r[10], r[11]) for r in rows]
+            stamps = [r[6] for r in rows if r[6]]
+            first_ts = stamps[0] if stamps else None
+            last_ts = stamps[-1] if stamps else None
             chunks = 0
             if chunk_tokens is not None and rows:
                 # turns of the session stored earlier without chunks come first (usually none)
