@@ -345,7 +345,14 @@ async function main() {
       if (!/Checkpoint: Checkpoint Now/.test(label)) {
         throw new Error(`palette row reads "${label}"`);
       }
-      await page.locator('.notification-toast', { hasText: /Checkpoint: \d+ chunks tried/ }).first().waitFor({ timeout: 120_000 });
+      const toast = page.locator('.notification-toast', {
+        hasText: /Checkpoint: (\d+ chunks tried|no chunk was extracted|nothing pending)|Checkpoint Now failed/,
+      });
+      await toast.first().waitFor({ timeout: 120_000 });
+      const said = ((await toast.first().textContent()) ?? '').replace(/\s+/g, ' ');
+      if (!/\d+ chunks tried: \d+ captured, 0 failed/.test(said)) {
+        throw new Error(`Checkpoint Now said: ${said}`);
+      }
       return label.split(',')[0];
     });
 
@@ -447,10 +454,28 @@ async function main() {
       return 'error message with Show Log, status item "daemon not running"';
     });
   } finally {
+    if (page && failed) {
+      const toasts = await page.locator('.notification-toast').allTextContents().catch(() => []);
+      for (const t of toasts) {
+        log(`notification: ${t.replace(/\s+/g, ' ').slice(0, 400)}`);
+      }
+      const status = await statusText(page).catch(() => undefined);
+      log(`status item: ${status?.raw ?? '(none)'}`);
+    }
     if (page && !shotTaken) {
       await screenshot(page, 'screenshot.png');
     } else if (page && failed) {
       await screenshot(page, 'failure.png');
+    }
+    const extLog = path.join(profile.data, 'logs');
+    if (failed && fs.existsSync(extLog)) {
+      // The extension's log (daemon stderr included) outlives the temporary profile.
+      for (const f of fs.readdirSync(extLog, { recursive: true })) {
+        if (String(f).endsWith(path.join('checkpoint.checkpoint-vscode', 'Checkpoint.log'))) {
+          fs.copyFileSync(path.join(extLog, String(f)), path.join(OUT, 'Checkpoint.log'));
+          log(`extension log: ${path.join(OUT, 'Checkpoint.log')}`);
+        }
+      }
     }
     await browser?.close().catch(() => undefined);
     if (server) {

@@ -100,10 +100,16 @@ export function formatNowResult(result: unknown): { text: string; ok: boolean } 
   const r = result as NowResult;
   if (typeof r === 'object' && r.run) {
     const run = r.run;
-    let text =
-      run.tried === 0
-        ? 'Checkpoint: nothing pending to extract.'
-        : `Checkpoint: ${run.tried} chunks tried: ${run.captured} captured, ${run.failed} failed; ${run.items_added} new items.`;
+    const stillPending = r.totals?.pending ?? 0;
+    let text: string;
+    if (run.tried > 0) {
+      text = `Checkpoint: ${run.tried} chunks tried: ${run.captured} captured, ${run.failed} failed; ${run.items_added} new items.`;
+    } else if (stillPending > 0) {
+      // Nothing was sent although turns are pending: never let that read as success.
+      text = 'Checkpoint: no chunk was extracted.';
+    } else {
+      text = 'Checkpoint: nothing pending to extract.';
+    }
     if (r.totals) {
       text += ` Now ${r.totals.pending} turns pending, ${r.totals.captured} captured, ${r.totals.failed} failed.`;
     }
@@ -113,7 +119,7 @@ export function formatNowResult(result: unknown): { text: string; ok: boolean } 
     if (run.failures?.length) {
       text += ` First failure: ${run.failures[0].cause}`;
     }
-    return { text, ok: run.failed === 0 && !run.stopped_by };
+    return { text, ok: run.failed === 0 && !run.stopped_by && (run.tried > 0 || stillPending === 0) };
   }
   return { text: `Checkpoint: ${JSON.stringify(result).slice(0, 300)}`, ok: true };
 }

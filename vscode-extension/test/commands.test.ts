@@ -97,6 +97,12 @@ describe('argument handling', () => {
       ok: true,
     });
     expect(
+      formatNowResult({
+        run: { tried: 0, captured: 0, failed: 0, items_added: 0 },
+        totals: { turns: 189, captured: 0, pending: 189, failed: 0 },
+      }),
+    ).toEqual({ text: 'Checkpoint: no chunk was extracted. Now 189 turns pending, 0 captured, 0 failed.', ok: false });
+    expect(
       formatNowResult({ run: { tried: 2, captured: 2, failed: 0, items_added: 1, stopped_by: 'request budget of 2 reached' } }).ok,
     ).toBe(false);
     expect(formatNowResult('done')).toEqual({ text: 'Checkpoint: done', ok: true });
