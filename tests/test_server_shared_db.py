@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 import synth
 from checkpoint import pipeline
@@ -25,7 +26,8 @@ async def test_two_daemons_share_one_database_without_double_extraction(tmp_path
     corpus = synth.write_corpus(tmp_path / "t", sessions=4, turns=30, chars=10_000, seed=3)
     roots = [corpus.claude_root, corpus.codex_root]
     db = tmp_path / "db" / "checkpoint.db"
-    options = {"checkpoint": {"scope": "all", "idleSeconds": 0, "concurrency": 1}}
+    manual = {"checkpoint": {"scope": "all", "idleSeconds": 0, "concurrency": 1, "extraction": "manual"}}
+    auto = {"checkpoint": {**manual["checkpoint"], "extraction": "auto"}}
     folders = [tmp_path / "window-a", tmp_path / "window-b"]
     for f in folders:
         f.mkdir()
@@ -33,8 +35,14 @@ async def test_two_daemons_share_one_database_without_double_extraction(tmp_path
     with FakeAnthropic(latency=0.01) as fake:
         env = server_env(tmp_path / "home", db, roots, CHECKPOINT_CHUNK_TOKENS="500",
                          CHECKPOINT_EXTRACTOR="anthropic", **fake.env())
-        a, b = await asyncio.gather(Daemon.start(env, [folders[0]], options), Daemon.start(env, [folders[1]], options))
+        a, b = await asyncio.gather(Daemon.start(env, [folders[0]], manual), Daemon.start(env, [folders[1]], manual))
         try:
+            for d in (a, b):  # both up and caught up with the files; then both extract at once
+                await d.wait_status(lambda s: s["totals"]["turns"] == sum(corpus.turns.values()) or
+                                    (s["totals"]["turns"] > 0 and s["totals"]["pending"] == s["totals"]["turns"]),
+                                    timeout=30, what="ingested")
+            for d in (a, b):
+                d.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=auto))
             for d in (a, b):
                 await d.wait_status(
                     lambda s: s["totals"]["turns"] > 0 and s["totals"]["pending"] == 0 and not s["running"],
