@@ -349,7 +349,7 @@ async function main() {
         hasText: /Checkpoint: (\d+ chunks tried|no chunk was extracted|nothing pending)|Checkpoint Now failed/,
       });
       await toast.first().waitFor({ timeout: 120_000 });
-      const said = ((await toast.first().textContent()) ?? '').replace(/\s+/g, ' ');
+      const said = (await toast.first().locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
       if (!/\d+ chunks tried: \d+ captured, 0 failed/.test(said)) {
         throw new Error(`Checkpoint Now said: ${said}`);
       }
@@ -441,7 +441,9 @@ async function main() {
       await page.keyboard.press('Control+S');
       const toast = page.locator('.notification-toast', { hasText: 'is not running' }).first();
       await toast.waitFor({ timeout: 60_000 });
-      const text = ((await toast.textContent()) ?? '').replace(/\s+/g, ' ');
+      const message = (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
+      const buttons = (await toast.locator('.monaco-button').allInnerTexts()).join(' | ');
+      const text = `${message} [${buttons}]`;
       for (const needed of [`(${bad} serve)`, 'was not found', 'python3 -m venv .venv && .venv/bin/pip install -e .', 'Show Log']) {
         if (!text.includes(needed)) {
           throw new Error(`the error reads "${text}", without "${needed}"`);
@@ -455,7 +457,7 @@ async function main() {
     });
   } finally {
     if (page && failed) {
-      const toasts = await page.locator('.notification-toast').allTextContents().catch(() => []);
+      const toasts = await page.locator('.notification-toast .notification-list-item-message').allInnerTexts().catch(() => []);
       for (const t of toasts) {
         log(`notification: ${t.replace(/\s+/g, ' ').slice(0, 400)}`);
       }
