@@ -193,8 +193,13 @@ class FileRow:
     agent: str
     session_id: str | None
     subagent: bool
-    reader_state: dict[str, Any]
+    state_json: str  # the reader's state, decoded only for a file that is read again
     missing: bool
+
+    @property
+    def reader_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = orjson.loads(self.state_json)
+        return state
 
 
 _INSERT_TURN = (
@@ -232,7 +237,7 @@ def _file_row(row: Sequence[Any]) -> FileRow:
         agent=row[9],
         session_id=row[10],
         subagent=bool(row[11]),
-        reader_state=orjson.loads(row[12]),
+        state_json=row[12],
         missing=bool(row[13]),
     )
 
