@@ -262,6 +262,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     report = pipeline.checkpoint(
         store, extractor, budget, concurrency=args.concurrency or settings.concurrency,
         session_id=args.session, on_update=progress, known_items=settings.known_items,
+        lease_seconds=settings.lease_seconds,
     )
     if show_progress and report.tried:
         print(file=sys.stderr)

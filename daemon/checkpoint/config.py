@@ -55,6 +55,9 @@ class Settings(BaseModel):
     retry_max_delay: float = 30.0  # cap on any wait, retry-after included
     request_timeout: float = 120.0  # seconds per request
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
+    # How long a run holds a chunk it sent before another run may take it. A live run renews its
+    # leases while it waits (every third of this); a killed run's chunks are due again after it.
+    lease_seconds: float = Field(default=300.0, gt=0)
 
 
 _ENV: dict[str, str] = {
@@ -69,6 +72,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_MAX_REQUESTS": "max_requests",
     "CHECKPOINT_MAX_TOKENS": "max_tokens",
     "CHECKPOINT_MAX_COST": "max_cost",
+    "CHECKPOINT_LEASE_SECONDS": "lease_seconds",
 }
 
 

@@ -36,7 +36,7 @@ from checkpoint.sources.tailer import (
     tail,
     unchanged,
 )
-from checkpoint.store import FileRow, LeaseLost, SessionCounts, Store
+from checkpoint.store import LEASE_SECONDS, FileRow, LeaseLost, SessionCounts, Store
 
 # Turns stored per transaction. Larger batches write each page of the database fewer times (a cold
 # scan of a 100 MB session: 1.8 s of CPU instead of 2.1 s); memory stays bounded by the batch.
@@ -370,11 +370,13 @@ def checkpoint(
     *,
     on_update: Update | None = None,
     known_items: int = 30,
+    lease_seconds: float = LEASE_SECONDS,
 ) -> RunReport:
     """One run over the due chunks: each tried at most once, at most `concurrency` in flight, the
     answers committed here on the calling thread. A chunk too large for the model is replaced by
     smaller pieces, which this run tries too. An explicit run retries failed chunks at once;
-    background runs respect their backoff."""
+    background runs respect their backoff. The chunks in flight are leased for `lease_seconds`,
+    renewed while their answers are awaited: a live run keeps them, a killed run's expire."""
     budget = budget or Budget()
     owner = uuid.uuid4().hex
     report = RunReport(run_id=store.start_run(extractor.name), extractor=extractor.name)
@@ -385,12 +387,14 @@ def checkpoint(
     priced = isinstance(extractor, Priced)
     in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
     width = max(1, concurrency)
+    renewed = store.clock()
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
         try:
             while True:
                 while len(in_flight) < width and report.stopped_by is None:
                     claimed = store.claim_chunks(
-                        1, owner, session_id=session_id, exclude=tried, respect_backoff=respect_backoff
+                        1, owner, lease_seconds=lease_seconds, session_id=session_id, exclude=tried,
+                        respect_backoff=respect_backoff,
                     )
                     if not claimed:
                         break
@@ -409,7 +413,10 @@ def checkpoint(
                     in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
                 if not in_flight:
                     break
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                done, _ = wait(in_flight, timeout=lease_seconds / 3, return_when=FIRST_COMPLETED)
+                if store.clock() >= renewed + lease_seconds / 3:
+                    store.renew_leases(owner, lease_seconds)
+                    renewed = store.clock()
                 for future in done:
                     chunk, expected = in_flight.pop(future)
                     resplit_before = report.resplit
