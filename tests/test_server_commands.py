@@ -90,6 +90,9 @@ async def test_items_request_filters_and_gives_provenance(
     assert sorted(i["kind"] for i in await daemon.items(file=(workspace / "src" / "queue.py").as_uri())) == [
         "constraint", "decision"]
     assert await daemon.items(session=outside.session_id, kind="constraint") == []
+    assert {i["id"] for i in await daemon.items(workspace=workspace.as_uri())} == {i["id"] for i in in_workspace}
+    assert [i["statement"] for i in await daemon.items(workspace=outside.cwd.as_uri())] == [
+        "We'll use marker-elsewhere for the other project."]
 
 
 async def test_dismiss_and_accept_via_code_actions(
