@@ -51,7 +51,6 @@ class StatusFeature(Feature):
         self.last_error: str | None = None
         self.last_sent: dict[str, Any] | None = None
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
-        self.sent = 0
         self._dirty = False
         self._task: asyncio.Task[None] | None = None
 
@@ -87,7 +86,6 @@ class StatusFeature(Feature):
             }
             if payload != self.last_sent:
                 self.last_sent = payload
-                self.sent += 1
                 self.server.protocol.notify(CHECKPOINT_STATUS, payload)
 
     def run_started(self, total: int) -> None:
