@@ -217,6 +217,12 @@ class Extraction(Feature):
         }
 
     async def run(self, sessions: list[str] | None, explicit: bool) -> RunSummary:
+        # A task of its own: an editor that cancels checkpoint.now stops waiting, but the run goes
+        # on and still ends its progress and says how it went.
+        task = self.server.run_task(self._locked_run(sessions, explicit), name="run")
+        return await asyncio.shield(task)
+
+    async def _locked_run(self, sessions: list[str] | None, explicit: bool) -> RunSummary:
         async with self.lock:
             return await self._run(sessions, explicit)
 
