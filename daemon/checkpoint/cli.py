@@ -7,11 +7,11 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from checkpoint import config, pipeline
+from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import Usage
@@ -56,6 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--kind", choices=["decision", "constraint", "question"])
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
     _common(serve)
+    forget = sub.add_parser(
+        "forget", help="remove everything stored for a session and do not read its transcripts again",
+        description="Remove a session's turns, chunks, items, drops, problems, usage and file cursors, then "
+                    "compact the database so the bytes are gone. Its transcripts are not read in again until "
+                    "`checkpoint forget --undo SESSION` (which reads them from the start at the next scan).",
+    )
+    _common(forget)
+    forget.add_argument("session", metavar="SESSION", help="session id, or a prefix that names one session")
+    forget.add_argument("--undo", action="store_true", help="read the forgotten session in again at the next scan")
+    forget.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 
 
@@ -116,7 +126,9 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
     if args.command == "now":
         return _now(store, settings, args)
     if args.command == "status":
-        return _status(store, args.json)
+        return _status(store, settings, args.json)
+    if args.command == "forget":
+        return _forget(store, args)
     return _items(store, args)
 
 
@@ -158,6 +170,8 @@ def _print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
         f"{_plural(report.turns_added, 'new turn')}, {_plural(report.chunks_created, 'new chunk')}.",
         file=out,
     )
+    if report.redacted:
+        print(f"Redacted before storing: {_redactions(report.redacted)}.", file=out)
     if report.warnings:
         problems = _plural(len(report.warnings), "problem")
         print(f"{problems} reading transcripts (on stderr; `checkpoint status` lists them).", file=out)
@@ -172,6 +186,7 @@ def _scan_json(report: pipeline.ScanReport) -> dict[str, Any]:
         "files_read": report.files_read,
         "turns_added": report.turns_added,
         "chunks_created": report.chunks_created,
+        "redacted": dict(sorted(report.redacted.items())),
         "warnings": report.warnings,
     }
 
@@ -188,6 +203,7 @@ def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
         "usage": report.usage.model_dump(),
         "models": dict(report.models),
         "stopped_by": report.stopped_by,
+        "redacted": dict(sorted(report.redacted.items())),
         "left": {
             "chunks": report.left_chunks,
             "tokens": report.left_tokens,
@@ -195,6 +211,12 @@ def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
         },
         "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures],
     }
+
+
+def _redactions(counts: Mapping[str, int]) -> str:
+    total = sum(counts.values())
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{_plural(total, 'secret')} ({kinds})"
 
 
 def _money(usd: float) -> str:
@@ -262,11 +284,13 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     report = pipeline.checkpoint(
         store, extractor, budget, concurrency=args.concurrency or settings.concurrency,
         session_id=args.session, on_update=progress, known_items=settings.known_items,
-        lease_seconds=settings.lease_seconds,
+        lease_seconds=settings.lease_seconds, redactor=redact.redactor(settings.redact, settings.redact_patterns),
+        at_risk_days=settings.at_risk_days,
     )
     if show_progress and report.tried:
         print(file=sys.stderr)
     sessions = store.session_counts()
+    pipeline.flag_at_risk(sessions, at_risk_days=settings.at_risk_days)
     if args.json:
         print(json.dumps({"scan": _scan_json(scan_report), "run": _run_json(report),
                           "totals": pipeline.totals(sessions)}, indent=2, ensure_ascii=False))
@@ -284,6 +308,9 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         )
     elif not report.stopped_by and sessions:
         print("Nothing new to extract.")
+    if report.redacted:
+        print(f"Redacted right before sending (stored before redaction covered them): "
+              f"{_redactions(report.redacted)}.")
     if report.usage.requests:
         print(f"Used {_usage_line(report.usage)}.")
         if len(report.models) > 1 or (report.models and settings.model not in report.models):
@@ -350,6 +377,13 @@ def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | 
               f"  {title}")
         for cause in s.causes[:3]:
             print(f"      failing: {_short(cause, 150)}")
+        if s.at_risk:
+            print(f"      at risk: Claude Code deletes this transcript {_in_days(s.deletes_in_days)} "
+                  f"(cleanupPeriodDays); its {s.pending + s.failed} turns not captured yet are extracted first")
+
+
+def _in_days(days: int | None) -> str:
+    return "within a day" if not days else f"in {_plural(days, 'day')}"
 
 
 def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
@@ -361,16 +395,30 @@ def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
     )
 
 
-def _status(store: Store, as_json: bool) -> int:
+def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(pipeline.status(store), indent=2, ensure_ascii=False))
+        print(json.dumps(pipeline.status(store, at_risk_days=settings.at_risk_days), indent=2, ensure_ascii=False))
         return 0
     sessions = store.session_counts()
+    at_risk = pipeline.flag_at_risk(sessions, at_risk_days=settings.at_risk_days)
+    forgotten = store.forgotten()
     _print_totals(sessions, sys.stdout)
+    if forgotten:
+        print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
+              + ", ".join(f["session_id"] for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
         return 0
+    if at_risk:
+        soonest = min(s.deletes_in_days or 0 for s in at_risk)
+        print(f"At risk: {_plural(len(at_risk), 'session')} with turns not captured whose transcript Claude Code "
+              f"deletes soon (the first {_in_days(soonest)}); `checkpoint now` extracts them first.")
     _print_table(sessions)
+    redacted = pipeline.redacted_totals(sessions)
+    if redacted:
+        print(f"Redacted before storing: {_redactions(redacted)}.")
+    elif not settings.redact:
+        print("Redaction is off (redact = false): secrets in transcripts are stored and sent as they are.")
     spent = Usage()
     for s in sessions:
         spent.add(s.usage)
@@ -391,6 +439,37 @@ def _status(store: Store, as_json: bool) -> int:
         print(f"Problems reading transcripts ({total}; newest first, `checkpoint status --json` lists 50):")
         for problem in problems:
             print(f"  {problem['path']}:{problem['line']}: {problem['message']}")
+    return 0
+
+
+def _forget(store: Store, args: argparse.Namespace) -> int:
+    matches = store.session_ids(args.session, forgotten=args.undo)
+    if len(matches) != 1:
+        what = "forgotten session" if args.undo else "session"
+        if matches:
+            print(f"{args.session!r} names {len(matches)} {what}s: {', '.join(matches[:10])}; give more of the id.",
+                  file=sys.stderr)
+        else:
+            print(f"No {what} {args.session!r} (`checkpoint status` lists them).", file=sys.stderr)
+        return 2
+    session_id = matches[0]
+    if args.undo:
+        store.unforget(session_id)
+        if args.json:
+            print(json.dumps({"session_id": session_id, "undone": True}))
+        else:
+            print(f"Session {session_id} is no longer forgotten: the next scan reads its transcripts in again, "
+                  "from their start (those still on disk).")
+        return 0
+    removed = store.forget_session(session_id) or {}
+    if args.json:
+        print(json.dumps({"session_id": session_id, "removed": removed}, indent=2))
+        return 0
+    print(f"Forgot session {session_id}: {_plural(removed.get('turns', 0), 'turn')}, "
+          f"{_plural(removed.get('items', 0), 'item')}, {_plural(removed.get('chunks', 0), 'chunk')} and "
+          f"{_plural(removed.get('files', 0), 'file cursor')} removed; the database was compacted.")
+    print("Its transcripts will not be read in again; `checkpoint forget --undo "
+          f"{session_id[:8]}` undoes that.")
     return 0
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
 from checkpoint.sources.tailer import DEFAULT_MAX_LINE_BYTES
@@ -58,6 +59,23 @@ class Settings(BaseModel):
     # How long a run holds a chunk it sent before another run may take it. A live run renews its
     # leases while it waits (every third of this); a killed run's chunks are due again after it.
     lease_seconds: float = Field(default=300.0, gt=0)
+    # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
+    # (checkpoint.redact); `redact_patterns` adds detectors: name -> regex (a group named `secret`,
+    # if any, is what goes).
+    redact: bool = True
+    redact_patterns: dict[str, str] = Field(default_factory=dict)
+    # A Claude Code session whose transcript is this close to being deleted (cleanupPeriodDays in
+    # ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
+    at_risk_days: float = Field(default=7.0, ge=0)
+
+    @field_validator("redact_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: dict[str, str]) -> dict[str, str]:
+        from checkpoint.redact import custom_detectors
+
+        for detector in custom_detectors(value):
+            _ = detector.pattern  # a name or a regex that is no good is said when the settings load
+        return value
 
 
 _ENV: dict[str, str] = {
@@ -73,6 +91,8 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_MAX_TOKENS": "max_tokens",
     "CHECKPOINT_MAX_COST": "max_cost",
     "CHECKPOINT_LEASE_SECONDS": "lease_seconds",
+    "CHECKPOINT_REDACT": "redact",
+    "CHECKPOINT_AT_RISK_DAYS": "at_risk_days",
 }
 
 
@@ -105,3 +125,20 @@ def load(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None
     if "sources" in values:
         values["sources"] = [Path(p).expanduser() for p in values["sources"]]
     return Settings(**values)
+
+
+CLAUDE_CLEANUP_DAYS = 30  # Claude Code's default cleanupPeriodDays
+
+
+def claude_cleanup_days() -> float:
+    """How old (by mtime) a Claude Code transcript gets before Claude Code deletes it: cleanupPeriodDays
+    from its settings.json (in $CLAUDE_CONFIG_DIR or ~/.claude), else its default of 30 days."""
+    base = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude"
+    try:
+        with (base / "settings.json").open("rb") as fh:
+            days = json.load(fh).get("cleanupPeriodDays")
+    except (OSError, ValueError, AttributeError):
+        return CLAUDE_CLEANUP_DAYS
+    if isinstance(days, bool) or not isinstance(days, int | float) or days <= 0:
+        return CLAUDE_CLEANUP_DAYS
+    return float(days)

@@ -70,6 +70,7 @@ class TurnSlice(BaseModel):
     timestamp: str | None = None
     part: int = 1
     parts: int = 1
+    char_start: int = 0  # where this part starts in the turn's text (a part of a split turn)
 
 
 class KnownItem(BaseModel):

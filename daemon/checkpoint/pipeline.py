@@ -8,7 +8,9 @@ checkpoint:  lease due chunks -> extractor (worker threads) -> validate -> commi
 
 from __future__ import annotations
 
+import math
 import os
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -19,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from checkpoint import config, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced
@@ -40,6 +43,7 @@ from checkpoint.store import LEASE_SECONDS, FileRow, LeaseLost, SessionCounts, S
 
 # Turns stored per transaction. Larger batches write each page of the database fewer times (a cold
 # scan of a 100 MB session: 1.8 s of CPU instead of 2.1 s); memory stays bounded by the batch.
+DAY = 86_400.0
 BATCH_TURNS = 10_000
 BATCH_BYTES = 32 << 20
 
@@ -53,6 +57,7 @@ class ScanReport:
     chunks_created: int = 0
     warnings: list[str] = field(default_factory=list)
     files_per_root: dict[Path, int] = field(default_factory=dict)
+    redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the turns stored, by kind
 
     @property
     def roots_present(self) -> list[Path]:
@@ -131,6 +136,7 @@ def _ingest_file(
             _unreadable(store, report, path, exc)
             return
     reader = READERS[found.role.agent]
+    redactor = redact.redactor(settings.redact, settings.redact_patterns)
     session_id = found.role.session_id or (row.session_id if row else None)
     batch = _Batch()
     report.files_read += 1
@@ -146,12 +152,15 @@ def _ingest_file(
             cursor = advance(cursor, last, st)
             last = None
         sid = session_id or reader_state.get("session_id") or found.path.stem
+        if redactor.detectors:
+            _redact_batch(redactor, batch)
         added = store.ingest(
             cursor, found.role.agent, sid, found.role.subagent, reader_state, batch.turns, batch.session,
             batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
         )
         report.turns_added += added.turns
         report.chunks_created += added.chunks
+        report.redacted.update(added.redacted)
         for line_no, problem in batch.problems:
             report.warnings.append(f"{path}:{line_no}: {problem}")
         batch = _Batch()
@@ -184,6 +193,29 @@ def _ingest_file(
             f"{reset.reason}: it now {ends}, {before.line_no} lines had been read; {_REREAD}",
         ))
     flush()
+
+
+def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
+    """Secrets out of the batch's turns (their token estimates follow the new text), its session
+    title (the first prompt's start, or a title record) and its problem messages, before any is stored."""
+    turns = batch.turns
+    changed = redactor.redact_many([t[0].text for t in turns])
+    title = batch.session.title if batch.session is not None else None
+    new_title = None
+    for i, result in changed.items():
+        draft, line_no, _, header = turns[i]
+        if title is not None and new_title is None and " ".join(draft.text.split())[:120] == title:
+            new_title = " ".join(result.text.split())[:120]  # the title a reader made of this prompt
+        draft.text, draft.redacted = result.text, result.found
+        turns[i] = (draft, line_no, header + estimate_tokens(result.text), header)
+    if batch.session is not None and title:
+        new_title = new_title if new_title is not None else redactor.redact(title).text
+        if new_title != title:
+            batch.session = batch.session.model_copy(update={"title": new_title})
+    if batch.problems:
+        fixed = redactor.redact_many([message for _, message in batch.problems])
+        for i, result in fixed.items():
+            batch.problems[i] = (batch.problems[i][0], result.text)
 
 
 _REREAD = "re-read from the start (turns already stored are kept, not duplicated)"
@@ -252,14 +284,44 @@ def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
     return {key: sum(getattr(s, key) for s in sessions) for key in ("turns", "captured", "pending", "failed")}
 
 
-def status(store: Store, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
-    """The status every surface shows: `totals` and `sessions` (the contract of `status --json`)."""
+def flag_at_risk(
+    sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = 7.0,
+    now: float | None = None,
+) -> list[SessionCounts]:
+    """Set `deletes_in_days` of every session with a Claude transcript on disk (whole days until
+    Claude Code deletes its newest one: cleanupPeriodDays after its mtime) and flag it `at_risk` when
+    that is at most `at_risk_days` away while some of its turns are not captured. Returns those flagged."""
+    cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
+    now = time.time() if now is None else now
+    flagged = []
+    for s in sessions:
+        if s.newest_file_mtime is None:
+            continue
+        left = cleanup - (now - s.newest_file_mtime) / DAY
+        s.deletes_in_days = max(0, math.floor(left))
+        s.at_risk = left <= at_risk_days and s.pending + s.failed > 0
+        if s.at_risk:
+            flagged.append(s)
+    return flagged
+
+
+def redacted_totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
+    out: Counter[str] = Counter()
+    for s in sessions:
+        out.update(s.redacted)
+    return dict(sorted(out.items()))
+
+
+def status(store: Store, session_ids: Sequence[str] | None = None, at_risk_days: float = 7.0) -> dict[str, Any]:
+    """The status every surface shows: `totals` and `sessions` (the contract of `status --json`);
+    each session says what was redacted in it and whether its transcript is about to be deleted."""
     sessions = store.session_counts(session_ids)
+    flag_at_risk(sessions, at_risk_days=at_risk_days)
     spent = Usage()
     for s in sessions:
         spent.add(s.usage)
     return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions], "problems": store.problems(),
-            "usage": spent.model_dump()}
+            "usage": spent.model_dump(), "redacted": redacted_totals(sessions), "forgotten": store.forgotten()}
 
 
 # -- checkpoint runs --------------------------------------------------------------------------------
@@ -321,6 +383,9 @@ class RunReport:
     left_chunks: int = 0
     left_tokens: int = 0
     left_estimate: Usage | None = None
+    # secrets found right before sending (in rows stored before redaction was on or a pattern was
+    # added), by kind; the chunks went out without them
+    redacted: Counter[str] = field(default_factory=Counter)
 
     @property
     def ok(self) -> bool:
@@ -371,13 +436,25 @@ def checkpoint(
     on_update: Update | None = None,
     known_items: int = 30,
     lease_seconds: float = LEASE_SECONDS,
+    redactor: redact.Redactor | None = None,
+    cleanup_days: float | None = None,
+    at_risk_days: float = 7.0,
 ) -> RunReport:
     """One run over the due chunks: each tried at most once, at most `concurrency` in flight, the
     answers committed here on the calling thread. A chunk too large for the model is replaced by
     smaller pieces, which this run tries too. An explicit run retries failed chunks at once;
     background runs respect their backoff. The chunks in flight are leased for `lease_seconds`,
-    renewed while their answers are awaited: a live run keeps them, a killed run's expire."""
+    renewed while their answers are awaited: a live run keeps them, a killed run's expire.
+
+    Every chunk is redacted right before it is sent (`redactor`, the default detectors unless given;
+    redact.OFF sends stored text as it is). Sessions whose Claude transcripts Claude Code deletes
+    within `at_risk_days` (`cleanup_days`: its cleanupPeriodDays, read from its settings unless given)
+    are claimed first."""
     budget = budget or Budget()
+    redactor = redactor if redactor is not None else redact.redactor()
+    cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
+    urgent = store.claude_sessions_older_than(store.clock() - (cleanup - at_risk_days) * DAY)
+    full_spans: dict[tuple[str, int], list[tuple[int, int, str]]] = {}  # split turns being sent
     owner = uuid.uuid4().hex
     report = RunReport(run_id=store.start_run(extractor.name), extractor=extractor.name)
     tried: set[int] = set()
@@ -394,7 +471,7 @@ def checkpoint(
                 while len(in_flight) < width and report.stopped_by is None:
                     claimed = store.claim_chunks(
                         1, owner, lease_seconds=lease_seconds, session_id=session_id, exclude=tried,
-                        respect_backoff=respect_backoff,
+                        respect_backoff=respect_backoff, first=urgent,
                     )
                     if not claimed:
                         break
@@ -408,6 +485,8 @@ def checkpoint(
                         report.stopped_by = refusal  # the claimed chunk is released below, unharmed
                         break
                     chunk = chunk.model_copy(update={"known_items": store.known_items(chunk.session_id, known_items)})
+                    if redactor.detectors:
+                        chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
                     tried.add(chunk.chunk_id)
                     report.tried += 1
                     in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
@@ -443,6 +522,41 @@ def checkpoint(
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
     return report
+
+
+def _redact_chunk(
+    store: Store, redactor: redact.Redactor, chunk: ChunkInput, found: Counter[str],
+    full_spans: dict[tuple[str, int], list[tuple[int, int, str]]],
+) -> ChunkInput:
+    """The second pass, right before sending: what the pass at ingest could not catch (rows stored
+    while redaction was off, or before a pattern was added). A part of a split turn is redacted as
+    part of the whole turn, so a secret across two parts goes from both."""
+    turns = list(chunk.turns)
+    whole = [i for i, t in enumerate(turns) if t.parts == 1]
+    updates = {whole[j]: r for j, r in redactor.redact_many([turns[i].text for i in whole]).items()}
+    for i, t in enumerate(turns):
+        if t.parts > 1:
+            key = (chunk.session_id, t.seq)
+            text = store.turn_text(*key)
+            if key not in full_spans:
+                while len(full_spans) >= 4:
+                    del full_spans[next(iter(full_spans))]
+                full_spans[key] = redactor.spans(text)
+            if full_spans[key]:
+                result = redactor.redact_slice(text, t.char_start, t.char_start + len(t.text), full_spans[key])
+                if result.found:
+                    updates[i] = result
+    known = redactor.redact_many([k.statement for k in chunk.known_items])
+    if not updates and not known:
+        return chunk
+    for i, result in updates.items():
+        turns[i] = turns[i].model_copy(update={"text": result.text})
+        found.update(result.found)
+    items = list(chunk.known_items)
+    for j, result in known.items():
+        items[j] = items[j].model_copy(update={"statement": result.text})
+        found.update(result.found)
+    return chunk.model_copy(update={"turns": turns, "known_items": items})
 
 
 def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> Usage:

@@ -13,11 +13,12 @@ import re
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import orjson
@@ -176,6 +177,21 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (session_id, fingerprint)
     );
     """,
+    # 3: secrets redacted before storing, per session and kind; sessions forgotten on request (their
+    # transcripts are not read into the database again until `checkpoint forget --undo`)
+    """
+    CREATE TABLE redactions (
+        session_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        count INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, kind)
+    );
+    CREATE TABLE forgotten (
+        session_id TEXT PRIMARY KEY,
+        forgotten_at REAL NOT NULL,
+        turns INTEGER NOT NULL DEFAULT 0
+    );
+    """,
 ]
 
 LEASE_SECONDS = 300.0
@@ -223,6 +239,7 @@ def _turn_rows(
 class Ingested(NamedTuple):
     turns: int  # turns added
     chunks: int  # chunks created for them
+    redacted: Mapping[str, int] = MappingProxyType({})  # secrets replaced in the turns added, by kind
 
 
 _FILE_COLUMNS = (
@@ -258,6 +275,13 @@ class SessionCounts:
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     problems: int = 0
     usage: Usage = field(default_factory=Usage)
+    redacted: dict[str, int] = field(default_factory=dict)  # secrets replaced before storing, by kind
+    # Claude Code deletes a transcript once it is cleanupPeriodDays old (by mtime): the newest of the
+    # session's Claude transcripts still on disk, and (set by pipeline.flag_at_risk) whether it goes
+    # soon while turns are not captured yet.
+    newest_file_mtime: float | None = None
+    at_risk: bool = False
+    deletes_in_days: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -275,6 +299,9 @@ class SessionCounts:
             "dropped": self.dropped,
             "problems": self.problems,
             "usage": self.usage.model_dump(),
+            "redacted": self.redacted,
+            "at_risk": self.at_risk,
+            "deletes_in_days": self.deletes_in_days,
         }
 
 
@@ -372,6 +399,10 @@ class Store:
         chunked, instead of being rewritten later to mark it. Returns turns added and chunks created."""
         now = self.clock()
         with self.transaction() as c:
+            if c.execute("SELECT 1 FROM forgotten WHERE session_id = ?", (session_id,)).fetchone():
+                # Forgotten on request: only the file's cursor moves on, so it is not read again.
+                self._upsert_file(c, cursor, agent, session_id, subagent, reader_state)
+                return Ingested(0, 0)
             c.execute(
                 "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
                 (session_id, agent, now),
@@ -390,11 +421,22 @@ class Store:
             c.execute("SAVEPOINT new_turns")
             before = c.total_changes
             c.executemany(_INSERT_TURN, rows)
+            added = turns
             if c.total_changes - before != len(rows):
                 c.execute("ROLLBACK TO new_turns")
-                rows = _turn_rows(self._unseen(c, turns), session_id, seq, cursor.path, chunked)
+                added = self._unseen(c, turns)
+                rows = _turn_rows(added, session_id, seq, cursor.path, chunked)
                 c.executemany(_INSERT_TURN, rows)
             c.execute("RELEASE new_turns")
+            redacted: Counter[str] = Counter()
+            for draft, *_ in added:
+                if draft.redacted:
+                    redacted.update(draft.redacted)
+            c.executemany(
+                "INSERT INTO redactions (session_id, kind, count) VALUES (?, ?, ?)"
+                " ON CONFLICT(session_id, kind) DO UPDATE SET count = count + excluded.count",
+                [(session_id, kind, n) for kind, n in redacted.items()],
+            )
             seq += len(rows)
             costs = [chunker.TurnCost(r[2], r[10], r[11]) for r in rows]
             stamps = [r[6] for r in rows if r[6]]
@@ -423,21 +465,28 @@ class Store:
                     (session_id, policy, drop_records.get(policy, 0), dropped.get(policy, 0)),
                 )
             self._record_problems(c, cursor.path, session_id, problems, now)
-            c.execute(
-                "INSERT INTO files (path, agent, session_id, subagent, dev, inode, size, mtime_ns, offset,"
-                " line_no, head_hash, head_len, reader_state, missing, last_error)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
-                " agent=excluded.agent, session_id=excluded.session_id, subagent=excluded.subagent,"
-                " dev=excluded.dev, inode=excluded.inode, size=excluded.size, mtime_ns=excluded.mtime_ns,"
-                " offset=excluded.offset, line_no=excluded.line_no, head_hash=excluded.head_hash,"
-                " head_len=excluded.head_len, reader_state=excluded.reader_state, missing=0, last_error=NULL",
-                (
-                    cursor.path, agent, session_id, int(subagent), cursor.dev, cursor.inode, cursor.size,
-                    cursor.mtime_ns, cursor.offset, cursor.line_no, cursor.head_hash, cursor.head_len,
-                    orjson.dumps(reader_state).decode(),
-                ),
-            )
-        return Ingested(len(rows), chunks)
+            self._upsert_file(c, cursor, agent, session_id, subagent, reader_state)
+        return Ingested(len(rows), chunks, redacted)
+
+    @staticmethod
+    def _upsert_file(
+        c: sqlite3.Connection, cursor: FileCursor, agent: str, session_id: str, subagent: bool,
+        reader_state: dict[str, Any],
+    ) -> None:
+        c.execute(
+            "INSERT INTO files (path, agent, session_id, subagent, dev, inode, size, mtime_ns, offset,"
+            " line_no, head_hash, head_len, reader_state, missing, last_error)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
+            " agent=excluded.agent, session_id=excluded.session_id, subagent=excluded.subagent,"
+            " dev=excluded.dev, inode=excluded.inode, size=excluded.size, mtime_ns=excluded.mtime_ns,"
+            " offset=excluded.offset, line_no=excluded.line_no, head_hash=excluded.head_hash,"
+            " head_len=excluded.head_len, reader_state=excluded.reader_state, missing=0, last_error=NULL",
+            (
+                cursor.path, agent, session_id, int(subagent), cursor.dev, cursor.inode, cursor.size,
+                cursor.mtime_ns, cursor.offset, cursor.line_no, cursor.head_hash, cursor.head_len,
+                orjson.dumps(reader_state).decode(),
+            ),
+        )
 
     @staticmethod
     def _unseen(
@@ -559,17 +608,23 @@ class Store:
         session_id: str | None = None,
         exclude: Collection[int] = (),
         respect_backoff: bool = True,
+        first: Collection[str] = (),
     ) -> list[ChunkInput]:
         """Lease up to `limit` due chunks (pending, failed, or sent with an expired lease), in turn
-        order, so that no other runner, in this process or another, extracts them meanwhile."""
+        order, so that no other runner, in this process or another, extracts them meanwhile. The
+        sessions in `first` (transcripts about to be deleted) come before all others."""
         clause, args = self._due_clause(respect_backoff)
         if session_id:
             clause += " AND session_id = ?"
             args.append(session_id)
+        order = "session_id, first_seq, char_start"
+        if first and not session_id:
+            order = f"session_id NOT IN ({','.join('?' * len(first))}), {order}"
+            args += list(first)
         now = self.clock()
         with self.transaction() as c:
             rows = c.execute(
-                f"SELECT id FROM chunks WHERE {clause} ORDER BY session_id, first_seq, char_start LIMIT ?",
+                f"SELECT id FROM chunks WHERE {clause} ORDER BY {order} LIMIT ?",
                 [*args, limit + len(exclude)],
             ).fetchall()
             ids = [r[0] for r in rows if r[0] not in exclude][:limit]
@@ -598,7 +653,7 @@ class Store:
                 text = text[start:end]
             slices.append(
                 TurnSlice(turn_id=tid, seq=seq, role=Role(role), text=text, files=tuple(orjson.loads(files)),
-                          timestamp=ts, part=part, parts=parts)
+                          timestamp=ts, part=part, parts=parts, char_start=start if parts > 1 else 0)
             )
         return ChunkInput(chunk_id=chunk_id, session_id=session_id, agent=agent, cwd=cwd, turns=slices,
                           token_estimate=tokens)
@@ -926,7 +981,26 @@ class Store:
         ):
             if session_id in sessions:
                 sessions[session_id].problems = n
+        for session_id, kind, n in self.conn.execute("SELECT session_id, kind, count FROM redactions ORDER BY kind"):
+            if session_id in sessions:
+                sessions[session_id].redacted[kind] = n
+        for session_id, mtime_ns in self.conn.execute(
+            "SELECT session_id, max(mtime_ns) FROM files WHERE agent = 'claude' AND missing = 0"
+            " AND session_id IS NOT NULL GROUP BY session_id"
+        ):
+            if session_id in sessions:
+                sessions[session_id].newest_file_mtime = mtime_ns / 1e9
         return list(sessions.values())
+
+    def claude_sessions_older_than(self, mtime: float) -> list[str]:
+        """Sessions whose newest Claude transcript still on disk was last written before `mtime`."""
+        return [
+            r[0] for r in self.conn.execute(
+                "SELECT session_id FROM files WHERE agent = 'claude' AND missing = 0 AND session_id IS NOT NULL"
+                " GROUP BY session_id HAVING max(mtime_ns) < ?",
+                (int(mtime * 1e9),),
+            )
+        ]
 
     def problems(self, limit: int = 50) -> list[dict[str, Any]]:
         return [
@@ -992,6 +1066,75 @@ class Store:
     def set_item_state(self, item_id: str, state: ItemState) -> bool:
         with self.transaction() as c:
             return bool(c.execute("UPDATE items SET state = ? WHERE id = ?", (state.value, item_id)).rowcount)
+
+    # -- forgetting -------------------------------------------------------------------------------
+
+    def session_ids(self, prefix: str, forgotten: bool = False) -> list[str]:
+        """Stored (or forgotten) sessions whose id is `prefix` or starts with it; the exact one alone."""
+        table, column = ("forgotten", "session_id") if forgotten else ("sessions", "id")
+        exact = self.conn.execute(f"SELECT {column} FROM {table} WHERE {column} = ?", (prefix,)).fetchone()
+        if exact:
+            return [exact[0]]
+        return [r[0] for r in self.conn.execute(
+            f"SELECT {column} FROM {table} WHERE substr({column}, 1, ?) = ? ORDER BY {column}", (len(prefix), prefix)
+        )]
+
+    def forget_session(self, session_id: str) -> dict[str, int] | None:
+        """Remove everything stored for a session: its turns, chunks, items, drops, problems, usage,
+        redaction counts and its files' cursors, and remember it as forgotten, so that a scan does not
+        read its transcripts back in (`unforget` undoes that). Then the database is compacted so the
+        bytes are gone from its files. Returns the rows removed per table; None: no such session."""
+        with self.transaction() as c:
+            row = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return None
+            removed: dict[str, int] = {}
+            paths = [r[0] for r in c.execute("SELECT path FROM files WHERE session_id = ?", (session_id,))]
+            for i in range(0, len(paths), 500):
+                part = paths[i:i + 500]
+                removed["problems"] = removed.get("problems", 0) + c.execute(
+                    f"DELETE FROM problems WHERE path IN ({','.join('?' * len(part))})", part
+                ).rowcount
+            for table, column in (
+                ("item_aliases", "session_id"), ("items", "session_id"), ("chunks", "session_id"),
+                ("turns", "session_id"), ("drops", "session_id"), ("problems", "session_id"),
+                ("session_usage", "session_id"), ("redactions", "session_id"), ("files", "session_id"),
+                ("sessions", "id"),
+            ):
+                n = c.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,)).rowcount
+                removed[table] = removed.get(table, 0) + n
+            c.execute(
+                "INSERT INTO forgotten (session_id, forgotten_at, turns) VALUES (?, ?, ?)"
+                " ON CONFLICT(session_id) DO UPDATE SET forgotten_at = excluded.forgotten_at, turns = excluded.turns",
+                (session_id, self.clock(), row[0]),
+            )
+        self.compact()
+        return removed
+
+    def unforget(self, session_id: str) -> bool:
+        """Read a forgotten session's transcripts in again at the next scan (from their start)."""
+        with self.transaction() as c:
+            if not c.execute("DELETE FROM forgotten WHERE session_id = ?", (session_id,)).rowcount:
+                return False
+            c.execute("DELETE FROM files WHERE session_id = ?", (session_id,))
+        return True
+
+    def forgotten(self) -> list[dict[str, Any]]:
+        return [
+            {"session_id": sid, "forgotten_at": at, "turns": turns}
+            for sid, at, turns in self.conn.execute(
+                "SELECT session_id, forgotten_at, turns FROM forgotten ORDER BY forgotten_at DESC, session_id"
+            )
+        ]
+
+    def compact(self) -> bool:
+        """VACUUM (the file is rewritten without the deleted rows' pages), then truncate the WAL (whose
+        old frames hold what was written before). False when a reader in another process kept the WAL
+        from being truncated: its old frames go at a later checkpoint."""
+        self.conn.execute("VACUUM")
+        busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        _private(self.path)
+        return not busy
 
     def chunk_states(self, session_id: str | None = None) -> Counter[str]:
         where, args = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from checkpoint import config, pipeline
+from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
@@ -45,18 +45,20 @@ class Stopped(Exception):
 
 def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSettings, now: float) -> list[str]:
     """Sessions due for a background run: due chunks (past their backoff), in scope, and idle or
-    with many pending turns."""
+    with many pending turns. Sessions whose transcript Claude Code deletes soon come first."""
     due = store.due_by_session(respect_backoff=True)
     if not due:
         return []
     activity = store.session_activity()
     out = []
-    for s in store.session_counts(list(due)):
+    sessions = store.session_counts(list(due))
+    at_risk = {s.id for s in pipeline.flag_at_risk(sessions, now=now)}
+    for s in sessions:
         if scope == "workspace" and not folders.folder_of(s.cwd):
             continue
         if now - activity.get(s.id, 0.0) >= daemon.idle_seconds or s.pending > daemon.max_pending_turns:
             out.append(s.id)
-    return sorted(out)
+    return sorted(out, key=lambda sid: (sid not in at_risk, sid))
 
 
 @dataclass
@@ -132,6 +134,7 @@ def run_sessions(
             report = pipeline.checkpoint(
                 store, extractor, _budget(engine, used), concurrency=engine.concurrency, session_id=session_id,
                 progress=report_progress, respect_backoff=not explicit, lease_seconds=engine.lease_seconds,
+                redactor=redact.redactor(engine.redact, engine.redact_patterns), at_risk_days=engine.at_risk_days,
             )
         except Stopped:
             break

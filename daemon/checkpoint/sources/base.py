@@ -25,6 +25,7 @@ class TurnDraft:
     files: tuple[str, ...] = ()
     timestamp: str | None = None
     message_id: str | None = None
+    redacted: dict[str, int] | None = None  # secrets the pipeline replaced in `text`, by kind
 
 
 @dataclass

@@ -1,0 +1,350 @@
+"""A corpus of fake secrets in the shapes real ones have, in the places transcripts hold them, and the
+detection rate of Checkpoint's redaction on it (detected / total, per type).
+
+Every value is made up at run time from a seeded generator (prefixes are joined to random bodies, so
+no real or even static key-shaped string sits in this file). Used by tests/test_redact.py and
+tests/test_privacy.py; run it to print the table:
+
+    .venv/bin/python scripts/secrets_corpus.py [--seed N] [--per-type N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import random
+import string
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ALNUM = string.ascii_letters + string.digits
+UPPER = string.ascii_uppercase + string.digits
+LOWER_HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+B64URL = ALNUM + "-_"
+
+
+@dataclass(frozen=True)
+class Secret:
+    kind: str  # the type it is counted under
+    value: str  # the sensitive part: must not survive redaction
+    text: str  # the value in its context, as a transcript would hold it
+
+
+def _r(rng: random.Random, alphabet: str, n: int) -> str:
+    body = "".join(rng.choice(alphabet) for _ in range(n))
+    if n >= 8 and not any(c.isdigit() for c in body) and any(c.isdigit() for c in alphabet):
+        body = body[:-1] + rng.choice(string.digits)  # real keys of this length hold a digit
+    return body
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+# -- values -------------------------------------------------------------------------------------------
+
+def aws_access_key(rng: random.Random) -> str:
+    return rng.choice(["AK" + "IA", "AS" + "IA"]) + _r(rng, UPPER, 16)
+
+
+def aws_secret(rng: random.Random) -> str:
+    return _r(rng, B64, 40)
+
+
+def github_token(rng: random.Random) -> str:
+    if rng.random() < 0.25:
+        return "github" + "_pat_" + _r(rng, ALNUM, 22) + "_" + _r(rng, ALNUM, 59)
+    return rng.choice(["gh" + "p", "gh" + "o", "gh" + "u", "gh" + "s"]) + "_" + _r(rng, ALNUM, 36)
+
+
+def gitlab_token(rng: random.Random) -> str:
+    return "gl" + "pat-" + _r(rng, ALNUM + "_-", 20)
+
+
+def anthropic_key(rng: random.Random) -> str:
+    return "sk-" + "ant-" + rng.choice(["api03", "admin01"]) + "-" + _r(rng, B64URL, 93) + "AA"
+
+
+def openai_key(rng: random.Random) -> str:
+    marker = "T3Blbk" + "FJ"
+    if rng.random() < 0.5:
+        return "sk-" + _r(rng, ALNUM, 20) + marker + _r(rng, ALNUM, 20)
+    return "sk-" + "proj-" + _r(rng, B64URL, 74) + marker + _r(rng, B64URL, 74)
+
+
+def slack_token(rng: random.Random) -> str:
+    kind = rng.choice(["b", "p", "a"])
+    return f"xox{kind}-" + _r(rng, string.digits, 12) + "-" + _r(rng, string.digits, 13) + "-" + _r(rng, ALNUM, 24)
+
+
+def slack_webhook(rng: random.Random) -> str:
+    return ("https://hooks." + "slack.com/services/T" + _r(rng, UPPER, 8) + "/B" + _r(rng, UPPER, 8) + "/"
+            + _r(rng, ALNUM, 24))
+
+
+def google_api_key(rng: random.Random) -> str:
+    return "AI" + "za" + _r(rng, B64URL, 35)
+
+
+def stripe_key(rng: random.Random) -> str:
+    return rng.choice(["sk", "rk"]) + "_live_" + _r(rng, ALNUM, 24)
+
+
+def sendgrid_key(rng: random.Random) -> str:
+    return "SG" + "." + _r(rng, B64URL, 22) + "." + _r(rng, B64URL, 43)
+
+
+def npm_token(rng: random.Random) -> str:
+    return "np" + "m_" + _r(rng, ALNUM, 36)
+
+
+def pypi_token(rng: random.Random) -> str:
+    return "pypi-" + "AgEIcHlwaS5vcmc" + _r(rng, B64URL, 80)
+
+
+def twilio_key(rng: random.Random) -> str:
+    return "S" + "K" + _r(rng, LOWER_HEX, 32)
+
+
+def azure_key(rng: random.Random) -> str:
+    return _r(rng, B64, 86) + "=="
+
+
+def telegram_token(rng: random.Random) -> str:
+    return _r(rng, string.digits, 9) + ":AA" + _r(rng, B64URL, 33)
+
+
+def jwt(rng: random.Random) -> str:
+    header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = _b64url(json.dumps({"sub": _r(rng, string.digits, 10), "name": _r(rng, string.ascii_letters, 8),
+                                  "iat": rng.randint(1_600_000_000, 1_800_000_000)}).encode())
+    return f"{header}.{payload}.{_b64url(rng.randbytes(32))}"
+
+
+def password(rng: random.Random) -> str:
+    return _r(rng, ALNUM, rng.randint(10, 20)) + rng.choice("!#%^*~")
+
+
+def pem_body(rng: random.Random, lines: int) -> list[str]:
+    return [_r(rng, B64, 64) for _ in range(lines)] + [_r(rng, B64, rng.randint(8, 60)) + "=="]
+
+
+# -- contexts -----------------------------------------------------------------------------------------
+
+def _token_contexts(value: str, name: str) -> list[str]:
+    """Where a token-shaped secret shows up in a session."""
+    return [
+        f"Here is the {name} for staging: {value} (rotate it after the demo).",
+        f"[tool Bash] {{\"command\": \"curl -s -H 'X-Api-Key: {value}' https://api.example.com/v1/me\"}}",
+        f"[tool result]\n{{\n  \"name\": \"ci\",\n  \"credential\": \"{value}\",\n  \"scopes\": [\"repo\"]\n}}",
+        f"```python\nclient = Client(\"{value}\")\n```",
+        f"config.yaml:\n  service:\n    endpoint: https://api.example.com\n    auth: {value}\n",
+        f"I pasted it into the terminal:\n$ deploy --auth={value} --env=prod",
+    ]
+
+
+def _make(kind: str, value: str, name: str) -> list[Secret]:
+    return [Secret(kind, value, text) for text in _token_contexts(value, name)]
+
+
+Maker = Callable[[random.Random], list[Secret]]
+
+
+def _tokens(kind: str, make: Callable[[random.Random], str], name: str) -> Maker:
+    return lambda rng: _make(kind, make(rng), name)
+
+
+def _aws_secret(rng: random.Random) -> list[Secret]:
+    key = aws_access_key(rng)
+    s1, s2, s3, s4 = (aws_secret(rng) for _ in range(4))
+    return [
+        Secret("aws_secret_access_key", s1, f"[default]\naws_access_key_id = {key}\naws_secret_access_key = {s1}\n"),
+        Secret("aws_secret_access_key", s2, f"export AWS_SECRET_ACCESS_KEY={s2}"),
+        Secret("aws_secret_access_key", s3,
+               f'session = boto3.Session(aws_access_key_id="AKID", aws_secret_key="{s3}")'),
+        Secret("aws_secret_access_key", s4, f'{{"AWS_SECRET_ACCESS_KEY": "{s4}", "region": "eu-west-1"}}'),
+    ]
+
+
+def _private_keys(rng: random.Random) -> list[Secret]:
+    out = []
+    for label in ("RSA PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY"):
+        body = pem_body(rng, rng.randint(4, 25))
+        block = f"-----BEGIN {label}-----\n" + "\n".join(body) + f"\n-----END {label}-----"
+        out.append(Secret("private_key", "\n".join(body[:2]), f"cat ~/.ssh/id:\n{block}\nthat is the key"))
+        # inside JSON (a service account file): newlines escaped
+        escaped = block.replace("\n", "\\n")
+        out.append(Secret("private_key", body[1],
+                          f'{{"type": "service_account", "private_key": "{escaped}\\n", "client_email": "x@y.iam"}}'))
+    # cut off before its END line (a truncated tool output)
+    body = pem_body(rng, 6)
+    out.append(Secret("private_key", body[3], "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body[:5]) + "\n"))
+    body = pem_body(rng, 6)
+    putty = ("PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: imported\nPublic-Lines: 2\n"
+             + "\n".join(body[:2]) + "\nPrivate-Lines: 3\n" + "\n".join(body[2:5]) + "\nPrivate-MAC: "
+             + _r(rng, LOWER_HEX, 40))
+    out.append(Secret("private_key", body[3], putty))
+    return out
+
+
+def _urls(rng: random.Random) -> list[Secret]:
+    out = []
+    for scheme, host in (("postgres", "db.internal:5432/app"), ("https", "git.example.com/org/repo.git"),
+                         ("mongodb+srv", "cluster0.example.net/test"), ("redis", "cache:6379/0"),
+                         ("amqp", "mq.example.com:5672/vhost")):
+        pw = password(rng).replace("#", "x").replace("%", "x")
+        out.append(Secret("password_in_url", pw, f"DATABASE_URL used by the app: {scheme}://admin:{pw}@{host}"))
+    return out
+
+
+def _env(rng: random.Random) -> list[Secret]:
+    out = []
+    for name in ("DB_PASSWORD", "STRIPE_WEBHOOK_SECRET", "SENTRY_AUTH_TOKEN", "OPENWEATHER_API_KEY",
+                 "SMTP_PASS", "JWT_SIGNING_KEY", "REDIS_PASSWORD", "SLACK_BOT_TOKEN"):
+        v1, v2, v3 = password(rng), _r(rng, ALNUM, 32), password(rng)
+        out.append(Secret("env_assignment", v1, f"# .env\nNODE_ENV=production\n{name}={v1}\nPORT=8080\n"))
+        out.append(Secret("env_assignment", v2, f"export {name}={v2}"))
+        out.append(Secret("env_assignment", v3, f"docker run -e {name}='{v3}' -p 8080:8080 app:latest"))
+    return out
+
+
+def _assignments(rng: random.Random) -> list[Secret]:
+    out = []
+    for name in ("access_token", "refresh_token", "client_secret", "api_key", "github_token", "apiKey",
+                 "password", "db_password", "secret_key", "webhook_secret"):
+        v1, v2, v3, v4 = _r(rng, ALNUM, 24), _r(rng, ALNUM, 28), password(rng), _r(rng, ALNUM, 20)
+        out.append(Secret("assignment", v1, f'{{"{name}": "{v1}", "expires_in": 3600}}'))
+        out.append(Secret("assignment", v2, f'settings.{name} = "{v2}"'))
+        out.append(Secret("assignment", v3, f"{name}: {v3}\n"))
+        out.append(Secret("assignment", v4, f"const {name} = '{v4}';"))
+    return out
+
+
+def _bearer(rng: random.Random) -> list[Secret]:
+    out = []
+    for _ in range(4):
+        v = _r(rng, ALNUM + "-._~", 40)
+        out.append(Secret("bearer_token", v, f"curl -H 'Authorization: Bearer {v}' https://api.example.com/v2/users"))
+    v = base64.b64encode(f"deploy:{password(rng)}".encode()).decode()
+    out.append(Secret("bearer_token", v, f"Authorization: Basic {v}"))
+    return out
+
+
+def _private_tags(rng: random.Random) -> list[Secret]:
+    out = []
+    for _ in range(4):
+        v = " ".join(_r(rng, string.ascii_lowercase, rng.randint(3, 9)) for _ in range(rng.randint(3, 12)))
+        out.append(Secret("private", v, f"My notes: <private>{v}</private> and then the rest of the prompt."))
+    v = _r(rng, string.ascii_lowercase, 12)
+    out.append(Secret("private", v, f"Before\n<private>\nline one {v}\n</private>\nafter"))
+    v = _r(rng, string.ascii_lowercase, 12)
+    out.append(Secret("private", v, f"an unclosed tag <private>keeps {v} hidden to the end"))
+    return out
+
+
+def _azure(rng: random.Random) -> list[Secret]:
+    v = azure_key(rng)
+    return [Secret("azure_storage_key", v,
+                   f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={v};EndpointSuffix=core.windows.net")]
+
+
+def _npm(rng: random.Random) -> list[Secret]:
+    v = npm_token(rng)
+    npmrc = f"~/.npmrc:\n//registry.npmjs.org/:_authToken={v}\n"
+    return [Secret("npm_token", v, npmrc), *_make("npm_token", v, "npm token")]
+
+
+MAKERS: dict[str, Maker] = {
+    "aws_access_key": _tokens("aws_access_key", aws_access_key, "AWS key id"),
+    "aws_secret_access_key": _aws_secret,
+    "github_token": _tokens("github_token", github_token, "GitHub token"),
+    "gitlab_token": _tokens("gitlab_token", gitlab_token, "GitLab token"),
+    "anthropic_api_key": _tokens("anthropic_api_key", anthropic_key, "Anthropic key"),
+    "openai_api_key": _tokens("openai_api_key", openai_key, "OpenAI key"),
+    "slack_token": _tokens("slack_token", slack_token, "Slack bot token"),
+    "slack_webhook": _tokens("slack_webhook", slack_webhook, "Slack webhook"),
+    "google_api_key": _tokens("google_api_key", google_api_key, "Maps key"),
+    "stripe_key": _tokens("stripe_key", stripe_key, "Stripe key"),
+    "sendgrid_key": _tokens("sendgrid_key", sendgrid_key, "SendGrid key"),
+    "pypi_token": _tokens("pypi_token", pypi_token, "PyPI token"),
+    "twilio_key": _tokens("twilio_key", twilio_key, "Twilio key"),
+    "telegram_token": _tokens("telegram_token", telegram_token, "bot token"),
+    "jwt": _tokens("jwt", jwt, "session token"),
+    "npm_token": _npm,
+    "azure_storage_key": _azure,
+    "private_key": _private_keys,
+    "password_in_url": _urls,
+    "env_assignment": _env,
+    "assignment": _assignments,
+    "bearer_token": _bearer,
+    "private": _private_tags,
+}
+
+
+def corpus(seed: int = 0, per_type: int = 3) -> list[Secret]:
+    """`per_type` rounds of every maker: each round a fresh value in each of its contexts."""
+    rng = random.Random(seed)
+    return [secret for _ in range(per_type) for make in MAKERS.values() for secret in make(rng)]
+
+
+BENIGN = [
+    "The token budget is 16000 per chunk; max_tokens = 4096 for the answer.",
+    "token_count = len(tokens)\nif token_count > MAX_TOKENS:\n    raise TooLong(token_count)",
+    'api_key = os.environ["ANTHROPIC_API_KEY"]\nclient = anthropic.Anthropic(api_key=api_key)',
+    "password = getpass.getpass()\nself.password_field = form.get('password')",
+    "headers = {'Authorization': f'Bearer {token}'}\nTOKEN=$(gh auth token)\nexport API_KEY=${API_KEY:-}",
+    "commit 3f9a8c2d1e7b6a5f4c3b2a1908f7e6d5c4b3a291 (HEAD -> main)",
+    "session 5eed0000-1357-4131-8000-000000000001, turn 7c9e6679-7425-40de-944b-e07cc4dd7a1f",
+    "See https://docs.example.com/guide?page=2#auth and git@github.com:org/repo.git",
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ\n-----END CERTIFICATE-----",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    "def check_password(password: str) -> bool:\n    return bcrypt.checkpw(password.encode(), stored)",
+    "Keys are prefixed: sk-ant- for Anthropic, ghp_ for GitHub, AKIA for AWS access key ids.",
+    "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "The primary key is (session_id, seq); sort_key: created_at",
+    '{"key": "value", "token_type": "bearer", "expires_in": 3600}',
+    "/home/dev/projects/checkpoint/daemon/checkpoint/extract/anthropic.py:123: def fit(self)",
+    "KEYBOARD_LAYOUT=us\nTOKENIZERS_PARALLELISM=false\nMAX_TOKENS=4096\nPASSWORD_MIN_LENGTH=12",
+    "We'll use marker-1a2b3c4d5e6f for the parser layer.",
+    "Decision: passwords are hashed with argon2id; never log the Authorization header.",
+]
+
+
+def rates(secrets: list[Secret], redact: Callable[[str], str]) -> dict[str, tuple[int, int]]:
+    """Per type: (detected, total); detected means the value is gone from the redacted text."""
+    found: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for secret in secrets:
+        total[secret.kind] += 1
+        if secret.value not in redact(secret.text):
+            found[secret.kind] += 1
+    return {kind: (found[kind], total[kind]) for kind in total}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-type", type=int, default=3)
+    args = parser.parse_args()
+    from checkpoint import redact
+
+    r = redact.redactor()
+    table = rates(corpus(args.seed, args.per_type), lambda t: r.redact(t).text)
+    width = max(map(len, table))
+    print(f"{'type':<{width}}  detected / total")
+    for kind, (found, total) in table.items():
+        print(f"{kind:<{width}}  {found:>8} / {total:<5} {found / total:6.1%}")
+    found = sum(f for f, _ in table.values())
+    total = sum(t for _, t in table.values())
+    print(f"{'all':<{width}}  {found:>8} / {total:<5} {found / total:6.1%}")
+    touched = [text for text in BENIGN if r.redact(text).found]
+    print(f"benign texts changed: {len(touched)} of {len(BENIGN)}")
+    for text in touched:
+        print(f"  {r.redact(text).text!r}")
+
+
+if __name__ == "__main__":
+    main()
