@@ -220,6 +220,9 @@ def _assignments(rng: random.Random) -> list[Secret]:
         out.append(Secret("assignment", v2, f'settings.{name} = "{v2}"'))
         out.append(Secret("assignment", v3, f"{name}: {v3}\n"))
         out.append(Secret("assignment", v4, f"const {name} = '{v4}';"))
+        v5, v6 = _r(rng, ALNUM, 24), password(rng).replace("#", "x")
+        out.append(Secret("assignment", v5, f"GET https://api.example.com/v1/items?page=2&{name}={v5}&limit=50"))
+        out.append(Secret("assignment", v6, f"$ tool login --{name.replace('_', '-')}={v6} --verbose"))
     return out
 
 
@@ -309,6 +312,8 @@ BENIGN = [
     "/home/dev/projects/checkpoint/daemon/checkpoint/extract/anthropic.py:123: def fit(self)",
     "KEYBOARD_LAYOUT=us\nTOKENIZERS_PARALLELISM=false\nMAX_TOKENS=4096\nPASSWORD_MIN_LENGTH=12",
     "We'll use marker-1a2b3c4d5e6f for the parser layer.",
+    "run(max_tokens=4096, sort_key=created_at) and GET /items?page=2&key=value&token_type=bearer",
+    "checkpoint now --api-key=$ANTHROPIC_API_KEY --max-tokens=200000 token_budget=16000",
     "Decision: passwords are hashed with argon2id; never log the Authorization header.",
 ]
 

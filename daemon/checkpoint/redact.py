@@ -338,6 +338,12 @@ ADDED: list[tuple[str, str, dict[str, Any], str]] = [
      {"group": "secret", "named": _ANY_NAME, "check": _named_secret, "specific": False, "flags": re.IGNORECASE},
      "quoted assignments to *token / *key names in code, JSON and YAML (access_token, github_token, "
      "stripe_key): detect-secrets' keyword list has no token and no bare key"),
+    ("secret_assignment",
+     r"(?<![\w$])(?P<name>[A-Za-z0-9_.\-]*(?:key|secret|token|passw(?:or)?d|pwd|credentials?)[A-Za-z0-9_.\-]*)"
+     r"=(?P<secret>[^\s&#\"'`<>;,()\[\]{}]+)",
+     {"group": "secret", "named": _ANY_NAME, "check": _named_secret, "specific": False, "flags": re.IGNORECASE},
+     "name=value mid-line: URL query strings (?access_token=...), command-line flags (--password=...), "
+     "log lines (auth ok token=...)"),
     ("config_assignment",
      r"^[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z0-9_.\-]*(?:key|secret|token|passw(?:or)?d|pwd|credentials?)"
      r"[A-Za-z0-9_.\-]*)[ \t]*[=:][ \t]*" + _VALUE + r"[ \t]*(?:#.*)?$",
