@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WORDS = (
-    "parser cache schema index request module config handler buffer retry token window queue worker "
-    "session store chunk budget client server layout render build release branch commit migration"
-).split()
+WORDS = [
+    "parser", "cache", "schema", "index", "request", "module", "config", "handler", "buffer",
+    "retry", "token", "window", "queue", "worker", "session", "store", "chunk", "budget", "client",
+    "server", "layout", "render", "build", "release", "branch", "commit", "migration",
+]
 
 
 @dataclass
@@ -74,10 +75,9 @@ def claude_lines(
     """Claude Code records for the planned turns (one dict per line)."""
     env = {"sessionId": session_id, "cwd": cwd, "version": "2.1.50", "isSidechain": False, "userType": "external"}
     parent: str | None = None
-    n = 0
     markers: list[str] = []
     for i, turn in enumerate(turns):
-        n += 1
+        n = i + 1
         if turn.role == "user":
             uid = str(uuid.UUID(int=rng.getrandbits(128)))
             yield {**env, "type": "user", "uuid": uid, "parentUuid": parent, "timestamp": _ts(n),
