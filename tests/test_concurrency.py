@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -28,7 +29,7 @@ import synth
 from checkpoint import pipeline
 from checkpoint.config import Settings
 from checkpoint.store import Store
-from cli_run import cli_env, query
+from cli_run import CHECKPOINT, cli_env, query
 from crash_harness import Life, Lsp, Writer, check_database, chunk_key, chunk_states, crash_signs, run_now, wait_until
 from fakes.fake_anthropic import FakeAnthropic
 
@@ -169,3 +170,43 @@ def test_a_slow_answer_is_not_taken_over_by_another_run(tmp_path: Path) -> None:
     assert len(lives) == 2 and all(life.rc == 0 and not crash_signs(life.err) for life in lives), lives
     assert len(sends) >= 3 and max(sends.values()) == 1, sends
     assert set(chunk_states(db)) == {"captured"}
+
+
+def test_scans_at_once_store_and_count_every_line_once(tmp_path: Path) -> None:
+    """Three scans of the same new transcripts at once (a terminal and two windows opening): each
+    line is stored by one of them; the others notice the cursor moved and read on from there. So
+    content left out by policy is counted once, and a bad line is said once, by one process."""
+    corpus = synth.write_corpus(tmp_path / "t", sessions=6, turns=150, chars=60_000, seed=8, codex_share=0.5)
+    sources = [corpus.claude_root, corpus.codex_root]
+    bad = corpus.claude_root / "-home-dev-bad" / "0bad0000-0000-4000-8000-000000000001.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b'{"type":"user","uuid":"u1","message":{"role":"user","content":"We\'ll use marker-0b1 now."}}\n'
+                    b"{not json\n"
+                    b'{"type":"user","uuid":"u2","message":{"role":"user","content":"We\'ll use marker-0b2 now."}}\n')
+    db = tmp_path / "db" / "checkpoint.db"
+    work = tmp_path / "runs"
+    work.mkdir()
+    env = cli_env(tmp_path / "home", CHECKPOINT_DB=str(db), CHECKPOINT_SOURCES=os.pathsep.join(map(str, sources)),
+                  CHECKPOINT_CHUNK_TOKENS=str(CHUNK_TOKENS))
+    procs = [subprocess.Popen([str(CHECKPOINT), "scan"], env=env, stdin=subprocess.DEVNULL,
+                              stdout=(work / f"{n}.out").open("wb"), stderr=(work / f"{n}.err").open("wb"))
+             for n in range(3)]
+    for proc in procs:
+        assert proc.wait(120) == 0
+    errs = [(work / f"{n}.err").read_text() for n in range(3)]
+    assert not [e for e in errs if crash_signs(e)], errs
+
+    oracle = tmp_path / "oracle.db"
+    store = Store(oracle)
+    try:
+        pipeline.scan(store, Settings(db=oracle, sources=sources, chunk_tokens=CHUNK_TOKENS))
+    finally:
+        store.close()
+    for sql in ("SELECT session_id, policy, records, chars FROM drops ORDER BY session_id, policy",
+                "SELECT session_id, seq, id FROM turns ORDER BY session_id, seq",
+                "SELECT path, line_no, message FROM problems ORDER BY path, line_no",
+                "SELECT session_id, first_seq, last_seq, char_start, tokens FROM chunks"
+                " ORDER BY session_id, first_seq"):
+        assert query(db, sql) == query(oracle, sql), sql
+    said = [e.count(f"{bad}:2: invalid JSON") for e in errs]
+    assert sorted(said) == [0, 0, 1], errs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import time
 import uuid
 from collections import Counter
@@ -30,6 +31,7 @@ from checkpoint.model import ChunkInput, Extraction, SessionInfo, Usage
 from checkpoint.sources import READERS, FoundFile, discover
 from checkpoint.sources.base import LineError, Reader, TurnDraft, decode_line
 from checkpoint.sources.tailer import (
+    SETTLE_SECONDS,
     FileCursor,
     RawLine,
     TailEvent,
@@ -39,7 +41,7 @@ from checkpoint.sources.tailer import (
     tail,
     unchanged,
 )
-from checkpoint.store import LEASE_SECONDS, FileRow, LeaseLost, SessionCounts, Store
+from checkpoint.store import LEASE_SECONDS, CursorMoved, FileRow, LeaseLost, SessionCounts, Store
 
 # Turns stored per transaction. Larger batches write each page of the database fewer times (a cold
 # scan of a 100 MB session: 1.8 s of CPU instead of 2.1 s); memory stays bounded by the batch.
@@ -114,11 +116,28 @@ class _Batch:
 def _ingest_file(
     store: Store, found: FoundFile, settings: Settings, report: ScanReport, row: FileRow | None
 ) -> None:
+    for _ in range(5):
+        try:
+            _read_file(store, found, settings, report, row)
+            return
+        except CursorMoved:
+            # Another process (a second window's daemon, a terminal) stored these lines meanwhile:
+            # nothing of this batch was stored; read on from where it stopped.
+            row = store.get_file(str(found.path))
+
+
+def _read_file(
+    store: Store, found: FoundFile, settings: Settings, report: ScanReport, row: FileRow | None
+) -> None:
     path = str(found.path)
     try:
         st = os.stat(path)
-    except OSError as exc:
-        report.warnings.append(f"{path}: cannot stat: {exc.strerror}")
+    except OSError as exc:  # a dangling symlink, a symlink loop, a file gone meanwhile
+        _unreadable(store, report, path, f"cannot stat: {exc.strerror or exc}")
+        return
+    if not stat.S_ISREG(st.st_mode):
+        # Opening a FIFO would wait for a writer forever; a directory or a device is no transcript.
+        _unreadable(store, report, path, f"cannot read: {_file_type(st.st_mode)}, not a regular file; skipped")
         return
     cursor = row.cursor if row else FileCursor(path)
     if row is not None and not row.missing and unchanged(cursor, st):
@@ -145,9 +164,10 @@ def _ingest_file(
         batch.problems.append((before.line_no, f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"))
 
     last: TailEvent | None = None  # the cursor follows it; advanced once per batch, not once per line
+    stored_from = before  # the cursor as stored: each batch is stored only if it still is
 
     def flush() -> None:
-        nonlocal batch, cursor, last
+        nonlocal batch, cursor, last, stored_from
         if last is not None:
             cursor = advance(cursor, last, st)
             last = None
@@ -157,7 +177,9 @@ def _ingest_file(
         added = store.ingest(
             cursor, found.role.agent, sid, found.role.subagent, reader_state, batch.turns, batch.session,
             batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
+            since=stored_from,
         )
+        stored_from = cursor
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)
@@ -192,6 +214,12 @@ def _ingest_file(
             whole + 1 if partial else whole,
             f"{reset.reason}: it now {ends}, {before.line_no} lines had been read; {_REREAD}",
         ))
+    elif cursor.offset < st.st_size and time.time() - st.st_mtime_ns / 1e9 >= SETTLE_SECONDS:
+        # The writer stopped mid-record (the bytes after the last newline are no whole record) and the
+        # file has been quiet since: said, and read once a newline ends the line.
+        batch.problems.append((cursor.line_no + 1, (
+            f"unfinished last line: {st.st_size - cursor.offset} bytes without a newline that are not a whole"
+            f" record, unchanged for {SETTLE_SECONDS:g}s; read once the line is finished")))
     flush()
 
 
@@ -221,11 +249,20 @@ def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
 _REREAD = "re-read from the start (turns already stored are kept, not duplicated)"
 
 
-def _unreadable(store: Store, report: ScanReport, path: str, exc: OSError) -> None:
-    message = f"cannot read: {exc.strerror or exc}"
+def _unreadable(store: Store, report: ScanReport, path: str, why: OSError | str) -> None:
+    """Said on stderr and kept under the problems of `status` (also for a file never read before)."""
+    message = why if isinstance(why, str) else f"cannot read: {why.strerror or why}"
     report.warnings.append(f"{path}: {message}")
-    if store.get_file(path) is not None:
-        store.file_problem(path, message)
+    store.file_problem(path, message)
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch: _Batch) -> None:
@@ -246,7 +283,15 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     batch.problems.extend((event.line_no, note) for note in notes)
     for index, obj in enumerate(objects):
         raw = data if len(objects) == 1 else data + b"#%d" % index
-        parsed = reader.parse(obj, raw, state)
+        try:
+            parsed = reader.parse(obj, raw, state)
+        except RecursionError:
+            batch.problems.append((event.line_no, "record nested too deeply to read; skipped"))
+            continue
+        except Exception as exc:  # a record no reader expected must not stop the scan or cost its neighbours
+            batch.problems.append((event.line_no, f"the {reader.agent} reader failed on this record"
+                                                  f" ({type(exc).__name__}: {exc}); skipped"))
+            continue
         for draft in parsed.turns:
             header = estimate_tokens(turn_header(draft.id, draft.role.value, draft.timestamp, draft.files))
             batch.turns.append((draft, event.line_no, header + estimate_tokens(draft.text), header))
@@ -498,10 +543,14 @@ def checkpoint(
                     renewed = store.clock()
                 for future in done:
                     chunk, expected = in_flight.pop(future)
-                    resplit_before = report.resplit
+                    resplit_before, captured_before = report.resplit, report.captured
                     spent = _settle(store, owner, chunk, future, report)
                     if report.resplit > resplit_before:
                         # The chunk is gone; SQLite may give its id to a piece, which must still be tried.
+                        tried.discard(chunk.chunk_id)
+                    elif report.captured > captured_before:
+                        # Due no more: no need to exclude it. Only failed chunks stay in the exclusion,
+                        # so a claim stays cheap however many chunks one run goes through.
                         tried.discard(chunk.chunk_id)
                     # A priced extractor reports what it spent, nothing when a chunk never left (too
                     # large for the window); for others, the estimate stands in.

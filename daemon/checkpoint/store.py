@@ -198,6 +198,11 @@ LEASE_SECONDS = 300.0
 PROBLEMS_PER_FILE = 200  # keep the table bounded when a file is garbage from end to end
 
 
+class CursorMoved(RuntimeError):
+    """A file's stored cursor moved since a batch was read from it: another process stored those
+    lines already. The batch is dropped whole (see Store.ingest)."""
+
+
 class LeaseLost(RuntimeError):
     """The chunk is no longer leased to this runner (expired and taken by another); its answer is
     discarded so that nothing is committed twice."""
@@ -389,6 +394,7 @@ class Store:
         drop_records: Counter[str],
         problems: Sequence[tuple[int, str]],
         chunk_tokens: int | None = None,
+        since: FileCursor | None = None,
     ) -> Ingested:
         """Store a batch of turns (draft, line_no, tokens, header_tokens) and the file cursor that
         follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
@@ -396,9 +402,20 @@ class Store:
 
         With `chunk_tokens`, the new turns are put into chunks in the same transaction, exactly as
         form_chunks would put them (same plan, same open tail): each row is written once, already
-        chunked, instead of being rewritten later to mark it. Returns turns added and chunks created."""
+        chunked, instead of being rewritten later to mark it. Returns turns added and chunks created.
+
+        `since` is the cursor the batch was read from (a blank one for a file never stored): when the
+        stored cursor is another by now, another process read the same lines meanwhile and stored
+        them; nothing is stored (turns, drop counts and problems would be counted twice) and
+        CursorMoved is raised, for the caller to read on from where that process stopped."""
         now = self.clock()
         with self.transaction() as c:
+            if since is not None:
+                stored = c.execute(
+                    "SELECT dev, inode, offset, line_no FROM files WHERE path = ?", (cursor.path,)
+                ).fetchone()
+                if tuple(stored or (0, 0, 0, 0)) != (since.dev, since.inode, since.offset, since.line_no):
+                    raise CursorMoved(f"{cursor.path}: read on by another process meanwhile")
             if c.execute("SELECT 1 FROM forgotten WHERE session_id = ?", (session_id,)).fetchone():
                 # Forgotten on request: only the file's cursor moves on, so it is not read again.
                 self._upsert_file(c, cursor, agent, session_id, subagent, reader_state)

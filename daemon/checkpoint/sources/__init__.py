@@ -33,7 +33,8 @@ def locate(path: Path) -> FileRole | None:
 
 def discover(roots: list[Path], warn: list[str]) -> Iterator[FoundFile]:
     """Every transcript file under the roots. Symlinked directories are not followed (no loops);
-    unreadable directories are reported in `warn` and skipped."""
+    unreadable directories are reported in `warn` and skipped. A directory named like a transcript
+    is found too (and walked into), so that reading it says what it is."""
 
     def on_error(err: OSError) -> None:
         warn.append(f"{err.filename}: cannot list directory: {err.strerror}")
@@ -43,7 +44,7 @@ def discover(roots: list[Path], warn: list[str]) -> Iterator[FoundFile]:
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
             dirnames.sort()
-            for name in sorted(filenames):
+            for name in sorted(filenames + [d for d in dirnames if d.endswith(".jsonl")]):
                 if not name.endswith(".jsonl"):
                     continue
                 path = Path(dirpath) / name

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,21 +86,103 @@ def decode_line(raw: bytes) -> tuple[list[JsonObject], list[str]]:
             return [], notes
     try:
         obj = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if "utf-8" in str(exc).lower() or "surrogate" in str(exc).lower():
-            text = data.decode("utf-8", errors="replace")
+    except orjson.JSONDecodeError as first:
+        exc: orjson.JSONDecodeError | None = first
+        if "utf-8" in str(exc).lower():
+            data = data.decode("utf-8", errors="replace").encode("utf-8")
             notes.append("replaced invalid UTF-8 bytes")
             try:
-                obj = orjson.loads(text.encode("utf-8"))
-            except orjson.JSONDecodeError as exc2:
-                raise LineError(f"invalid JSON: {exc2}") from None
-        elif b"}{" in data:
-            return _split_joined(data, notes, exc)
-        else:
+                obj = orjson.loads(data)
+            except orjson.JSONDecodeError as again:
+                exc = again
+            else:
+                exc = None
+        if exc is not None and "surrogate" in str(exc).lower():
+            # An escaped half of a UTF-16 pair ("\ud83d" alone: a string cut inside a character) is
+            # valid JSON that orjson refuses; read it with json and replace the half character.
+            try:
+                obj = _without_surrogates(json.loads(data))
+            except (ValueError, RecursionError):
+                pass
+            else:
+                exc = None
+                notes.append("replaced an escaped half of a UTF-16 character pair (a string cut inside a character)")
+        if exc is not None:
+            several = _several(data)
+            if several is not None:
+                objects, gap = several
+                notes.append(f"{len(objects)} records written on one line without a newline between them"
+                             f"{gap}; all {len(objects)} kept")
+                return objects, notes
+            if b"}{" in data:
+                return _split_joined(data, notes, exc)
             raise LineError(f"invalid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise LineError(f"not a JSON object but {type(obj).__name__}")
     return [obj], notes
+
+
+_DECODER = json.JSONDecoder()
+_GAP = " \t\r\x00"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(text: str) -> str:
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """The value with every half UTF-16 pair in its strings (keys too) replaced by U+FFFD: what
+    json accepts and no UTF-8 text can hold. Iterative, so depth costs no recursion."""
+    if isinstance(value, str):
+        return _whole_characters(value)
+    stack = [value] if isinstance(value, dict | list) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if any(_SURROGATE.search(k) for k in node):
+                fixed = {_whole_characters(k): v for k, v in node.items()}
+                node.clear()
+                node.update(fixed)
+            pairs: Any = node.items()
+        else:
+            pairs = enumerate(node)
+        for key, item in list(pairs):
+            if isinstance(item, str):
+                if _SURROGATE.search(item):
+                    node[key] = _whole_characters(item)
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return value
+
+
+def _several(data: bytes) -> tuple[list[JsonObject], str] | None:
+    """The line as whole JSON objects one after the other (`}{`, or spaces or NUL bytes between
+    them), and what separated them; None unless it is exactly that, with two objects or more."""
+    text = data.decode("utf-8", errors="replace")
+    objects: list[JsonObject] = []
+    pos, nuls = 0, 0
+    while True:
+        start = pos
+        while pos < len(text) and text[pos] in _GAP:
+            pos += 1
+        nuls += text.count("\x00", start, pos)
+        if pos == len(text):
+            break
+        try:
+            obj, pos = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        objects.append(_without_surrogates(obj))
+    if len(objects) < 2:
+        return None
+    return objects, f" ({nuls} NUL bytes between them)" if nuls else ""
 
 
 def _split_joined(data: bytes, notes: list[str], original: Exception) -> tuple[list[JsonObject], list[str]]:

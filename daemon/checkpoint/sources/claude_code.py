@@ -273,6 +273,8 @@ def _legacy_parent_session(path: Path) -> tuple[bool, str | None]:
     """The parent session of a legacy agent-*.jsonl (beside the session files): the sessionId of its
     lines. (False, None) while the file holds no complete line yet: claiming it then would file its
     turns under a made-up session for good."""
+    if not path.is_file():
+        return True, None  # a FIFO (opening it waits for a writer), a directory: the reading says so
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES)
