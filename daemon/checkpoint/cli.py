@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
 from checkpoint.extract.heuristic import HeuristicExtractor
-from checkpoint.model import Usage
+from checkpoint.model import Usage, plain_text
 from checkpoint.store import SessionCounts, Store
 
 
@@ -137,7 +137,7 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
 
 def _warn(report: pipeline.ScanReport) -> None:
     for warning in report.warnings[:50]:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {plain_text(warning)}", file=sys.stderr)
     if len(report.warnings) > 50:
         print(f"warning: … and {len(report.warnings) - 50} more (checkpoint status --json lists them)",
               file=sys.stderr)
@@ -316,11 +316,11 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         if len(report.models) > 1 or (report.models and settings.model not in report.models):
             print("Answers by model: " + ", ".join(f"{m} {n}" for m, n in report.models.most_common()) + ".")
     for failure in report.failures[:20]:
-        print(f"  failed: session {failure.session_id} chunk {failure.chunk_id}: {failure.cause}")
+        print(plain_text(f"  failed: session {failure.session_id} chunk {failure.chunk_id}: {failure.cause}"))
     if len(report.failures) > 20:
         print(f"  … and {len(report.failures) - 20} more failures (checkpoint status shows their causes)")
     if report.stopped_by:
-        print(f"Stopped: {report.stopped_by}; the rest stays pending for the next run.")
+        print(plain_text(f"Stopped: {report.stopped_by}; the rest stays pending for the next run."))
     if report.left_chunks and (report.stopped_by or report.failed):
         estimate = report.left_estimate
         cost = (f"; finishing them should cost about {_money(estimate.cost_usd)} "
@@ -348,12 +348,12 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         more = f", `checkpoint items` lists all {len(new_items)}" if len(new_items) > 10 else ""
         print(f"Captured in this run{more}:")
         for item in new_items[:10]:
-            print(f"  {item['kind']:<10}  {_short(item['statement'], 96)}  [{_provenance(item)}]")
+            print(f"  {item['kind']:<10}  {_short(item['statement'], 96)}  [{plain_text(_provenance(item))}]")
     return 0 if report.ok else 1
 
 
 def _short(text: str, width: int) -> str:
-    text = " ".join(text.split())
+    text = " ".join(plain_text(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -438,7 +438,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         total = sum(s.problems for s in sessions)
         print(f"Problems reading transcripts ({total}; newest first, `checkpoint status --json` lists 50):")
         for problem in problems:
-            print(f"  {problem['path']}:{problem['line']}: {problem['message']}")
+            print(plain_text(f"  {problem['path']}:{problem['line']}: {problem['message']}"))
     return 0
 
 
@@ -484,12 +484,13 @@ def _items(store: Store, args: argparse.Namespace) -> int:
     for item in items:
         source = item["sources"][0] if item["sources"] else {}
         where = f"{source.get('path', '?')}:{source.get('line', '?')}"
-        print(f"[{item['kind']}] {item['statement']}")
+        # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
+        print(plain_text(f"[{item['kind']}] {item['statement']}"))
         if item["rationale"]:
-            print(f"    why: {item['rationale']}")
+            print(plain_text(f"    why: {item['rationale']}"))
         if item["files"]:
-            print(f"    files: {', '.join(item['files'][:5])}")
-        print(f"    from: session {item['session_id'][:8]} · {where} · {item['extractor']}")
+            print(plain_text(f"    files: {', '.join(item['files'][:5])}"))
+        print(plain_text(f"    from: session {item['session_id'][:8]} · {where} · {item['extractor']}"))
     print(f"{_plural(len(items), 'item')}: {_kinds(Counter(i['kind'] for i in items))}.")
     return 0
 

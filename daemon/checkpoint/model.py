@@ -3,10 +3,11 @@ items that come back. Pydantic validates what crosses a boundary (a reader's out
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo, field_validator
 
 
 class Role(StrEnum):
@@ -94,19 +95,52 @@ class ChunkInput(BaseModel):
     known_items: list[KnownItem] = Field(default_factory=list)
 
 
-Statement = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+MAX_STATEMENT, MAX_RATIONALE = 2000, 4000
+MAX_FILES, MAX_PATH = 100, 4096
+Statement = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_STATEMENT)]
+# C0 and C1 control characters but tab and newline (terminal escapes, NUL, backspace ...), and the
+# bidirectional overrides and isolates that make text display in another order than it reads.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain_text(text: str) -> str:
+    """The text without control characters (tab and newline stay): safe to print and to show."""
+    return _CONTROL.sub("", text)
 
 
 class ItemDraft(BaseModel):
-    """An item as an extractor proposes it, before the store gives it an id."""
+    """An item as an extractor proposes it, before the store gives it an id. Whatever a model sends,
+    an item is plain text of bounded size: control characters go, long texts are cut, file lists are
+    capped (HTML or Markdown in it stays text: no surface renders items as markup)."""
 
     kind: ItemKind
     statement: Statement
-    rationale: Annotated[str, StringConstraints(max_length=4000)] | None = None
+    rationale: Annotated[str, StringConstraints(max_length=MAX_RATIONALE)] | None = None
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     turn_ids: list[str] = Field(min_length=1)
     files: list[str] = Field(default_factory=list)
     same_as: str | None = None  # id of a known item of the session this one restates
+
+    @field_validator("statement", "rationale", mode="before")
+    @classmethod
+    def _plain_and_bounded(cls, value: object, info: ValidationInfo) -> object:
+        if not isinstance(value, str):
+            return value
+        limit = MAX_STATEMENT if info.field_name == "statement" else MAX_RATIONALE
+        return plain_text(value[: limit * 2]).strip()[:limit]
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _paths(cls, value: object) -> object:
+        if not isinstance(value, list):
+            return value
+        paths = (plain_text(v).strip() for v in value if isinstance(v, str) and len(v) <= MAX_PATH)
+        return list(dict.fromkeys(p for p in paths if p))[:MAX_FILES]
+
+    @field_validator("same_as", mode="before")
+    @classmethod
+    def _item_id(cls, value: object) -> object:
+        return value if not isinstance(value, str) or len(value) <= 64 else None
 
 
 class Usage(BaseModel):

@@ -159,8 +159,8 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
         turn_ids = [t.strip() for t in item.turn_ids if t.strip()]
         if not statement or not turn_ids:
             continue  # nothing to cite or nothing said: not an item
-        drafts.append(
-            ItemDraft(
+        try:
+            draft = ItemDraft(
                 kind=ItemKind(item.kind),
                 statement=statement[:2000],
                 rationale=(_WS.sub(" ", item.rationale).strip()[:4000] or None) if item.rationale else None,
@@ -169,7 +169,9 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 files=[f for f in item.files if f.strip()],
                 same_as=item.same_as or None,
             )
-        )
+        except ValidationError:
+            continue  # nothing left once control characters are gone: not an item (the others stand)
+        drafts.append(draft)
     return drafts
 
 

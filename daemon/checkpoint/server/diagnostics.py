@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from checkpoint.model import plain_text
 from checkpoint.server import anchor
 from checkpoint.server.feature import Feature
 from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
@@ -134,17 +136,31 @@ def diagnose_all(
     return out
 
 
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>!|~&#])")
+_MD_LINE_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))", re.MULTILINE)
+
+
+def md_text(value: object) -> str:
+    """Text from a transcript or a model, shown as itself in Markdown: no emphasis, link, image,
+    HTML, heading or list can come out of it (and no control character)."""
+    text = _MD_INLINE.sub(r"\\\1", plain_text(str(value)))
+    return _MD_LINE_START.sub(
+        lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2) else m.group(3) + "\\" + m.group(4)), text
+    )
+
+
 def hover_text(item: dict[str, Any]) -> str:
     kind = _KIND_TITLE.get(item["kind"], item["kind"])
-    parts = [f"**Checkpoint · {kind}**", "", str(item["statement"])]
+    parts = [f"**Checkpoint · {md_text(kind)}**", "", md_text(item["statement"])]
     if item.get("rationale"):
-        parts += ["", f"*Why:* {item['rationale']}"]
+        parts += ["", f"*Why:* {md_text(item['rationale'])}"]
     sources = item.get("sources") or []
     when = next((s["timestamp"] for s in sources if s.get("timestamp")), None)
-    parts += ["", f"*Session:* {session_label(item)}" + (f" · *when:* {when}" if when else "")]
+    parts += ["", f"*Session:* {md_text(session_label(item))}" + (f" · *when:* {md_text(when)}" if when else "")]
     for src in sources[:3]:
-        parts.append(f"*From:* [{os.path.basename(src['path'])}:{src['line']}]({file_uri(src['path'])}#L{src['line']})")
-    parts.append(f"*Item:* `{item['id']}` · {item['state']} · {item['extractor']}")
+        where = md_text(f"{os.path.basename(src['path'])}:{src['line']}")
+        parts.append(f"*From:* [{where}](<{file_uri(src['path'])}#L{src['line']}>)")
+    parts.append(f"*Item:* {md_text(item['id'])} · {md_text(item['state'])} · {md_text(item['extractor'])}")
     return "\n".join(parts)
 
 
