@@ -339,7 +339,7 @@ def chunk_key(record: RequestRecord) -> tuple[str, int]:
              for block in (message["content"] if isinstance(message.get("content"), list)
                            else [{"text": message.get("content", "")}])]
     turns = parse_turns("\n\n".join(texts))
-    assert turns, f"request {record.seq} carries no turn"
+    assert turns, f"request {record.seq} carries no turn: {str(body)[:300]} ({record.status}, {record.error_type})"
     return turns[0].turn_id, turns[0].part
 
 
@@ -347,6 +347,8 @@ def sends_per_chunk(records: Sequence[RequestRecord], lives: Sequence[Life]) -> 
     """For every chunk, the process that sent each of its requests, in order."""
     out: dict[tuple[str, int], list[Life]] = defaultdict(list)
     for record in records:
+        if record.body is None:
+            continue  # its sender was killed before the body was sent whole: no model ever saw it
         owner = [life for life in lives if life.holds(record.started)]
         assert len(owner) == 1, f"request {record.seq} at {record.started} belongs to {owner}"
         out[chunk_key(record)].append(owner[0])

@@ -12,7 +12,7 @@ chunks whose sender was killed (each process sent a chunk at most once).
 The in-process property test (test_invariants.py) kills at every SQL statement; this one kills
 real processes anywhere: while importing, scanning, waiting on the model, committing.
 
-CHECKPOINT_CRASH_KILLS (kills per seed, default 6) and CHECKPOINT_CRASH_SEEDS (comma-separated)
+CHECKPOINT_CRASH_KILLS (kills per seed, default 4) and CHECKPOINT_CRASH_SEEDS (comma-separated)
 make it longer locally; the defaults keep the whole module well under a minute.
 """
 
@@ -46,7 +46,7 @@ from crash_harness import (
 )
 from fakes.fake_anthropic import FakeAnthropic, RequestRecord
 
-KILLS = int(os.environ.get("CHECKPOINT_CRASH_KILLS", "5"))
+KILLS = int(os.environ.get("CHECKPOINT_CRASH_KILLS", "4"))
 SEEDS = [int(s) for s in os.environ.get("CHECKPOINT_CRASH_SEEDS", "11,12,13").split(",")]
 LEASE = 1.0  # seconds: a killed run's chunks are due again this soon
 CHUNK_TOKENS = 500
