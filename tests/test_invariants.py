@@ -213,7 +213,6 @@ class Snapshot:
     chunks: list[ChunkRow]
     items: list[tuple[str, str, list[str]]]  # session, statement, turn ids
     watermarks: dict[str, int]
-    session_turns: dict[str, int]
     slices_of_chunk: dict[int, list[SliceKey]] = field(default_factory=dict)
     slices_of_turn: dict[str, list[SliceKey]] = field(default_factory=dict)  # chunked turns only
 
@@ -234,10 +233,10 @@ class Snapshot:
             ]
             items = [(r[0], r[1], orjson.loads(r[2])) for r in conn.execute(
                 "SELECT session_id, statement, turn_ids FROM items")]
-            sessions = conn.execute("SELECT id, watermark, turns FROM sessions").fetchall()
+            sessions = conn.execute("SELECT id, watermark FROM sessions").fetchall()
         finally:
             conn.close()
-        return cls(turns, chunks, items, {r[0]: r[1] for r in sessions}, {r[0]: r[2] for r in sessions})
+        return cls(turns, chunks, items, {r[0]: r[1] for r in sessions})
 
 
 def check_coverage(snap: Snapshot, budget: int) -> None:
