@@ -27,6 +27,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from checkpoint.server.items import plain  # custom notifications arrive as namedtuples too
 from checkpoint.server.protocol import CHECKPOINT_ITEMS, CHECKPOINT_STATUS
 
 SERVER = [sys.executable, "-m", "checkpoint", "serve"]
@@ -122,17 +123,6 @@ def server_env(home: Path, db: Path, sources: Sequence[Path], **extra: str) -> d
     }
     env.update(extra)
     return {k: v for k, v in env.items() if v != ""}
-
-
-def plain(value: Any) -> Any:
-    """Custom notifications arrive as namedtuples; back to dicts and lists."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 @dataclass
