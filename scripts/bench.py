@@ -55,9 +55,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from checkpoint import config, pipeline  # noqa: E402
+from checkpoint.answer import Extraction  # noqa: E402
 from checkpoint.extract.heuristic import HeuristicExtractor  # noqa: E402
 from checkpoint.extract.prompt import render_chunk, render_request  # noqa: E402
-from checkpoint.model import ChunkInput, Extraction  # noqa: E402
+from checkpoint.model import ChunkInput  # noqa: E402
 from checkpoint.store import Store  # noqa: E402
 from synth import claude_lines, dumps, plan_session  # noqa: E402
 

@@ -97,7 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
     parser.add_argument("--chunk-tokens", type=int, default=DEFAULT_CHUNK_TOKENS)
-    parser.add_argument("--known-items", type=int, default=Settings.model_fields["known_items"].default)
+    parser.add_argument("--known-items", type=int, default=Settings.known_items)
     parser.add_argument("--output-ratio", type=float, default=0.10)
     parser.add_argument("--count-with-api", action="store_true")
     args = parser.parse_args()

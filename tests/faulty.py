@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.chunker import estimate_tokens
 from checkpoint.extract import ExtractionError
-from checkpoint.model import ChunkInput, Extraction, ItemDraft, ItemKind
+from checkpoint.model import ChunkInput, ItemKind
 from checkpoint.store import Store
 
 SliceKey = tuple[str, int, int]  # (turn id, first character, end): a whole turn, or one part of a split turn

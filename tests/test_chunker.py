@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -211,7 +212,7 @@ def _stored_texts(store: Store) -> dict[str, str]:
 
 def test_store_open_tail_grows_until_sent_or_failed(roots: tuple[Path, Path], settings: Settings, store: Store) -> None:
     budget = 300
-    conf = settings.model_copy(update={"chunk_tokens": budget})
+    conf = replace(settings, chunk_tokens=budget)
     transcript = _Transcript(roots[0])
     transcript.add("We'll use sqlite for the store.", "Agreed.")
     assert pipeline.scan(store, conf).chunks_created == 1

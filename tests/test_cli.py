@@ -19,7 +19,7 @@ from typing import Any
 
 import synth
 from checkpoint import pipeline
-from checkpoint.config import Settings
+from checkpoint.config import Settings, load
 from checkpoint.store import Store
 from cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
 
@@ -202,6 +202,35 @@ def test_settings_precedence_config_file_then_environment_then_flags(tmp_path: P
     assert scan["scan"]["chunks_created"] == want.chunks_created
     # Nothing went to the default location.
     assert not (home / ".local").exists()
+
+
+def test_a_bad_setting_is_named_with_where_it_came_from_and_nothing_is_written(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = tmp_path / "config.toml"
+    db = tmp_path / "db" / "c.db"
+    cases = [
+        ({"CHECKPOINT_CHUNK_TOKENS": "lots"}, "", "environment variable CHECKPOINT_CHUNK_TOKENS: chunk_tokens: "
+         "expected int, got 'lots'"),
+        ({"CHECKPOINT_REDACT": "maybe"}, "", "environment variable CHECKPOINT_REDACT: redact: expected bool"),
+        ({}, "chunk_token = 400\n", f"{config}: unknown setting: chunk_token"),
+        ({}, 'sources = "/one/path"\n', f"{config}: sources: expected a list of paths, got '/one/path'"),
+        ({}, "max_cost = [\n", f"{config}: not valid TOML"),
+        ({}, "lease_seconds = 0\n", "lease_seconds: must be more than 0"),
+    ]
+    for env_extra, toml, said in cases:
+        config.write_text(toml)
+        env = cli_env(home, CHECKPOINT_CONFIG=str(config), CHECKPOINT_DB=str(db), **env_extra)
+        result = run(["scan"], env)
+        assert (result.rc, result.out) == (2, ""), result
+        assert said in result.err and "Traceback" not in result.err, result.err
+        assert not db.exists()
+    # The same values, well formed, are taken: a string from the environment becomes the field's type.
+    config.write_text(f'sources = ["{tmp_path / "none"}"]\nmax_cost = 2\n')
+    env = cli_env(home, CHECKPOINT_CONFIG=str(config), CHECKPOINT_DB=str(db), CHECKPOINT_CHUNK_TOKENS=" 900 ",
+                  CHECKPOINT_REDACT="off")
+    assert run(["scan", "--json"], env).check().json()["scan"]["roots"][0]["path"] == str(tmp_path / "none")
+    settings = load(environ={"CHECKPOINT_CHUNK_TOKENS": " 900 ", "CHECKPOINT_REDACT": "off"})
+    assert (settings.chunk_tokens, settings.redact) == (900, False)
 
 
 def _turns(db: Path, session_id: str) -> int:

@@ -11,6 +11,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import anthropic
@@ -237,7 +238,7 @@ def test_fallback_answers_when_the_primary_stays_overloaded(fake: FakeAnthropic,
     assert [r.model for r in fake.message_requests] == [PRIMARY] * 3 + [FALLBACK]
     assert extraction.usage.requests == 4
     assert extraction.usage.cost_usd == pytest.approx(
-        price_of(FALLBACK).cost(extraction.usage.model_copy(update={"requests": 1})))
+        price_of(FALLBACK).cost(replace(extraction.usage, requests=1)))
 
 
 def test_fallback_whose_window_is_too_small_is_refused_with_the_real_cause(
@@ -277,8 +278,7 @@ def test_fallback_too_small_for_this_chunk_resplits_it_to_fit(fake: FakeAnthropi
 
 def corpus_settings(tmp_path: Path, **extra: object) -> tuple[Settings, synth.Corpus]:
     corpus = synth.write_corpus(tmp_path / "src", sessions=2, turns=60, chars=40_000, seed=11)
-    settings = make_settings(tmp_path, **extra).model_copy(
-        update={"sources": [corpus.claude_root, corpus.codex_root]})
+    settings = replace(make_settings(tmp_path, **extra), sources=[corpus.claude_root, corpus.codex_root])
     return settings, corpus
 
 
@@ -426,7 +426,7 @@ def test_several_chunks_are_in_flight_and_the_watermark_is_the_confirmed_prefix(
         finally:
             in_flight.remove(chunk.chunk_id)
 
-    extractor = make_extractor(fake, settings.model_copy(update={"max_attempts": 6}))
+    extractor = make_extractor(fake, replace(settings, max_attempts=6))
     extractor.extract = counting.__get__(extractor)  # type: ignore[method-assign]
     start = time.monotonic()
     report = pipeline.checkpoint(store, extractor, concurrency=3)

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from checkpoint.answer import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.extract.prompt import SYSTEM_PROMPT
-from checkpoint.model import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.server.diagnostics import hover_text, md_text
 from cli_run import Result, item_markers, query
 from fakes.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions

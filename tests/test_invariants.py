@@ -33,7 +33,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -52,9 +52,10 @@ from hypothesis.stateful import (
 
 import synth
 from checkpoint import pipeline
+from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS
 from checkpoint.config import Settings
-from checkpoint.model import ChunkInput, Extraction
+from checkpoint.model import ChunkInput
 from checkpoint.store import LEASE_SECONDS, LeaseLost, Store
 from faulty import OUTCOMES, FaultyStore, Killed, ScriptedExtractor, SliceKey, parse_marker
 
@@ -792,7 +793,7 @@ def _mutate(monkeypatch: pytest.MonkeyPatch, mutant: str) -> None:
 
         def trimmed(self: Store, chunk_id: int) -> ChunkInput:
             full = chunk_input(self, chunk_id)
-            return full.model_copy(update={"turns": [t.model_copy(update={"text": t.text[:300]}) for t in full.turns]})
+            return replace(full, turns=[replace(t, text=t.text[:300]) for t in full.turns])
 
         monkeypatch.setattr(Store, "chunk_input", trimmed)
     elif mutant == "late answer ignores the lease":

@@ -20,6 +20,7 @@ import stat
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -285,7 +286,7 @@ def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tu
     os.utime(path, (now - 27 * 86400, now - 27 * 86400))
     store = Store(settings.db)
     try:
-        pipeline.scan(store, settings.model_copy(update={"sources": [corpus.claude_root]}))
+        pipeline.scan(store, replace(settings, sources=[corpus.claude_root]))
         out, _ = snapshot(store, Folders([]), "all")
         by_id = {s["id"]: s for s in out["sessions"]}
         assert by_id[at_risk]["at_risk"] is True and by_id[at_risk]["deletes_in_days"] == 2

@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 import os
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import secrets_corpus
 from checkpoint import config, pipeline, redact
+from checkpoint.answer import Extraction
 from checkpoint.extract.heuristic import HeuristicExtractor
-from checkpoint.model import ChunkInput, Extraction
+from checkpoint.model import ChunkInput
 from checkpoint.store import Store
 
 
@@ -171,7 +173,7 @@ def test_scan_stores_redacted_text_and_title_with_the_same_turn_ids(
         assert store.session_counts()[0].redacted == {"aws_access_key": 1, "github_token": 1}
     finally:
         store.close()
-    plain_settings = settings.model_copy(update={"db": tmp_path / "plain.db", "redact": False})
+    plain_settings = replace(settings, db=tmp_path / "plain.db", redact=False)
     plain = Store(plain_settings.db)
     try:
         assert not pipeline.scan(plain, plain_settings).redacted
@@ -206,7 +208,7 @@ def test_rows_stored_without_redaction_are_redacted_right_before_sending(
     slack = secrets_corpus.slack_token(rng)
     texts = [f"We must never commit {slack} again.", "Here is the key file:\n" + pem + "\nWe'll use it for deploys."]
     _write_session(roots[0], texts)
-    raw = settings.model_copy(update={"redact": False, "chunk_tokens": 600})
+    raw = replace(settings, redact=False, chunk_tokens=600)
     store = Store(raw.db)
     try:
         pipeline.scan(store, raw)

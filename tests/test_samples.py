@@ -10,7 +10,7 @@ import re
 import shutil
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +196,7 @@ def _same_bytes_new_inode(path: Path) -> None:
 
 @pytest.fixture
 def sample_settings(settings: Settings) -> Settings:
-    return settings.model_copy(update={"chunk_tokens": CHUNK_TOKENS})
+    return replace(settings, chunk_tokens=CHUNK_TOKENS)
 
 
 def _turn_rows(store: Store) -> list[tuple[str, str, str]]:

@@ -8,12 +8,12 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
-from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import Usage, plain_text
 from checkpoint.store import SessionCounts, Store
 
@@ -76,6 +76,8 @@ def _credentials() -> str | None:
 
 def choose_extractor(settings: config.Settings, out: TextIO) -> Extractor:
     """Claude when credentials are set (or asked for), else the offline heuristic; said aloud either way."""
+    from checkpoint.extract.heuristic import HeuristicExtractor  # loads pydantic: not for scan or status
+
     wanted = settings.extractor
     credentials = _credentials()
     if wanted == "heuristic":
@@ -100,12 +102,16 @@ def choose_extractor(settings: config.Settings, out: TextIO) -> Extractor:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    flags = {k: v for k, v in vars(args).items() if k in config.Settings.model_fields}
+    flags = {k: v for k, v in vars(args).items() if k in config.NAMES}
     if args.command == "serve":
         from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
 
         return serve(flags)
-    settings = config.load(flags)
+    try:
+        settings = config.load(flags)
+    except config.SettingsError as exc:
+        print(f"checkpoint: error in the settings: {exc}", file=sys.stderr)
+        return 2
     store = Store(settings.db)
     try:
         code = _command(store, settings, args)
@@ -200,14 +206,14 @@ def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
         "resplit": report.resplit,
         "items_added": report.items_added,
         "items_rejected": report.items_rejected,
-        "usage": report.usage.model_dump(),
+        "usage": report.usage.as_dict(),
         "models": dict(report.models),
         "stopped_by": report.stopped_by,
         "redacted": dict(sorted(report.redacted.items())),
         "left": {
             "chunks": report.left_chunks,
             "tokens": report.left_tokens,
-            "estimate": report.left_estimate.model_dump() if report.left_estimate else None,
+            "estimate": report.left_estimate.as_dict() if report.left_estimate else None,
         },
         "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures],
     }
@@ -264,7 +270,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     fits = int(chunk_budget()) if callable(chunk_budget) else settings.chunk_tokens
     if fits < settings.chunk_tokens:
         # New chunks fit the model's window from the start (older ones are re-split when sent).
-        settings = settings.model_copy(update={"chunk_tokens": fits})
+        settings = replace(settings, chunk_tokens=fits)
     scan_report = pipeline.scan(store, settings)
     if args.json:
         _warn(scan_report)

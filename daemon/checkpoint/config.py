@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, Field, field_validator
 
 from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
 from checkpoint.sources.tailer import DEFAULT_MAX_LINE_BYTES
@@ -36,12 +35,17 @@ def config_file() -> Path:
     return base / "checkpoint" / "config.toml"
 
 
-class Settings(BaseModel):
-    db: Path = Field(default_factory=default_db)
-    sources: list[Path] = Field(default_factory=default_sources)
+class SettingsError(ValueError):
+    """A setting that cannot be used: which one, where it came from, and why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: Path = field(default_factory=default_db)
+    sources: list[Path] = field(default_factory=default_sources)
     extractor: str | None = None  # "anthropic" | "heuristic"; None: anthropic when a key is set
     model: str = "claude-haiku-4-5"
-    fallback_models: list[str] = Field(default_factory=list)
+    fallback_models: list[str] = field(default_factory=list)
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     concurrency: int = 2
@@ -58,24 +62,81 @@ class Settings(BaseModel):
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     # How long a run holds a chunk it sent before another run may take it. A live run renews its
     # leases while it waits (every third of this); a killed run's chunks are due again after it.
-    lease_seconds: float = Field(default=300.0, gt=0)
+    lease_seconds: float = 300.0
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
     # (checkpoint.redact); `redact_patterns` adds detectors: name -> regex (a group named `secret`,
     # if any, is what goes).
     redact: bool = True
-    redact_patterns: dict[str, str] = Field(default_factory=dict)
+    redact_patterns: dict[str, str] = field(default_factory=dict)
     # A Claude Code session whose transcript is this close to being deleted (cleanupPeriodDays in
     # ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
-    at_risk_days: float = Field(default=7.0, ge=0)
+    at_risk_days: float = 7.0
 
-    @field_validator("redact_patterns")
-    @classmethod
-    def _patterns_compile(cls, value: dict[str, str]) -> dict[str, str]:
-        from checkpoint.redact import custom_detectors
+    def __post_init__(self) -> None:
+        if not self.lease_seconds > 0:
+            raise SettingsError(f"lease_seconds: must be more than 0, not {self.lease_seconds}")
+        if not self.at_risk_days >= 0:
+            raise SettingsError(f"at_risk_days: must be 0 or more, not {self.at_risk_days}")
+        if self.redact_patterns:
+            from checkpoint.redact import custom_detectors
 
-        for detector in custom_detectors(value):
-            _ = detector.pattern  # a name or a regex that is no good is said when the settings load
+            for detector in custom_detectors(self.redact_patterns):
+                _ = detector.pattern  # a name or a regex that is no good is said when the settings load
+
+
+NAMES = frozenset(f.name for f in fields(Settings))
+_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+
+
+def _coerce(name: str, kind: str, value: Any) -> Any:
+    """A value from TOML, the environment (a string) or an editor (JSON) as the field's type.
+    Pydantic did this before; it is done by hand so that `checkpoint scan` starts without it."""
+    optional = kind.endswith(" | None")
+    base = kind.removesuffix(" | None")
+    if value is None and optional:
+        return None
+    wrong = SettingsError(f"{name}: expected {base.replace('list[Path]', 'a list of paths')}, got {value!r}")
+    if base == "Path" and isinstance(value, str | Path):
+        return Path(value).expanduser()
+    if base == "list[Path]" and isinstance(value, list | tuple) and all(isinstance(v, str | Path) for v in value):
+        return [Path(v).expanduser() for v in value]
+    if base == "list[str]" and isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return list(value)
+    if base == "dict[str, str]" and isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+        return {str(k): v for k, v in value.items()}
+    if base == "str" and isinstance(value, str):
         return value
+    if base == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        raise wrong
+    if base in ("int", "float") and not isinstance(value, bool):
+        number = int if base == "int" else float
+        if isinstance(value, int | float) and (base == "float" or float(value).is_integer()):
+            return number(value)
+        if isinstance(value, str):
+            try:
+                return number(value.strip())
+            except ValueError:
+                pass
+    raise wrong
+
+
+_KINDS: dict[str, str] = {f.name: str(f.type) for f in fields(Settings)}
+
+
+def _typed(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """One layer's raw values as the fields' types; an unknown name or a value of the wrong type is
+    a SettingsError that says where it came from."""
+    unknown = sorted(set(values) - NAMES)
+    if unknown:
+        raise SettingsError(f"{where}: unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+    try:
+        return {name: _coerce(name, _KINDS[name], value) for name, value in values.items()}
+    except SettingsError as exc:
+        raise SettingsError(f"{where}: {exc}") from None
 
 
 _ENV: dict[str, str] = {
@@ -103,13 +164,12 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
         if not raw:
             continue
         if key == "sources":
-            values[key] = [Path(p).expanduser() for p in raw.split(os.pathsep) if p]
+            value: Any = [p for p in raw.split(os.pathsep) if p]
         elif key == "fallback_models":
-            values[key] = [m.strip() for m in raw.split(",") if m.strip()]
-        elif key == "db":
-            values[key] = Path(raw).expanduser()
+            value = [m.strip() for m in raw.split(",") if m.strip()]
         else:
-            values[key] = raw
+            value = raw
+        values.update(_typed({key: value}, f"environment variable {var}"))
     return values
 
 
@@ -118,12 +178,13 @@ def load(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None
     values: dict[str, Any] = {}
     path = config_file()
     if path.is_file():
-        with path.open("rb") as fh:
-            values.update(tomllib.load(fh))
+        try:
+            with path.open("rb") as fh:
+                values.update(_typed(tomllib.load(fh), str(path)))
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path}: not valid TOML: {exc}") from None
     values.update(_from_env(dict(os.environ) if environ is None else environ))
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    if "sources" in values:
-        values["sources"] = [Path(p).expanduser() for p in values["sources"]]
+    values.update(_typed({k: v for k, v in (overrides or {}).items() if v is not None}, "options"))
     return Settings(**values)
 
 

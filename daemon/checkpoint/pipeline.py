@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -27,7 +27,7 @@ from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced
 from checkpoint.extract.prompt import turn_header
-from checkpoint.model import ChunkInput, Extraction, SessionInfo, Usage
+from checkpoint.model import ChunkInput, SessionInfo, Usage
 from checkpoint.sources import READERS, FoundFile, discover
 from checkpoint.sources.base import LineError, Reader, TurnDraft, decode_line
 from checkpoint.sources.tailer import (
@@ -42,6 +42,9 @@ from checkpoint.sources.tailer import (
     unchanged,
 )
 from checkpoint.store import LEASE_SECONDS, CursorMoved, FileRow, LeaseLost, SessionCounts, Store
+
+if TYPE_CHECKING:
+    from checkpoint.answer import Extraction
 
 # Turns stored per transaction. Larger batches write each page of the database fewer times (a cold
 # scan of a 100 MB session: 1.8 s of CPU instead of 2.1 s); memory stays bounded by the batch.
@@ -108,9 +111,8 @@ class _Batch:
         if self.session is None:
             self.session = info
         else:
-            self.session = self.session.model_copy(
-                update={k: v for k, v in info.model_dump().items() if v and k in ("cwd", "title")}
-            )
+            self.session = replace(self.session, cwd=info.cwd or self.session.cwd,
+                                   title=info.title or self.session.title)
 
 
 def _ingest_file(
@@ -239,7 +241,7 @@ def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
     if batch.session is not None and title:
         new_title = new_title if new_title is not None else redactor.redact(title).text
         if new_title != title:
-            batch.session = batch.session.model_copy(update={"title": new_title})
+            batch.session = replace(batch.session, title=new_title)
     if batch.problems:
         fixed = redactor.redact_many([message for _, message in batch.problems])
         for i, result in fixed.items():
@@ -366,7 +368,7 @@ def status(store: Store, session_ids: Sequence[str] | None = None, at_risk_days:
     for s in sessions:
         spent.add(s.usage)
     return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions], "problems": store.problems(),
-            "usage": spent.model_dump(), "redacted": redacted_totals(sessions), "forgotten": store.forgotten()}
+            "usage": spent.as_dict(), "redacted": redacted_totals(sessions), "forgotten": store.forgotten()}
 
 
 # -- checkpoint runs --------------------------------------------------------------------------------
@@ -522,14 +524,14 @@ def checkpoint(
                         break
                     chunk = claimed[0]
                     expected = _expected(extractor, chunk)
-                    committed = accounted.model_copy()
+                    committed = replace(accounted)
                     for _, more in in_flight.values():
                         committed.add(more)
                     refusal = budget.refuses_usage(committed, expected)
                     if refusal:
                         report.stopped_by = refusal  # the claimed chunk is released below, unharmed
                         break
-                    chunk = chunk.model_copy(update={"known_items": store.known_items(chunk.session_id, known_items)})
+                    chunk = replace(chunk, known_items=store.known_items(chunk.session_id, known_items))
                     if redactor.detectors:
                         chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
                     tried.add(chunk.chunk_id)
@@ -599,13 +601,13 @@ def _redact_chunk(
     if not updates and not known:
         return chunk
     for i, result in updates.items():
-        turns[i] = turns[i].model_copy(update={"text": result.text})
+        turns[i] = replace(turns[i], text=result.text)
         found.update(result.found)
     items = list(chunk.known_items)
     for j, result in known.items():
-        items[j] = items[j].model_copy(update={"statement": result.text})
+        items[j] = replace(items[j], statement=result.text)
         found.update(result.found)
-    return chunk.model_copy(update={"turns": turns, "known_items": items})
+    return replace(chunk, turns=turns, known_items=items)
 
 
 def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> Usage:

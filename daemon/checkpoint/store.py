@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -27,7 +27,6 @@ from checkpoint import chunker
 from checkpoint.model import (
     ChunkInput,
     ChunkState,
-    Extraction,
     ItemKind,
     ItemState,
     KnownItem,
@@ -38,6 +37,9 @@ from checkpoint.model import (
 )
 from checkpoint.sources.base import TurnDraft
 from checkpoint.sources.tailer import FileCursor
+
+if TYPE_CHECKING:
+    from checkpoint.answer import Extraction
 
 MIGRATIONS: list[str] = [
     # 1: the initial schema
@@ -303,7 +305,7 @@ class SessionCounts:
             "causes": self.causes,
             "dropped": self.dropped,
             "problems": self.problems,
-            "usage": self.usage.model_dump(),
+            "usage": self.usage.as_dict(),
             "redacted": self.redacted,
             "at_risk": self.at_risk,
             "deletes_in_days": self.deletes_in_days,

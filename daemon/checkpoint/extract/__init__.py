@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from checkpoint.model import ChunkInput, Extraction, Usage
+from checkpoint.model import ChunkInput, Usage
+
+if TYPE_CHECKING:
+    from checkpoint.answer import Extraction
 
 
 class ExtractionError(Exception):

@@ -20,18 +20,19 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import anthropic
 from anthropic.types import MessageParam, TextBlockParam
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.model import ChunkInput, Extraction, ItemDraft, ItemKind, Usage
+from checkpoint.model import ChunkInput, ItemKind, Usage
 
 # -- prices and windows -----------------------------------------------------------------------------
 
@@ -332,7 +333,7 @@ class AnthropicExtractor:
         price = price_of(model)
         sent = chunk_tokens + chunks * self.overhead_estimate()
         with self._lock:
-            seen_est, seen = self._seen_estimate, self._seen_usage.model_copy()
+            seen_est, seen = self._seen_estimate, replace(self._seen_usage)
         if seen_est and seen.requests:
             scale = sent / seen_est
             usage = Usage(

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from checkpoint.model import ChunkInput, Extraction, ItemDraft, ItemKind, Role, TurnSlice
+from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
 
 _DECISION = re.compile(
     r"\b(we'll use|we will use|we'll go with|let's go with|let's use|going with|decided|decision:"

@@ -74,7 +74,7 @@ class ExtractorSlot:
     def get(self, engine: config.Settings) -> tuple[Extractor, str]:
         from checkpoint.cli import choose_extractor  # the CLI's choice, said the same way
 
-        key = engine.model_dump_json()
+        key = repr(engine)
         with self.lock:
             if self.extractor is None or key != self.key:
                 out = io.StringIO()

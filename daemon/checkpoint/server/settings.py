@@ -78,7 +78,7 @@ def engine_overrides(options: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in options.items():
         name = _snake(key)
-        if name in config.Settings.model_fields and value not in ("", [], None):
+        if name in config.NAMES and value not in ("", [], None):
             out[name] = value
     return out
 

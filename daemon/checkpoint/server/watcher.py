@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,7 @@ def scan_dirs(store: Store, settings: config.Settings, dirs: list[Path] | None) 
     vanished-file check then cover just them, so a busy session costs the same however many
     transcripts the roots hold."""
     if dirs is not None:
-        settings = settings.model_copy(update={"sources": dirs})
+        settings = replace(settings, sources=dirs)
     return pipeline.scan(store, settings)
 
 

@@ -17,6 +17,7 @@ See shared/notes/formats.md §1. What this reader deliberately does not turn int
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +205,7 @@ class ClaudeCodeReader:
 
 
 def _merge(info: SessionInfo | None, **fields: Any) -> SessionInfo:
-    base = info.model_dump() if info else {"id": "", "agent": AGENT}
-    base.update(fields)
-    return SessionInfo(**base)
+    return replace(info, **fields) if info else SessionInfo(**{"id": "", "agent": AGENT, **fields})
 
 
 def _id(obj: JsonObject, raw: bytes) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,5 @@ def _absolute(path: str, cwd: object) -> str:
 
 
 def _session(info: SessionInfo | None = None, **fields: Any) -> SessionInfo:
-    base = info.model_dump() if info else {"id": "", "agent": AGENT}
-    base.update(fields)
-    return SessionInfo(**base)
+    return replace(info, **fields) if info else SessionInfo(**{"id": "", "agent": AGENT, **fields})
 

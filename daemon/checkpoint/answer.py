@@ -1,0 +1,60 @@
+"""What an extractor answers for a chunk, validated by pydantic: whatever a model sends, an item
+that is stored is plain text of bounded size citing turns. Loaded only where answers are made or
+read (extractors, `checkpoint now`, the daemon), never by `checkpoint scan` or `status`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field, StringConstraints, ValidationInfo, field_validator
+
+from checkpoint.model import ItemKind, Usage, plain_text
+
+MAX_STATEMENT, MAX_RATIONALE = 2000, 4000
+MAX_FILES, MAX_PATH = 100, 4096
+Statement = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_STATEMENT)]
+
+
+class ItemDraft(BaseModel):
+    """An item as an extractor proposes it, before the store gives it an id. Whatever a model sends,
+    an item is plain text of bounded size: control characters go, long texts are cut, file lists are
+    capped (HTML or Markdown in it stays text: no surface renders items as markup)."""
+
+    kind: ItemKind
+    statement: Statement
+    rationale: Annotated[str, StringConstraints(max_length=MAX_RATIONALE)] | None = None
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    turn_ids: list[str] = Field(min_length=1)
+    files: list[str] = Field(default_factory=list)
+    same_as: str | None = None  # id of a known item of the session this one restates
+
+    @field_validator("statement", "rationale", mode="before")
+    @classmethod
+    def _plain_and_bounded(cls, value: object, info: ValidationInfo) -> object:
+        if not isinstance(value, str):
+            return value
+        limit = MAX_STATEMENT if info.field_name == "statement" else MAX_RATIONALE
+        return plain_text(value[: limit * 2]).strip()[:limit]
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _paths(cls, value: object) -> object:
+        if not isinstance(value, list):
+            return value
+        paths = (plain_text(v).strip() for v in value if isinstance(v, str) and len(v) <= MAX_PATH)
+        return list(dict.fromkeys(p for p in paths if p))[:MAX_FILES]
+
+    @field_validator("same_as", mode="before")
+    @classmethod
+    def _item_id(cls, value: object) -> object:
+        return value if not isinstance(value, str) or len(value) <= 64 else None
+
+
+class Extraction(BaseModel):
+    """A confirmed answer for one chunk: the only thing that may move a marker."""
+
+    chunk_id: int
+    items: list[ItemDraft]
+    extractor: str
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None  # the model whose answer this is (a fallback, perhaps)
