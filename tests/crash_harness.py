@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -331,16 +332,25 @@ def check_database(db: Path, sources: list[Path], chunk_tokens: int, markers: se
     return Checked(len(got), states["captured"], len(statements), len(found))
 
 
+_SESSION_RE = re.compile(r"^Session (\S+) \(", re.MULTILINE)  # render_request's first line
+
+
 def chunk_key(record: RequestRecord) -> tuple[str, int]:
-    """A chunk as the API saw it: its first turn (and part): a chunk's (session, first seq, first
-    character) is unique in the store, and a chunk that grows keeps its first turn."""
+    """A chunk as the API saw it: its session, the start of its turns' text and its first part: a
+    chunk's (session, first seq, first character) is unique in the store, and a chunk that grows
+    keeps its start. The request names turns only by labels local to their chunk, and a first turn
+    alone can repeat ("(thinking) Considering."): 300 characters tell the chunks of these corpora apart."""
     body = record.body or {}
     texts = [block.get("text", "") for message in body.get("messages", []) if message.get("role") == "user"
              for block in (message["content"] if isinstance(message.get("content"), list)
                            else [{"text": message.get("content", "")}])]
-    turns = parse_turns("\n\n".join(texts))
-    assert turns, f"request {record.seq} carries no turn: {str(body)[:300]} ({record.status}, {record.error_type})"
-    return turns[0].turn_id, turns[0].part
+    prompt = "\n\n".join(texts)
+    turns = parse_turns(prompt)
+    session = _SESSION_RE.search(prompt)
+    assert turns and session, \
+        f"request {record.seq} carries no turn: {str(body)[:300]} ({record.status}, {record.error_type})"
+    start = "\n".join(turn.text for turn in turns)[:300]
+    return f"{session.group(1)} {start!r}", turns[0].part
 
 
 def sends_per_chunk(records: Sequence[RequestRecord], lives: Sequence[Life]) -> dict[tuple[str, int], list[Life]]:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from checkpoint import pipeline
 from checkpoint.chunker import MIN_CHUNK_TOKENS, PlannedChunk, TurnCost, estimate_tokens, plan, split_text
 from checkpoint.config import Settings
+from checkpoint.extract.prompt import render_chunk
 from checkpoint.store import Store
 
 # -- estimates ------------------------------------------------------------------------------------
@@ -280,7 +281,11 @@ def test_property_store_every_turn_text_lands_once(
             for turn_id, pieces in covered.items():
                 assert "".join(pieces) == texts[turn_id]
             for (chunk_id,) in store.conn.execute("SELECT id FROM chunks"):
-                assert store.chunk_input(chunk_id).token_estimate <= budget
+                chunk = store.chunk_input(chunk_id)
+                assert chunk.token_estimate <= budget
+                if chunk.turns[0].parts == 1:  # the plan covers the turns as rendered (parts add "part i/n")
+                    rendered = render_chunk(replace(chunk, cwd=None))  # one line a chunk, not planned
+                    assert estimate_tokens(rendered) <= chunk.token_estimate
             assert all(seq == i for i, (seq,) in enumerate(
                 store.conn.execute(f"SELECT seq FROM turns WHERE session_id = '{SESSION}' ORDER BY seq"), start=1))
         finally:

@@ -27,7 +27,15 @@ from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice
 from checkpoint.sources.base import TurnDraft
 from checkpoint.sources.tailer import FileCursor
 from checkpoint.store import LeaseLost, Store
-from fakes.fake_anthropic import DECISION_RE, FakeAnthropic, Fault, MessageRequest, ModelSpec, planted_decisions
+from fakes.fake_anthropic import (
+    DECISION_RE,
+    FakeAnthropic,
+    Fault,
+    MessageRequest,
+    ModelSpec,
+    parse_turns,
+    planted_decisions,
+)
 
 PRIMARY = "claude-haiku-4-5"
 FALLBACK = "claude-sonnet-4-6"
@@ -56,7 +64,7 @@ def make_extractor(fake: FakeAnthropic, settings: Settings, sleeps: list[float] 
 
 def chunk_of(texts: list[str], chunk_id: int = 1) -> ChunkInput:
     turns = [
-        TurnSlice(turn_id=f"t{i}", seq=i, role=Role.USER if i % 2 else Role.ASSISTANT, text=text,
+        TurnSlice(turn_id=f"uuid-{i}", seq=i, role=Role.USER if i % 2 else Role.ASSISTANT, text=text,
                   files=("/w/src/app.py",) if i == 2 else (), timestamp="2026-01-05T10:00:00Z")
         for i, text in enumerate(texts, start=1)
     ]
@@ -74,13 +82,15 @@ def test_request_uses_structured_output_a_cached_system_prompt_and_turn_ids(
     fake: FakeAnthropic, tmp_path: Path
 ) -> None:
     extractor = make_extractor(fake, make_settings(tmp_path))
-    first = extractor.extract(chunk_of(DECIDED))
+    chunk = chunk_of(DECIDED)
+    first = extractor.extract(chunk)
     second = extractor.extract(chunk_of(DECIDED, chunk_id=2))
 
     [item] = first.items
     assert item.kind == "decision"
     assert item.statement == "We'll use marker-00aa11 for the parser layer."
-    assert item.turn_ids == ["t2"] and item.files == ["/w/src/app.py"]
+    assert item.turn_ids == ["t2"] and item.files == ["/w/src/app.py"]  # the label the model copied
+    assert pipeline.validate(chunk, first)[0].items[0].turn_ids == ["uuid-2"]
     assert first.model == PRIMARY and first.extractor == "anthropic"
 
     body = fake.message_requests[0].body
@@ -90,7 +100,8 @@ def test_request_uses_structured_output_a_cached_system_prompt_and_turn_ids(
     assert SCHEMA["additionalProperties"] is False
     assert body["system"] == [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
     prompt = "\n".join(block["text"] for block in body["messages"][0]["content"])
-    assert "[turn t2 · assistant · 2026-01-05T10:00:00Z · files: /w/src/app.py]" in prompt
+    assert "\n\n[t2 assistant files: /w/src/app.py]\nWe'll use marker-00aa11" in prompt
+    assert "uuid-" not in prompt and "2026-01-05" not in prompt  # neither ids nor timestamps are worth their bytes
     assert "temperature" not in body and body["max_tokens"] == 4096
 
     # The system prompt is written to the cache once, then read; usage and cost say so.
@@ -357,7 +368,7 @@ def test_a_restated_decision_updates_the_item_it_names(fake: FakeAnthropic, tmp_
         items = planted_decisions(request.prompt, same_as=True)
         known = re.findall(r"^- \((\w+)\) decision: (.*)$", request.prompt, re.MULTILINE)
         seen_known.extend(k for k, _ in known)
-        turns = re.findall(r"^\[turn (\S+) ·", request.prompt, re.MULTILINE)
+        turns = [turn.label for turn in parse_turns(request.prompt)]
         if known:  # every chunk after the first also "restates" the first recorded decision
             items.append({"kind": "decision", "statement": "Restated: " + known[-1][1], "rationale": "again",
                           "confidence": 0.7, "turn_ids": [turns[-1]], "files": [], "same_as": known[-1][0]})

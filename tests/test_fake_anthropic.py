@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from anthropic.types import MessageTokensCount, ModelInfo, TextBlock, ToolUseBlock
 
-from checkpoint.extract.prompt import render_chunk
+from checkpoint.extract.prompt import render_chunk, turn_labels
 from checkpoint.model import ChunkInput, Role, TurnSlice
 from fakes.fake_anthropic import (
     FakeAnthropic,
@@ -46,8 +46,8 @@ OUTPUT_CONFIG: Any = {"format": {"type": "json_schema", "schema": SCHEMA}}
 TOOLS: Any = [{"name": "record", "description": "Record the items.", "input_schema": SCHEMA}]
 FORCE: Any = {"type": "tool", "name": "record"}
 PROMPT = (
-    "[turn u1 · user · 2026-01-05T10:00:01.000Z]\nPlease add caching. We'll use marker-0a1b2c for the cache layer.\n\n"
-    "[turn a2 · assistant · 2026-01-05T10:00:02.000Z · files: /p/src/cache.py, /p/src/io.py]\n"
+    "[t1 user]\nPlease add caching. We'll use marker-0a1b2c for the cache layer.\n\n"
+    "[t2 assistant files: /p/src/cache.py, /p/src/io.py]\n"
     "Done. We'll use marker-ff00 for the io layer.\nAlso we'll use nothing else."
 )
 
@@ -93,18 +93,19 @@ def test_structured_output_returns_every_planted_decision_with_its_turn_and_file
         fake: FakeAnthropic, client: anthropic.Anthropic) -> None:
     rng = random.Random(3)
     planned = plan_session(rng, 40, 8000, "/home/dev/p", decision_every=5)
-    turns = [TurnSlice(turn_id=f"t{i}", seq=i, role=Role(t.role), text=t.text, files=tuple(t.edits),
+    turns = [TurnSlice(turn_id=f"uuid-{i}", seq=i, role=Role(t.role), text=t.text, files=tuple(t.edits),
                        timestamp=f"2026-01-05T10:00:{i:02d}.000Z") for i, t in enumerate(planned)]
     chunk = ChunkInput(chunk_id=1, session_id="s", agent="claude", cwd="/home/dev/p", turns=turns, token_estimate=0)
+    label = {turn_id: lab for lab, turn_id in turn_labels(chunk).items()}
     message = ask(client, render_chunk(chunk))
     assert message.stop_reason == "end_turn"
     assert [b.type for b in message.content] == ["text"]
     items = json.loads(text_of(message))["items"]
-    want = {(f"t{i}", t.marker) for i, t in enumerate(planned) if t.marker}
+    want = {(label[f"uuid-{i}"], t.marker) for i, t in enumerate(planned) if t.marker}
     assert len(want) >= 5
     got = {(it["turn_ids"][0], it["statement"].split()[2]) for it in items}
     assert got == want and len(items) == len(want)
-    by_turn = {f"t{i}": list(t.edits) for i, t in enumerate(planned)}
+    by_turn = {label[f"uuid-{i}"]: list(t.edits) for i, t in enumerate(planned)}
     for it in items:
         assert it["kind"] == "decision" and it["confidence"] == 0.9 and it["rationale"] is None
         assert it["statement"].startswith("We'll use marker-") and it["statement"].endswith(" layer.")
@@ -120,8 +121,8 @@ def test_forced_tool_returns_a_tool_use_block_whose_input_holds_the_items(client
     assert isinstance(block.input, dict)
     items = items_of(block)
     assert [(i["statement"], i["turn_ids"], i["files"]) for i in items] == [
-        ("We'll use marker-0a1b2c for the cache layer.", ["u1"], []),
-        ("We'll use marker-ff00 for the io layer.", ["a2"], ["/p/src/cache.py", "/p/src/io.py"]),
+        ("We'll use marker-0a1b2c for the cache layer.", ["t1"], []),
+        ("We'll use marker-ff00 for the io layer.", ["t2"], ["/p/src/cache.py", "/p/src/io.py"]),
     ]
 
 
@@ -131,16 +132,16 @@ def test_same_as_names_the_known_item_with_the_same_marker(client: anthropic.Ant
     message = client.messages.create(model=MODEL, max_tokens=2000, output_config=OUTPUT_CONFIG, messages=[
         {"role": "user", "content": [{"type": "text", "text": head}, {"type": "text", "text": PROMPT}]}])
     items = json.loads(text_of(message))["items"]
-    assert [(i["turn_ids"], i["same_as"]) for i in items] == [(["u1"], "17"), (["a2"], None)]
+    assert [(i["turn_ids"], i["same_as"]) for i in items] == [(["t1"], "17"), (["t2"], None)]
 
 
 def test_parse_turns_reads_headers_with_parts_and_files() -> None:
-    text = "Workspace: /p\n[turn x1 · assistant · 2026-01-05T10:00:00Z · part 2/3 · files: a.py]\nbody\n\n" \
-           "[turn x2 · tool]\nout"
+    text = "Workspace: /p\n[t1 assistant part 2/3 files: a.py, my dir/b.py]\nbody\n[t9 user] is text\n\n" \
+           "[t2 tool]\nout"
     t1, t2 = parse_turns(text)
-    assert (t1.turn_id, t1.role, t1.timestamp, t1.part, t1.parts, t1.files, t1.text) == (
-        "x1", "assistant", "2026-01-05T10:00:00Z", 2, 3, ("a.py",), "body")
-    assert (t2.turn_id, t2.role, t2.timestamp, t2.files, t2.text) == ("x2", "tool", None, (), "out")
+    assert (t1.label, t1.role, t1.part, t1.parts, t1.files, t1.text) == (
+        "t1", "assistant", 2, 3, ("a.py", "my dir/b.py"), "body\n[t9 user] is text")
+    assert (t2.label, t2.role, t2.part, t2.parts, t2.files, t2.text) == ("t2", "tool", 1, 1, (), "out")
 
 
 def test_streaming_assembles_the_same_message(client: anthropic.Anthropic) -> None:

@@ -72,29 +72,36 @@ def test_items_citing_turns_outside_their_chunk_are_cleaned_or_dropped(tmp_path:
     h.env["CHECKPOINT_CHUNK_TOKENS"] = "1000"
 
     def responder(request: MessageRequest) -> list[dict[str, Any]]:
-        [turn] = parse_turns(request.prompt)
-        n = int(turn.turn_id[-2:])
+        [turn] = parse_turns(request.prompt)  # the request names it by its label only
+        n = int(re.findall(r"marker-00(\d\d)ab", turn.text)[0])
         other = turn_id(n % 4 + 1)  # a real turn of the session, in another chunk
         return [
-            *planted_decisions(request.prompt),
+            *planted_decisions(request.prompt),  # cited by label, as a model is told to
             {"kind": "decision", "statement": f"cites nothing real {n}", "turn_ids": ["turn-from-nowhere"]},
             {"kind": "decision", "statement": f"cites another chunk {n}", "turn_ids": [other]},
+            # Every chunk holds one turn, t1: t2 is another chunk's label, the rest are labels misspelt.
+            {"kind": "decision", "statement": f"cites labels not in this chunk {n}",
+             "turn_ids": ["t2", "t0", "t01", "T1", "[t1]", "t1 user"]},
             {"kind": "constraint", "statement": f"cites its own and others {n}",
-             "turn_ids": [other, turn.turn_id, "turn-from-nowhere", turn.turn_id]},
+             "turn_ids": [other, turn.label, "turn-from-nowhere", turn_id(n), "t2"]},
         ]
 
     fake.responder = responder
     run = h.cli("now", "--json").check().json()["run"]
 
-    assert run["captured"] == 4 and run["items_rejected"] == 8
+    assert run["captured"] == 4 and run["items_rejected"] == 12
     stored = items(h)
     assert sorted(m for _, _, m in item_markers(stored)) == [marker(n) for n in range(1, 5)]
+    for item in stored:
+        if found := re.match(r"We'll use marker-00(\d\d)ab", item["statement"]):
+            assert item["turn_ids"] == [turn_id(int(found.group(1)))]  # cited by its label, stored by its id
     mixed = [i for i in stored if i["statement"].startswith("cites its own")]
     assert len(mixed) == 4 and len(stored) == 8
     for item in mixed:
         n = int(item["statement"].split()[-1])
-        assert item["turn_ids"] == [turn_id(n)]  # only its own chunk's turn, once
-    assert not [i for i in stored if i["statement"].startswith("cites nothing") or "another chunk" in i["statement"]]
+        assert item["turn_ids"] == [turn_id(n)]  # only its own chunk's turn, once, by label or by id
+    assert not [i for i in stored if i["statement"].startswith("cites nothing") or "another chunk" in i["statement"]
+                or "not in this chunk" in i["statement"]]
 
 
 def test_absurd_answers_are_stored_as_bounded_plain_text(tmp_path: Path, fake: FakeAnthropic) -> None:
@@ -102,7 +109,7 @@ def test_absurd_answers_are_stored_as_bounded_plain_text(tmp_path: Path, fake: F
     h = claude_home(tmp_path, fake, [f"\x1b]0;pwned\x07\x1b[2J{HOSTILE}", f"We'll use {marker(2)} for the cache."])
 
     def responder(request: MessageRequest) -> list[dict[str, Any]]:
-        first = parse_turns(request.prompt)[0].turn_id
+        first = parse_turns(request.prompt)[0].label
         return [{
             "kind": "decision",
             "statement": f"{HOSTILE} We'll use {marker(2)} for the cache. " + "long " * 2_000,

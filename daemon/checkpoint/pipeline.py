@@ -26,7 +26,7 @@ from checkpoint import config, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced
-from checkpoint.extract.prompt import turn_header
+from checkpoint.extract.prompt import planned_header, turn_labels
 from checkpoint.model import ChunkInput, SessionInfo, Usage
 from checkpoint.sources import READERS, FoundFile, discover
 from checkpoint.sources.base import LineError, Reader, TurnDraft, decode_line
@@ -295,7 +295,7 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
                                                   f" ({type(exc).__name__}: {exc}); skipped"))
             continue
         for draft in parsed.turns:
-            header = estimate_tokens(turn_header(draft.id, draft.role.value, draft.timestamp, draft.files))
+            header = estimate_tokens(planned_header(draft.role.value, draft.files))
             batch.turns.append((draft, event.line_no, header + estimate_tokens(draft.text), header))
         if parsed.session is not None:
             batch.add_session(parsed.session)
@@ -448,12 +448,14 @@ Update = Callable[[RunReport], None]
 
 
 def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
-    """Keep only items that cite turns of this chunk; cite only those. Returns (clean, rejected)."""
-    allowed = {t.turn_id for t in chunk.turns}
+    """Keep only items that cite turns of this chunk, by the labels of its headers or by their ids;
+    cite only those, by id. Returns (clean, rejected)."""
+    # A label wins over an id spelled the same: labels are what the model is asked to copy.
+    allowed = {t.turn_id: t.turn_id for t in chunk.turns} | turn_labels(chunk)
     kept = []
     rejected = 0
     for item in extraction.items:
-        cited = [t for t in item.turn_ids if t in allowed]
+        cited = [allowed[t] for t in item.turn_ids if t in allowed]
         if not cited:
             rejected += 1
             continue

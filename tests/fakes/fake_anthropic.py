@@ -49,10 +49,10 @@ Prompt caching
 Answers (the responder)
 -----------------------
     The default responder (`default_responder`) parses the transcript chunk rendered by
-    checkpoint.extract.prompt (turn headers "[turn <id> · <role> · <ts> · files: a.py]") and returns one item
-    per sentence "We'll use marker-<hex> ..." (the decisions scripts/synth.py plants):
+    checkpoint.extract.prompt (turn headers "[<label> <role> part i/n files: a.py, b.py]", the last two
+    optional) and returns one item per sentence "We'll use marker-<hex> ..." (the decisions scripts/synth.py plants):
         {"kind": "decision", "statement": <sentence>, "rationale": None, "confidence": 0.9,
-         "turn_ids": [<turn id>], "files": [<files of that turn header>]}
+         "turn_ids": [<label of that turn>], "files": [<files of that turn header>]}
     plus "same_as" when the request's schema has that property: the id of the item listed under
     "Already recorded" (`- (<id>) <kind>: <statement>`, before the first turn header) naming the same
     marker, else null. Text before the first turn header is never a source of items.
@@ -293,8 +293,8 @@ Responder = Callable[[MessageRequest], ResponderResult]
 
 # ---------------------------------------------------------------------------------------------- responder
 
-_HEADER_RE = re.compile(r"^\[turn (?P<id>\S+) · (?P<rest>.*)\]$", re.MULTILINE)
-_PART_RE = re.compile(r"^part (\d+)/(\d+)$")
+_HEADER_RE = re.compile(r"^\[(?P<label>t\d+) (?P<role>user|assistant|tool)(?: part (?P<part>\d+)/(?P<parts>\d+))?"
+                        r"(?: files: (?P<files>.*))?\]$", re.MULTILINE)
 DECISION_RE = re.compile(r"We(?:'|’)ll use marker-[0-9a-f]+\b[^.!?\n]*[.!?]?")
 _MARKER_RE = re.compile(r"marker-[0-9a-f]+\b")
 _KNOWN_RE = re.compile(r"^- \((?P<id>[^)\n]+)\) (?P<kind>\w+): (?P<statement>.*)$", re.MULTILINE)
@@ -302,9 +302,8 @@ _KNOWN_RE = re.compile(r"^- \((?P<id>[^)\n]+)\) (?P<kind>\w+): (?P<statement>.*)
 
 @dataclass(frozen=True)
 class ParsedTurn:
-    turn_id: str
+    label: str  # what a model cites in turn_ids: the header's label, never the turn's id
     role: str
-    timestamp: str | None
     files: tuple[str, ...]
     part: int
     parts: int
@@ -317,19 +316,10 @@ def parse_turns(prompt: str) -> list[ParsedTurn]:
     turns: list[ParsedTurn] = []
     for i, m in enumerate(headers):
         end = headers[i + 1].start() if i + 1 < len(headers) else len(prompt)
-        bits = m.group("rest").split(" · ")
-        timestamp: str | None = None
-        files: tuple[str, ...] = ()
-        part = parts = 1
-        for bit in bits[1:]:
-            if bit.startswith("files: "):
-                files = tuple(bit[len("files: "):].split(", "))
-            elif pm := _PART_RE.match(bit):
-                part, parts = int(pm.group(1)), int(pm.group(2))
-            else:
-                timestamp = bit
+        files = tuple(m.group("files").split(", ")) if m.group("files") else ()
+        part, parts = (int(m.group("part")), int(m.group("parts"))) if m.group("part") else (1, 1)
         text = prompt[m.end() + 1:end].rstrip("\n")
-        turns.append(ParsedTurn(m.group("id"), bits[0], timestamp, files, part, parts, text))
+        turns.append(ParsedTurn(m.group("label"), m.group("role"), files, part, parts, text))
     return turns
 
 
@@ -355,7 +345,7 @@ def planted_decisions(prompt: str, *, same_as: bool = False) -> list[JSON]:
     for turn in parse_turns(prompt):
         for m in DECISION_RE.finditer(turn.text):
             item: JSON = {"kind": "decision", "statement": m.group(0).strip(), "rationale": None,
-                          "confidence": 0.9, "turn_ids": [turn.turn_id], "files": list(turn.files)}
+                          "confidence": 0.9, "turn_ids": [turn.label], "files": list(turn.files)}
             if same_as:
                 marker = _MARKER_RE.search(m.group(0))
                 item["same_as"] = known.get(marker.group(0)) if marker else None

@@ -1,6 +1,6 @@
 """Extraction with Claude through the official SDK (2.x).
 
-One chunk, one request: a cached system prompt, the chunk with every turn cited by id, and
+One chunk, one request: a cached system prompt, the chunk with every turn labelled (prompt.py), and
 structured output (`output_config` json_schema from pydantic models via `transform_schema`). The
 answer counts only when the request ended normally (`end_turn`) and the JSON validates; a truncated
 answer (`max_tokens`, `model_context_window_exceeded`) is a failure that asks for a smaller chunk.
@@ -131,7 +131,7 @@ class AnswerItem(BaseModel):
     statement: str = Field(description="one line, self-contained")
     rationale: str | None = Field(default=None, description="why, when the transcript says so")
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
-    turn_ids: list[str] = Field(description="ids of the turns it comes from, copied from their headers")
+    turn_ids: list[str] = Field(description="labels of the turns it comes from, copied from their headers")
     files: list[str] = Field(default_factory=list, description="workspace files it concerns")
     same_as: str | None = Field(default=None, description="id of an already recorded item it restates")
 
