@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -178,6 +177,8 @@ def load(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None
     values: dict[str, Any] = {}
     path = config_file()
     if path.is_file():
+        import tomllib  # only when there is a file: every command's start is measured
+
         try:
             with path.open("rb") as fh:
                 values.update(_typed(tomllib.load(fh), str(path)))

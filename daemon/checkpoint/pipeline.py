@@ -12,10 +12,8 @@ import math
 import os
 import stat
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +42,8 @@ from checkpoint.sources.tailer import (
 from checkpoint.store import LEASE_SECONDS, CursorMoved, FileRow, LeaseLost, SessionCounts, Store
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from checkpoint.answer import Extraction
 
 # Turns stored per transaction. Larger batches write each page of the database fewer times (a cold
@@ -504,7 +504,9 @@ def checkpoint(
     cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
     urgent = store.claude_sessions_older_than(store.clock() - (cleanup - at_risk_days) * DAY)
     full_spans: dict[tuple[str, int], list[tuple[int, int, str]]] = {}  # split turns being sent
-    owner = uuid.uuid4().hex
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait  # not for scan: its start is measured
+
+    owner = os.urandom(16).hex()
     report = RunReport(run_id=store.start_run(extractor.name), extractor=extractor.name)
     tried: set[int] = set()
     report.total = store.due_count(session_id)
