@@ -308,6 +308,9 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         )
     elif not report.stopped_by and sessions:
         print("Nothing new to extract.")
+    if report.items_rejected:
+        were = "it was" if report.items_rejected == 1 else "they were"
+        print(f"Dropped {_plural(report.items_rejected, 'item')} citing no turn of the chunk {were} extracted from.")
     if report.redacted:
         print(f"Redacted right before sending (stored before redaction covered them): "
               f"{_redactions(report.redacted)}.")

@@ -623,16 +623,20 @@ def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extracti
     else:
         spent = extraction.usage
         clean, rejected = validate(chunk, extraction)
-        try:
-            report.items_added += store.commit_extraction(clean, owner)
-        except LeaseLost as exc:
-            store.record_usage(chunk.session_id, spent)
-            report.failures.append(Failure(chunk.chunk_id, chunk.session_id, str(exc)))
+        if clean.items or not rejected:
+            try:
+                report.items_added += store.commit_extraction(clean, owner)
+            except LeaseLost as exc:
+                store.record_usage(chunk.session_id, spent)
+                report.failures.append(Failure(chunk.chunk_id, chunk.session_id, str(exc)))
+                return spent
+            report.items_rejected += rejected
+            report.captured += 1
+            report.models[extraction.model or extraction.extractor] += 1
             return spent
-        report.items_rejected += rejected
-        report.captured += 1
-        report.models[extraction.model or extraction.extractor] += 1
-        return spent
+        # Items, but none about these turns: committing would mark the chunk captured with nothing from it.
+        items = f"{rejected} item{'s' if rejected > 1 else ''}"
+        cause = f"the answer cited only turns outside this chunk ({items} rejected)"
     if too_large:
         try:
             pieces = store.resplit_chunk(chunk.chunk_id, owner, fit_tokens, cause, usage=spent)

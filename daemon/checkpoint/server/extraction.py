@@ -116,7 +116,7 @@ def run_sessions(
     total = sum(store.due_count(s) for s in targets)
     summary: RunSummary = {
         "explicit": explicit, "extractor": extractor.name, "tried": 0, "captured": 0, "failed": 0,
-        "items_added": 0, "stopped_by": None, "failures": [], "finished_at": 0.0,
+        "items_added": 0, "items_rejected": 0, "stopped_by": None, "failures": [], "finished_at": 0.0,
     }
     used: dict[str, float] = {}
     done_before = 0
@@ -142,6 +142,7 @@ def run_sessions(
         summary["captured"] += report.captured
         summary["failed"] += report.failed
         summary["items_added"] += report.items_added
+        summary["items_rejected"] += report.items_rejected
         summary["failures"] += [
             {"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures
         ]
@@ -251,6 +252,7 @@ class Extraction(Feature):
             server.messages.show_once(once_key("run", text), text, types.MessageType.Error)
             summary: RunSummary = {
                 "explicit": explicit, "extractor": "", "tried": 0, "captured": 0, "failed": 0, "items_added": 0,
+                "items_rejected": 0,
                 "stopped_by": None, "failures": [], "finished_at": time.time(),
             }
             server.status.last_error = text
@@ -276,9 +278,11 @@ class Extraction(Feature):
             if not explicit:
                 self.paused = note + " (background extraction waits for new turns or checkpoint.now)"
             server.messages.show_once(once_key("budget", note), f"Checkpoint: {note}.", types.MessageType.Info)
+        rejected = summary["items_rejected"]
+        dropped = f", {rejected} dropped for citing no turn of their chunk" if rejected else ""
         server.messages.log(
             f"{what} with {summary['extractor']}: {summary['tried']} chunks tried, {summary['captured']} captured,"
-            f" {summary['failed']} failed; {summary['items_added']} new items"
+            f" {summary['failed']} failed; {summary['items_added']} new items{dropped}"
         )
         self._progress_end(
             token, f"{summary['captured']} captured, {summary['failed']} failed, {summary['items_added']} new items"

@@ -78,6 +78,7 @@ class RunSummary(TypedDict):
     captured: int
     failed: int
     items_added: int
+    items_rejected: int  # items dropped from captured answers for citing no turn of their chunk
     stopped_by: str | None  # a budget that ended the run early; the rest stays pending
     failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause"}
     finished_at: float
