@@ -20,7 +20,7 @@ from checkpoint.model import ChunkInput, ItemKind
 from checkpoint.store import Store
 
 SliceKey = tuple[str, int, int]  # (turn id, first character, end): a whole turn, or one part of a split turn
-OUTCOMES = ("ok", "error", "crash", "foreign", "too_large", "kill")
+OUTCOMES = ("ok", "error", "crash", "foreign", "all_foreign", "too_large", "kill", "taken_over")
 _MARKER = re.compile(r"^marker (\S+) chars (\d+)-(\d+)$")
 
 
@@ -122,8 +122,12 @@ class ScriptedExtractor:
     - crash: an arbitrary exception (an extractor bug);
     - foreign: the markers, but each also citing turns outside the chunk, plus an item citing only
       such turns, under a wrong chunk id (validation must strip and drop them);
+    - all_foreign: the markers, each citing only turns outside the chunk (an answer about other turns:
+      the chunk must not count as captured);
     - too_large: ExtractionError asking for the chunk to be re-split (sometimes saying what would fit);
-    - kill: the process dies while the request is in flight (`on_kill`, then Killed).
+    - kill: the process dies while the request is in flight (`on_kill`, then Killed);
+    - taken_over: the markers, but while the request was in flight its lease expired and another
+      runner took the chunk over (`on_takeover`), so the answer comes too late to be committed.
 
     To name a slice exactly it reads, on its own connection, which characters of the turn the chunk
     holds. Before answering it checks that none of them already has its marker committed (a captured
@@ -134,9 +138,10 @@ class ScriptedExtractor:
     name = "scripted"
     description = "test extractor: one marker item per turn slice, failing on demand"
 
-    def __init__(self, db: Path, on_kill: Callable[[], None]) -> None:
+    def __init__(self, db: Path, on_kill: Callable[[], None], on_takeover: Callable[[], None] = lambda: None) -> None:
         self.db = db
         self.on_kill = on_kill
+        self.on_takeover = on_takeover
         self.script: list[str] = []
         self.sent: list[SliceKey] = []
         self.texts: dict[SliceKey, str] = {}  # the text sent for each slice
@@ -173,6 +178,10 @@ class ScriptedExtractor:
             raise Killed("killed while the request was in flight")
         items = [ItemDraft(kind=ItemKind.DECISION, statement=marker(key), turn_ids=[key[0]]) for key in keys]
         chunk_id = chunk.chunk_id
+        if outcome == "all_foreign":
+            items = [item.model_copy(update={"turn_ids": foreign}) for item in items]
+        if outcome == "taken_over":
+            self.on_takeover()
         if outcome == "foreign":
             items = [item.model_copy(update={"turn_ids": [*foreign, *item.turn_ids]}) for item in items]
             items.append(ItemDraft(kind=ItemKind.CONSTRAINT, statement=f"bogus item of chunk {chunk.chunk_id}",

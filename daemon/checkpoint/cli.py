@@ -36,7 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls")
     _common(scan)
     scan.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
-    now = sub.add_parser("now", help="scan, then extract every pending chunk within the run budget")
+    now = sub.add_parser(
+        "now", help="scan, then extract every pending chunk within the run budget",
+        description="Scan, then extract every pending chunk within the run budget. Exit status 0 when every chunk "
+                    "it tried is captured; 1 when any failed or was taken over by another worker before its answer "
+                    "was committed (each is listed with its cause and stays due).",
+    )
     _common(now)
     now.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     now.add_argument("--extractor", choices=["anthropic", "heuristic"], help="env CHECKPOINT_EXTRACTOR")
@@ -203,6 +208,7 @@ def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
         "tried": report.tried,
         "captured": report.captured,
         "failed": report.failed,
+        "lost": report.lost,
         "resplit": report.resplit,
         "items_added": report.items_added,
         "items_rejected": report.items_rejected,
@@ -215,7 +221,8 @@ def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
             "tokens": report.left_tokens,
             "estimate": report.left_estimate.as_dict() if report.left_estimate else None,
         },
-        "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures],
+        "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause, "lost": f.lost}
+                     for f in report.failures],
     }
 
 
@@ -307,13 +314,17 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         kinds = Counter(i["kind"] for i in new_items)
         found = f" ({_kinds(kinds)})" if kinds else ""
         resplit = f", {report.resplit} re-split into smaller chunks" if report.resplit else ""
+        lost = f", {report.lost} not captured (taken over by another worker)" if report.lost else ""
         print(
             f"Extracted {_plural(report.tried, 'chunk')} with the {extractor.name} extractor: "
-            f"{report.captured} captured, {report.failed} failed{resplit}; "
+            f"{report.captured} captured, {report.failed} failed{lost}{resplit}; "
             f"{_plural(report.items_added, 'new item')}{found}."
         )
     elif not report.stopped_by and sessions:
         print("Nothing new to extract.")
+    if report.items_rejected:
+        were = "it was" if report.items_rejected == 1 else "they were"
+        print(f"Dropped {_plural(report.items_rejected, 'item')} citing no turn of the chunk {were} extracted from.")
     if report.redacted:
         print(f"Redacted right before sending (stored before redaction covered them): "
               f"{_redactions(report.redacted)}.")
@@ -322,12 +333,13 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         if len(report.models) > 1 or (report.models and settings.model not in report.models):
             print("Answers by model: " + ", ".join(f"{m} {n}" for m, n in report.models.most_common()) + ".")
     for failure in report.failures[:20]:
-        print(plain_text(f"  failed: session {failure.session_id} chunk {failure.chunk_id}: {failure.cause}"))
+        how = "not captured" if failure.lost else "failed"
+        print(plain_text(f"  {how}: session {failure.session_id} chunk {failure.chunk_id}: {failure.cause}"))
     if len(report.failures) > 20:
         print(f"  … and {len(report.failures) - 20} more failures (checkpoint status shows their causes)")
     if report.stopped_by:
         print(plain_text(f"Stopped: {report.stopped_by}; the rest stays pending for the next run."))
-    if report.left_chunks and (report.stopped_by or report.failed):
+    if report.left_chunks and (report.stopped_by or report.failed or report.lost):
         estimate = report.left_estimate
         cost = (f"; finishing them should cost about {_money(estimate.cost_usd)} "
                 f"({_plural(estimate.requests, 'request')}, ~{estimate.tokens:,} tokens)") if estimate else ""

@@ -409,6 +409,12 @@ class Failure:
     chunk_id: int
     session_id: str
     cause: str
+    lost: bool = False  # not failed: another runner holds the chunk now (see LEASE_LOST)
+
+
+# A run stalled past its lease (a machine asleep, a stopped process) and another runner leased the chunk:
+# this run's answer, or its failure, is not recorded. The chunk is not captured, and not failed either.
+LEASE_LOST = "lease lost: another worker took this chunk over after its lease expired; this run's {} was discarded"
 
 
 @dataclass
@@ -418,6 +424,7 @@ class RunReport:
     tried: int = 0
     captured: int = 0
     failed: int = 0
+    lost: int = 0  # leased by another runner before this run could record its answer: not captured
     resplit: int = 0  # chunks replaced by smaller ones (their pieces are tried in the same run)
     items_added: int = 0
     items_rejected: int = 0
@@ -436,11 +443,15 @@ class RunReport:
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0
+        return self.failed == 0 and self.lost == 0
 
     @property
     def done(self) -> int:
-        return self.captured + self.failed
+        return self.captured + self.failed + self.lost
+
+    def lose(self, chunk: ChunkInput, what: str) -> None:
+        self.lost += 1
+        self.failures.append(Failure(chunk.chunk_id, chunk.session_id, LEASE_LOST.format(what), lost=True))
 
 
 Progress = Callable[[int, int], None]
@@ -572,7 +583,7 @@ def checkpoint(
                 future.cancel()
             store.release_chunks(owner)
             store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
-                             report.usage, report.stopped_by, resplit=report.resplit)
+                             report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost)
     report.left_chunks, report.left_tokens = store.due_summary(session_id)
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
@@ -629,21 +640,26 @@ def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extracti
     else:
         spent = extraction.usage
         clean, rejected = validate(chunk, extraction)
-        try:
-            report.items_added += store.commit_extraction(clean, owner)
-        except LeaseLost as exc:
-            store.record_usage(chunk.session_id, spent)
-            report.failures.append(Failure(chunk.chunk_id, chunk.session_id, str(exc)))
+        if clean.items or not rejected:
+            try:
+                report.items_added += store.commit_extraction(clean, owner)
+            except LeaseLost:
+                store.record_usage(chunk.session_id, spent)
+                report.lose(chunk, "answer")
+                return spent
+            report.items_rejected += rejected
+            report.captured += 1
+            report.models[extraction.model or extraction.extractor] += 1
             return spent
-        report.items_rejected += rejected
-        report.captured += 1
-        report.models[extraction.model or extraction.extractor] += 1
-        return spent
+        # Items, but none about these turns: committing would mark the chunk captured with nothing from it.
+        items = f"{rejected} item{'s' if rejected > 1 else ''}"
+        cause = f"the answer cited only turns outside this chunk ({items} rejected)"
     if too_large:
         try:
             pieces = store.resplit_chunk(chunk.chunk_id, owner, fit_tokens, cause, usage=spent)
-        except LeaseLost as exc:
-            report.failures.append(Failure(chunk.chunk_id, chunk.session_id, str(exc)))
+        except LeaseLost:
+            store.record_usage(chunk.session_id, spent)
+            report.lose(chunk, f"failure ({cause})")
             return spent
         if pieces:
             report.resplit += 1
@@ -651,7 +667,11 @@ def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extracti
             return spent
         cause += " (it cannot be split any further)"
     # resplit_chunk recorded the usage already when it was tried
-    store.fail_chunk(chunk.chunk_id, owner, cause, retry_delay, usage=None if too_large else spent)
+    if not store.fail_chunk(chunk.chunk_id, owner, cause, retry_delay, usage=None if too_large else spent):
+        if not too_large:
+            store.record_usage(chunk.session_id, spent)
+        report.lose(chunk, f"failure ({cause})")
+        return spent
     report.failed += 1
     report.failures.append(Failure(chunk.chunk_id, chunk.session_id, cause))
     return spent

@@ -194,6 +194,10 @@ MIGRATIONS: list[str] = [
         turns INTEGER NOT NULL DEFAULT 0
     );
     """,
+    # 4: chunks a run tried but lost to another runner before it could record their answers
+    """
+    ALTER TABLE runs ADD COLUMN chunks_lost INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 
 LEASE_SECONDS = 300.0
@@ -797,14 +801,15 @@ class Store:
 
     def fail_chunk(
         self, chunk_id: int, owner: str, cause: str, backoff: Callable[[int], float], usage: Usage | None = None
-    ) -> None:
-        """Record why a chunk failed. It stays due: background runs wait backoff(attempts) first."""
+    ) -> bool:
+        """Record why a chunk failed. It stays due: background runs wait backoff(attempts) first.
+        False: the chunk is no longer leased to `owner` (another runner took it over); nothing recorded."""
         with self.transaction() as c:
             row = c.execute(
                 "SELECT attempts, session_id FROM chunks WHERE id = ? AND lease_owner = ?", (chunk_id, owner)
             ).fetchone()
             if row is None:
-                return
+                return False
             now = self.clock()
             c.execute(
                 "UPDATE chunks SET state = 'failed', cause = ?, attempts = attempts + 1, lease_owner = NULL,"
@@ -813,6 +818,7 @@ class Store:
             )
             if usage is not None:
                 self._add_usage(c, row[1], usage, now)
+        return True
 
     def resplit_chunk(
         self, chunk_id: int, owner: str, target_tokens: int | None, cause: str, usage: Usage | None = None
@@ -1254,24 +1260,24 @@ class Store:
             return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, tried: int, captured: int, failed: int, items: int, usage: Usage,
-                   note: str | None = None, resplit: int = 0) -> None:
+                   note: str | None = None, resplit: int = 0, lost: int = 0) -> None:
         with self.transaction() as c:
             c.execute(
                 "UPDATE runs SET finished_at = ?, chunks_tried = ?, chunks_captured = ?, chunks_failed = ?,"
                 " items_added = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?,"
-                " cache_read_input_tokens = ?, requests = ?, note = ?, cost_usd = ?, chunks_resplit = ?"
-                " WHERE id = ?",
+                " cache_read_input_tokens = ?, requests = ?, note = ?, cost_usd = ?, chunks_resplit = ?,"
+                " chunks_lost = ? WHERE id = ?",
                 (self.clock(), tried, captured, failed, items, usage.input_tokens, usage.output_tokens,
                  usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note,
-                 usage.cost_usd, resplit, run_id),
+                 usage.cost_usd, resplit, lost, run_id),
             )
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
         """The latest runs, newest first, with what each cost."""
         cur = self.conn.execute(
             "SELECT id, started_at, finished_at, extractor, chunks_tried, chunks_captured, chunks_failed,"
-            " chunks_resplit, items_added, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
-            " cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
+            " chunks_lost, chunks_resplit, items_added, requests, input_tokens, output_tokens,"
+            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )
         names = [d[0] for d in cur.description]

@@ -115,8 +115,8 @@ def run_sessions(
     targets: list[str | None] = [None] if sessions is None else list(sessions)
     total = sum(store.due_count(s) for s in targets)
     summary: RunSummary = {
-        "explicit": explicit, "extractor": extractor.name, "tried": 0, "captured": 0, "failed": 0,
-        "items_added": 0, "stopped_by": None, "failures": [], "finished_at": 0.0,
+        "explicit": explicit, "extractor": extractor.name, "tried": 0, "captured": 0, "failed": 0, "lost": 0,
+        "items_added": 0, "items_rejected": 0, "stopped_by": None, "failures": [], "finished_at": 0.0,
     }
     used: dict[str, float] = {}
     done_before = 0
@@ -141,15 +141,18 @@ def run_sessions(
         summary["tried"] += report.tried
         summary["captured"] += report.captured
         summary["failed"] += report.failed
+        summary["lost"] += report.lost
         summary["items_added"] += report.items_added
+        summary["items_rejected"] += report.items_rejected
         summary["failures"] += [
-            {"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause} for f in report.failures
+            {"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause, "lost": f.lost}
+            for f in report.failures
         ]
         usage = report.usage
         used["max_requests"] = used.get("max_requests", 0) + max(usage.requests, report.tried)
         used["max_tokens"] = used.get("max_tokens", 0) + getattr(usage, "tokens", usage.input_tokens)
         used["max_cost"] = used.get("max_cost", 0) + float(getattr(usage, "cost_usd", 0.0))
-        done_before += report.captured + report.failed
+        done_before += report.done
         if report.stopped_by:
             summary["stopped_by"] = report.stopped_by
             break
@@ -250,7 +253,8 @@ class Extraction(Feature):
             text = f"Checkpoint could not run the extractor: {type(exc).__name__}: {exc}"
             server.messages.show_once(once_key("run", text), text, types.MessageType.Error)
             summary: RunSummary = {
-                "explicit": explicit, "extractor": "", "tried": 0, "captured": 0, "failed": 0, "items_added": 0,
+                "explicit": explicit, "extractor": "", "tried": 0, "captured": 0, "failed": 0, "lost": 0,
+                "items_added": 0, "items_rejected": 0,
                 "stopped_by": None, "failures": [], "finished_at": time.time(),
             }
             server.status.last_error = text
@@ -268,20 +272,25 @@ class Extraction(Feature):
                 server.messages.log_once(once_key("extractor", outcome.notice), outcome.notice)
         for failure in summary["failures"]:
             cause = str(failure["cause"])
+            how = "was not captured" if failure["lost"] else "failed"
             server.messages.show_once(
-                once_key("chunk", cause), f"Checkpoint: a chunk of session {failure['session_id']} failed: {cause}"
+                once_key("chunk", cause), f"Checkpoint: a chunk of session {failure['session_id']} {how}: {cause}"
             )
         if summary["stopped_by"]:
             note = f"{summary['stopped_by']}; the rest stays pending"
             if not explicit:
                 self.paused = note + " (background extraction waits for new turns or checkpoint.now)"
             server.messages.show_once(once_key("budget", note), f"Checkpoint: {note}.", types.MessageType.Info)
+        rejected = summary["items_rejected"]
+        dropped = f", {rejected} dropped for citing no turn of their chunk" if rejected else ""
+        lost = f", {summary['lost']} not captured (taken over by another worker)" if summary["lost"] else ""
         server.messages.log(
             f"{what} with {summary['extractor']}: {summary['tried']} chunks tried, {summary['captured']} captured,"
-            f" {summary['failed']} failed; {summary['items_added']} new items"
+            f" {summary['failed']} failed{lost}; {summary['items_added']} new items{dropped}"
         )
         self._progress_end(
-            token, f"{summary['captured']} captured, {summary['failed']} failed, {summary['items_added']} new items"
+            token,
+            f"{summary['captured']} captured, {summary['failed']} failed{lost}, {summary['items_added']} new items",
         )
         server.status.run_finished(summary)
         server.diagnostics.refresh()

@@ -67,7 +67,7 @@ class SessionStatus(TypedDict):
 
 
 class RunProgress(TypedDict):
-    done: int  # chunks settled (captured or failed) in the current run
+    done: int  # chunks settled (captured, failed, or lost to another worker) in the current run
     total: int  # chunks due when the run started
 
 
@@ -77,9 +77,11 @@ class RunSummary(TypedDict):
     tried: int
     captured: int
     failed: int
+    lost: int  # taken over by another worker before their answers were committed: not captured, not failed
     items_added: int
+    items_rejected: int  # items dropped from captured answers for citing no turn of their chunk
     stopped_by: str | None  # a budget that ended the run early; the rest stays pending
-    failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause"}
+    failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause", "lost"}
     finished_at: float
 
 

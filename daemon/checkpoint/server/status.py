@@ -102,7 +102,7 @@ class StatusFeature(Feature):
         self.progress = None
         if summary is not None:
             self.last_run = summary
-            if not summary["failed"] and not summary["stopped_by"]:
+            if not summary["failed"] and not summary["lost"] and not summary["stopped_by"]:
                 self.last_error = None
             elif summary["failures"]:
                 self.last_error = str(summary["failures"][-1]["cause"])
