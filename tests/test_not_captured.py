@@ -111,7 +111,7 @@ def test_an_answer_citing_only_turns_outside_its_chunk_is_not_captured(tmp_path:
 
     def responder(request: MessageRequest) -> list[dict[str, Any]]:
         [turn] = parse_turns(request.prompt)
-        n = int(turn.turn_id[-2:])
+        n = next(k for k in range(1, 5) if marker(k) in turn.text)  # the turns' labels are all t1
         if n == 1:  # one item about another chunk's turn next to a good one: the good one is kept
             return [*planted_decisions(request.prompt),
                     {"kind": "decision", "statement": "about turn 4", "turn_ids": [turn_id(4)]}]
