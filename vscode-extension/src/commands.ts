@@ -103,7 +103,8 @@ export function formatNowResult(result: unknown): { text: string; ok: boolean } 
     const stillPending = r.totals?.pending ?? 0;
     let text: string;
     if (run.tried > 0) {
-      text = `Checkpoint: ${run.tried} chunks tried: ${run.captured} captured, ${run.failed} failed; ${run.items_added} new items.`;
+      const lost = run.lost ? `, ${run.lost} not captured (taken over by another worker)` : '';
+      text = `Checkpoint: ${run.tried} chunks tried: ${run.captured} captured, ${run.failed} failed${lost}; ${run.items_added} new items.`;
     } else if (stillPending > 0) {
       // Nothing was sent although turns are pending: never let that read as success.
       text = 'Checkpoint: no chunk was extracted.';
@@ -119,7 +120,8 @@ export function formatNowResult(result: unknown): { text: string; ok: boolean } 
     if (run.failures?.length) {
       text += ` First failure: ${run.failures[0].cause}`;
     }
-    return { text, ok: run.failed === 0 && !run.stopped_by && (run.tried > 0 || stillPending === 0) };
+    const allCaptured = run.failed === 0 && !run.lost && !run.stopped_by;
+    return { text, ok: allCaptured && (run.tried > 0 || stillPending === 0) };
   }
   return { text: `Checkpoint: ${JSON.stringify(result).slice(0, 300)}`, ok: true };
 }

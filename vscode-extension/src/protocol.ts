@@ -72,6 +72,10 @@ export interface RunSummary {
   tried: number;
   captured: number;
   failed: number;
+  /** Chunks whose answer was refused because another worker took them over: still due, not captured. */
+  lost?: number;
+  /** Items dropped because they cited no turn of their chunk. */
+  items_rejected?: number;
   items_added: number;
   /** A budget that ended the run early; the rest stays pending. */
   stopped_by?: string | null;

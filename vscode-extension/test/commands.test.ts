@@ -105,6 +105,13 @@ describe('argument handling', () => {
     expect(
       formatNowResult({ run: { tried: 2, captured: 2, failed: 0, items_added: 1, stopped_by: 'request budget of 2 reached' } }).ok,
     ).toBe(false);
+    // A chunk taken over by another worker was not captured by this run: never reported as success.
+    expect(
+      formatNowResult({ run: { tried: 2, captured: 1, failed: 0, lost: 1, items_added: 1, stopped_by: null } }),
+    ).toEqual({
+      text: 'Checkpoint: 2 chunks tried: 1 captured, 0 failed, 1 not captured (taken over by another worker); 1 new items.',
+      ok: false,
+    });
     expect(formatNowResult('done')).toEqual({ text: 'Checkpoint: done', ok: true });
     expect(formatNowResult(null).text).toBe('Checkpoint: run finished.');
   });
