@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -295,13 +296,18 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
                                                   f" ({type(exc).__name__}: {exc}); skipped"))
             continue
         for draft in parsed.turns:
-            header = estimate_tokens(planned_header(draft.role.value, draft.files))
+            header = _header_tokens(draft.role.value, draft.files)
             batch.turns.append((draft, event.line_no, header + estimate_tokens(draft.text), header))
         if parsed.session is not None:
             batch.add_session(parsed.session)
         for policy, amount in parsed.dropped.items():
             batch.dropped[policy] += amount
             batch.drop_records[policy] += 1
+
+
+@lru_cache(maxsize=256)  # most turns share a role and an empty file list
+def _header_tokens(role: str, files: tuple[str, ...]) -> int:
+    return estimate_tokens(planned_header(role, files))
 
 
 SALVAGE_TRIES = 64

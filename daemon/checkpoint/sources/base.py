@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,7 +17,7 @@ from checkpoint.model import Role, SessionInfo
 JsonObject = dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class TurnDraft:
     """A turn as a reader sees it; the store gives it its place (seq) in the session."""
 
@@ -35,7 +35,7 @@ class ParsedLine:
     turns: list[TurnDraft] = field(default_factory=list)
     session: SessionInfo | None = None
     # Content deliberately not sent, by named policy: policy -> characters (or 1 per record).
-    dropped: Counter[str] = field(default_factory=Counter)
+    dropped: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))  # one per line: not a Counter
 
 
 @dataclass(frozen=True)
