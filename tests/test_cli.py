@@ -12,6 +12,7 @@ import json
 import random
 import stat
 import subprocess
+import sys
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -231,6 +232,20 @@ def test_a_bad_setting_is_named_with_where_it_came_from_and_nothing_is_written(t
     assert run(["scan", "--json"], env).check().json()["scan"]["roots"][0]["path"] == str(tmp_path / "none")
     settings = load(environ={"CHECKPOINT_CHUNK_TOKENS": " 900 ", "CHECKPOINT_REDACT": "off"})
     assert (settings.chunk_tokens, settings.redact) == (900, False)
+
+
+def test_scan_and_status_start_without_pydantic_the_sdk_or_threads(tmp_path: Path) -> None:
+    """Every command's start is paid on each call (hooks, scripts, the status line): `scan` and
+    `status` must not load what only extraction or the daemon needs."""
+    corpus = synth.write_corpus(tmp_path / "c", sessions=1, turns=20, chars=10_000, seed=3)
+    env = cli_env(tmp_path / "home", CHECKPOINT_SOURCES=str(corpus.claude_root), CHECKPOINT_DB=str(tmp_path / "c.db"))
+    probe = ("import sys; from checkpoint.cli import main; rc = main(sys.argv[1:]); "
+             "print(sorted(m for m in ('pydantic', 'anthropic', 'pygls', 'concurrent.futures') if m in sys.modules)); "
+             "sys.exit(rc)")
+    for args in (["scan"], ["status", "--json"], ["scan", "--json"]):
+        proc = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[-1] == "[]", (args, proc.stdout[-300:])
 
 
 def _turns(db: Path, session_id: str) -> int:
