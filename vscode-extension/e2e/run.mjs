@@ -378,13 +378,25 @@ async function main() {
         const withCounts = texts.filter((t) => /\d+ captured · \d+ pending/.test(t));
         return withCounts.length >= 3 ? withCounts : undefined;
       }, 60_000);
-      await rows.filter({ hasText: /captured · 0 pending/ }).first().click();
-      const items = await waitFor('decision rows', async () => {
+      const session = rows.filter({ hasText: /captured · 0 pending/ }).first();
+      const decisionRows = async () => {
         const texts = await rows.allTextContents();
         const groups = texts.filter((t) => /^Decisions\s*\d+/.test(t.trim()));
         const decided = texts.filter((t) => /marker-[0-9a-f]{12}/.test(t));
         return groups.length && decided.length ? { groups, decided } : undefined;
-      }, 30_000);
+      };
+      await session.click();
+      let items;
+      try {
+        items = await waitFor('decision rows', decisionRows, 15_000);
+      } catch (err) {
+        // Seen once under load (a CI run): the session expanded with no child row at all, not even
+        // "no items yet". Said in the log, then collapsed and expanded again, as a user would.
+        log(`no child rows 15s after expanding the session (${err.message}); rows: ${JSON.stringify(await rows.allTextContents())}`);
+        await session.click();
+        await session.click();
+        items = await waitFor('decision rows after expanding again', decisionRows, 30_000);
+      }
       return `${sessions.length} sessions; ${items.decided.length} decisions under "${items.groups[0].trim()}"`;
     });
 
