@@ -83,6 +83,16 @@ def test_many_texts_at_once_are_redacted_each_on_its_own(redactor: redact.Redact
     assert out[50].text == "[REDACTED:private]"
 
 
+def test_a_text_is_redacted_the_same_whatever_it_is_batched_with(redactor: redact.Redactor) -> None:
+    # A KELVIN SIGN lowers to k: the name is found whether or not a neighbour holds an İ (which lowers
+    # to two characters and is left as it is).
+    kelvin = 'api_\u212aey = "abcd1234efgh5678ijkl"'
+    alone = redactor.redact_many([kelvin])
+    assert alone[0].text == 'api_\u212aey = "[REDACTED:secret_keyword]"'
+    assert redactor.redact_many([kelvin, "İstanbul"]) == alone
+    assert redactor.redact_many(["İstanbul", kelvin]) == {1: alone[0]}
+
+
 def test_a_secret_across_the_edge_of_a_split_turn_goes_from_both_parts(redactor: redact.Redactor) -> None:
     body = secrets_corpus.pem_body(random.Random(1), 20)
     text = "before\n-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----\nafter"

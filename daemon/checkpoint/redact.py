@@ -37,7 +37,6 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # crosses the NUL, and a match that still spans two turns is cut at the boundary.
 _SEP = "\n\x00\n"
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-]+")  # a token's tail: a match stopping short is widened over it
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 Check = Callable[["re.Match[str]"], bool]
 
@@ -602,10 +601,11 @@ def _unescaped(text: str) -> tuple[str, list[int]]:
 
 
 def _lower(text: str) -> str:
-    """Lowercase without changing any offset: str.lower never shortens a character but lengthens a
-    few (İ), and then only ASCII letters are lowered."""
+    """Lowercase without changing any offset: str.lower never shortens a character, and lengthens one
+    only (İ, U+0130, to i + a combining dot), which is left as it is. Character by character, so that a
+    text is lowered the same whatever it is joined with (the KELVIN SIGN K lowers to k in any batch)."""
     low = text.lower()
-    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+    return low if len(low) == len(text) else "İ".join(part.lower() for part in text.split("İ"))
 
 
 def _merge(raw: list[tuple[int, int, str, bool]]) -> list[tuple[int, int, str]]:
