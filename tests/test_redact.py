@@ -4,13 +4,19 @@ passes of the pipeline (at ingest; right before sending, for rows stored without
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import re
+import string
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import secrets_corpus
 from checkpoint import config, pipeline, redact
@@ -18,6 +24,7 @@ from checkpoint.answer import Extraction
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import ChunkInput
 from checkpoint.store import Store
+from conftest import SAMPLES
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +88,16 @@ def test_many_texts_at_once_are_redacted_each_on_its_own(redactor: redact.Redact
     for i, value in planted.items():
         assert value not in out[i].text and out[i].text.endswith(" token [REDACTED:github_token] end")
     assert out[50].text == "[REDACTED:private]"
+
+
+def test_a_text_is_redacted_the_same_whatever_it_is_batched_with(redactor: redact.Redactor) -> None:
+    # A KELVIN SIGN lowers to k: the name is found whether or not a neighbour holds an İ (which lowers
+    # to two characters and is left as it is).
+    kelvin = 'api_\u212aey = "abcd1234efgh5678ijkl"'
+    alone = redactor.redact_many([kelvin])
+    assert alone[0].text == 'api_\u212aey = "[REDACTED:secret_keyword]"'
+    assert redactor.redact_many([kelvin, "İstanbul"]) == alone
+    assert redactor.redact_many(["İstanbul", kelvin]) == {1: alone[0]}
 
 
 def test_a_secret_across_the_edge_of_a_split_turn_goes_from_both_parts(redactor: redact.Redactor) -> None:
@@ -225,3 +242,155 @@ def test_rows_stored_without_redaction_are_redacted_right_before_sending(
         assert "We must never commit [REDACTED:slacktoken] again" in statements and slack not in statements
     finally:
         store.close()
+
+
+# -- the anchor gate: detectors run only on texts holding one of their literals ------------------------
+
+
+@pytest.fixture(scope="module")
+def ungated(redactor: redact.Redactor) -> redact.Redactor:
+    return redact.Redactor(redactor.detectors, gate=False)
+
+
+def test_anchors_are_derived_from_the_regex() -> None:
+    anchors = redact._anchors
+    # a branch after a factored-out prefix (the parser reads ABIA|ACCA as A(?:BIA|CCA))
+    assert anchors(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}", 0) == redact.Anchors(
+        frozenset({"A3T", "ABIA", "ACCA", "AKIA", "ASIA"}), fold=False)
+    # a branch of prefixes, joined to the literal after it
+    assert anchors(r"(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}", 0) == redact.Anchors(
+        frozenset({"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}), fold=False)
+    # ignoring case: lowered; a small class expanded
+    assert anchors(r"xox(?:a|b|p)-(?:\d+-)+[a-z0-9]+", re.IGNORECASE) == redact.Anchors(
+        frozenset({"xoxa-", "xoxb-", "xoxp-"}), fold=True)
+    # zero-width assertions skipped: a leading lookbehind, an optional part, then the literal
+    assert anchors(r"(?<![\w$])(?:export[ \t]+)?API_TOKEN=(?P<secret>\S+)", 0) == redact.Anchors(
+        frozenset({"API_TOKEN="}), fold=False)
+    # run on the lowered text: compared ignoring case; a shorter literal found inside a longer one stays
+    assert anchors(r"(?:key|pwd|password|pass)\s*=", 0, lowered=True) == redact.Anchors(
+        frozenset({"key", "pwd", "pass"}), fold=True)
+    assert anchors(r"(?i:secret)_\w+", 0) == redact.Anchors(frozenset({"secret_"}), fold=True)
+    # no literal of two characters: always runs
+    assert anchors(r":[\w-]{35}", 0) is None
+    assert anchors(r"\d{8,10}:[0-9A-Za-z_-]{35}", 0) is None
+    assert anchors(r"(?:abc|\d+)x(?:yz)?", 0) is None  # an alternative without a literal; 'yz' optional
+    assert anchors(r"(?:abc|\d+)xyz?", 0) == redact.Anchors(frozenset({"xy"}), fold=False)
+    assert anchors(r"a\nb", 0) is None  # a separator's character is never part of an anchor
+
+
+def test_ignoring_case_the_gate_finds_every_character_python_would_take() -> None:
+    # Python's IGNORECASE takes ı and İ for i, ſ for s, K (KELVIN SIGN) for k; str.lower turns K into k.
+    import re2
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    lowered = every.replace("İ", " ").lower()  # as _lower does: İ is left as it is
+    assert len(lowered) == len(every)
+    for char in string.ascii_lowercase + string.digits + string.punctuation:
+        python = {m.group() for m in re.finditer(re.escape(char), every, re.IGNORECASE)}
+        python |= {every[m.start()] for m in re.finditer(re.escape(char), lowered)}
+        gate = re2.compile(redact._re2_char(char, fold=True))
+        assert all(gate.fullmatch(c) for c in python), char
+
+
+def _equal(gated: redact.Redactor, ungated: redact.Redactor, texts: list[str]) -> None:
+    assert gated.redact_many(texts) == ungated.redact_many(texts)
+    for text in texts:
+        assert gated.spans(text) == ungated.spans(text), text
+
+
+def test_gated_is_ungated_on_the_secrets_corpus(redactor: redact.Redactor, ungated: redact.Redactor) -> None:
+    rng = random.Random(9)
+    texts = [s.text for seed in (1, 2) for s in secrets_corpus.corpus(seed=seed, per_type=3)]
+    texts += secrets_corpus.BENIGN
+    texts += [f"{_variant(word, how)}{op}Ab1Cd2Ef3Gh4Ij5Kl6" for word in _WORDS for how in range(4)
+              for op in ("=", " = ", ': "', "='", "-", "_")]  # names as IGNORECASE takes them
+    texts += [_json_escaped(t, slash) for t in texts for slash in (False, True)]
+    _equal(redactor, ungated, texts)
+    found = redactor.redact_many(texts)
+    assert len(found) > len(texts) // 3  # the corpus is found, not only equally missed
+    rng.shuffle(texts)
+    start = 0
+    while start < len(texts):  # in batches of various sizes
+        size = rng.choice([1, 2, 3, 7, 30, 200])
+        _equal(redactor, ungated, texts[start:start + size])
+        start += size
+
+
+def _json_escaped(text: str, slash: bool) -> str:
+    """As rendered inside a tool call's JSON (some writers escape / as well)."""
+    escaped = json.dumps(text)[1:-1]
+    return escaped.replace("/", "\\/") if slash else escaped
+
+
+def _sample_texts() -> list[str]:
+    """Every line of the real samples (JSON, escapes and all), and every string in them."""
+    def strings(value: object) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+
+    out: list[str] = []
+    for path in sorted(SAMPLES.rglob("*.jsonl")):
+        for line in path.read_text(errors="replace").splitlines():
+            out.append(line)
+            with contextlib.suppress(ValueError):
+                out += [s for s in strings(json.loads(line)) if len(s) > 3]
+    return out
+
+
+def test_gated_is_ungated_on_the_real_samples(redactor: redact.Redactor, ungated: redact.Redactor) -> None:
+    texts = _sample_texts()
+    assert len(texts) > 500
+    _equal(redactor, ungated, texts)
+
+
+_WORDS = [
+    "key", "api_key", "token", "secret", "password", "passwd", "pwd", "pw", "credentials", "contraseña",
+    "AKIA", "ghp_", "github_pat_", "sk-ant-api03-", "sk-proj-", "xoxb-", "eyJ", "AIza", "ya29.", "npm_", "glpat-",
+    "SG.", "AccountKey=", "bearer ", "Authorization: Basic ", "aws_secret_access_key", "<private>", "</private>",
+    "-----BEGIN RSA PRIVATE KEY-----", "PuTTY-User-Key-File-2: ssh-rsa", "://", "@", "hooks.slack.com/services/",
+    "cloudant.com", "sk_live_", "pypi-AgEIcHlwaS5vcmc", "-us1", "AKC", "AP1", "AC", "SK", "export ", "=", ": ",
+    '"', "'", "\\", "\\n", '\\"', "\\/", "\n", "\t", " ", "\x00", "İ", "ı", "ſ", "\u212a",
+]
+
+
+def _variant(word: str, how: int) -> str:
+    """The word as Python's IGNORECASE (or str.lower) also takes it: ı/İ for i, ſ for s, K for k, other case."""
+    if how == 1:
+        return word.upper()
+    if how == 2:
+        return word.replace("i", "ı").replace("s", "ſ").replace("k", "\u212a")
+    if how == 3:
+        return word.replace("I", "İ").replace("K", "\u212a").replace("i", "İ")
+    return word
+
+
+_SECRETS = [s.text for s in secrets_corpus.corpus(seed=4, per_type=1)]
+_value = st.text(alphabet="abcdefABCDEF0123456789_-./+=", min_size=8, max_size=48)
+_piece = st.one_of(
+    st.sampled_from(_SECRETS),
+    st.builds(_variant, st.sampled_from(_WORDS), st.integers(0, 3)),
+    st.builds(  # an assignment to a name as IGNORECASE takes it
+        lambda name, how, op, value: _variant(name, how) + op + value,
+        st.sampled_from(_WORDS[:10]), st.integers(0, 3), st.sampled_from(["=", " = ", ': "', "='"]), _value,
+    ),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=12),
+    _value,
+)
+_text = st.builds(
+    lambda pieces, escaped: "".join(pieces) if escaped is None else _json_escaped("".join(pieces), escaped),
+    st.lists(_piece, max_size=10), st.sampled_from([None, False, True]),
+)
+
+
+@given(texts=st.lists(_text, min_size=1, max_size=12))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_gated_is_ungated_on_mixed_text(
+    redactor: redact.Redactor, ungated: redact.Redactor, texts: list[str]
+) -> None:
+    _equal(redactor, ungated, texts)

@@ -12,17 +12,20 @@ package, see `detect_secrets_table`), less the ones in SKIPPED, plus what it lac
 its reason), plus `redact_patterns` from the settings. Detectors that need a secret-sounding name
 (`api_key = "..."`, `GITHUB_TOKEN=...`) run only where such a name is assigned something (the
 candidates below); the others run over the text of a whole batch of turns at once, most of them
-only near a literal they need (their trigger). A scan of the seed-sized session takes about 12 %
-more CPU with redaction than without.
+only near a literal they need (their trigger). And each runs only on the texts that hold one of the
+literals it needs (its anchors, derived from its regex: see the anchor gate), which most texts lack.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
+import importlib
 import importlib.util
 import json
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +40,6 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # crosses the NUL, and a match that still spans two turns is cut at the boundary.
 _SEP = "\n\x00\n"
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-]+")  # a token's tail: a match stopping short is widened over it
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 Check = Callable[["re.Match[str]"], bool]
 
@@ -185,14 +187,20 @@ def detect_secrets_table() -> tuple[str, tuple[dict[str, Any], ...]]:
     except (OSError, ValueError):
         pass  # none yet, or damaged: built again
     rows = _build_table()
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(rows))
-        os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only home: built again next time
+    _store(cache, rows)  # a read-only home: built again next time
     return version, tuple(rows)
+
+
+def _store(path: Path, data: object) -> bool:
+    """Write a cache file whole (a reader never sees half of one); False: it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        return False
 
 
 @lru_cache(maxsize=1)
@@ -391,17 +399,340 @@ def custom_detectors(patterns: Mapping[str, str]) -> list[Detector]:
     return out
 
 
+# -- the anchor gate --------------------------------------------------------------------------------
+#
+# Each regex pass over a text costs about the same whatever the text holds, and most texts hold none
+# of the literals most detectors need (AKIA, eyJ, ghp_, sk-, xox, ...). So each regex gets its anchors:
+# literals at least one of which occurs in any text it can match, derived from the regex itself. One
+# RE2 set of all anchors says which occur in a text (one pass, ~4 ms per million characters), and a
+# detector runs only on the texts holding one of its anchors (and of its trigger's, and of a keyword
+# its names need). A regex without a usable anchor (the telegram trigger `:[\w-]{35}`) always runs.
+
+_sre: Any = importlib.import_module("re._parser")  # the stdlib's regex parser (no stubs, hence Any)
+_MAX_STRINGS = 64  # a finite set of strings (a branch, a small class, their products) is kept up to this many
+_MAX_CLASS = 16  # a character class is expanded into its characters up to this many
+_MIN_ANCHOR = 2  # a single character occurs in nearly every text: no anchor
+# Characters Python's IGNORECASE takes for an ASCII letter beyond its two cases (re._casefix, and İ whose
+# simple lowercase is i): a gate that ignores case must find them too (checked in the tests).
+_FOLDS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+# The view a detector sees is unescaped (`_unescaped`): a character of it may stand for this in the text.
+_ESCAPED_AS = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "/": "\\/", "\\": "\\\\"}
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """Literals at least one of which occurs in any text a regex matches."""
+
+    strings: frozenset[str]
+    fold: bool  # compared ignoring case: the regex ignores case, or runs on the lowered text (strings lowered)
+
+
+_NOTHING = frozenset({""})
+
+
+@dataclass(frozen=True)
+class _Part:
+    """What the derivation knows of a part of a regex."""
+
+    exact: frozenset[str] | None  # each match of it is one of these strings (None: too many or unbounded)
+    required: tuple[frozenset[str], ...] = ()  # each match of it holds one string of each of these
+    starts: frozenset[str] = _NOTHING  # each match of it starts with one of these ...
+    ends: frozenset[str] = _NOTHING  # ... and ends with one of these
+
+
+def _exactly(strings: Iterable[str]) -> _Part:
+    exact = frozenset(strings)
+    return _Part(exact, (exact,), exact, exact)
+
+
+_OPAQUE = _Part(None)
+
+
+def _anchors(pattern: str, flags: int, lowered: bool = False) -> Anchors | None:
+    """The most selective anchors of a regex (its longest required literals), or None when it has
+    none of at least two characters: required literal runs of its sequence (zero-width assertions
+    skipped), joined to the literals every match of the next part starts with; branches whose every
+    alternative has anchors; small classes and repeats expanded."""
+    parsed = _sre.parse(pattern, flags)
+    fold = lowered or bool((flags | parsed.state.flags) & re.IGNORECASE) or _ignores_case_inside(parsed)
+    best = _best(_sequence(parsed, fold).required)
+    return None if best is None else Anchors(best, fold)
+
+
+def _ignores_case_inside(node: Any) -> bool:
+    """A `(?i:...)` anywhere in the parsed regex."""
+    if isinstance(node, _sre.SubPattern):
+        return any((op is _sre.SUBPATTERN and av[1] & re.IGNORECASE) or _ignores_case_inside(av) for op, av in node)
+    return isinstance(node, tuple | list) and any(_ignores_case_inside(x) for x in node)
+
+
+def _sequence(items: Any, fold: bool) -> _Part:
+    run: frozenset[str] = _NOTHING  # the strings the latest stretch of literals matches exactly
+    starts: frozenset[str] | None = None  # once a part is not literal: what every match starts with
+    required: list[frozenset[str]] = []
+    for op, av in items:
+        if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            continue  # zero-width: the characters on both sides are adjacent in the match
+        part = _item(op, av, fold)
+        if part.exact is not None and (joined := _product(run, part.exact)) is not None:
+            run = joined
+            continue
+        # The run ends here, followed by what the part starts with; the part's own anchors; a new run
+        # from what it ends with.
+        run_on = _product(run, part.starts) or run
+        starts = run_on if starts is None else starts
+        required += [run_on, *part.required]
+        run = part.ends
+    required.append(run)
+    if starts is None:
+        return _exactly(run)
+    return _Part(None, tuple(required), starts, run)
+
+
+def _item(op: Any, av: Any, fold: bool) -> _Part:
+    if op is _sre.LITERAL:
+        char = _anchor_char(chr(av), fold)
+        return _OPAQUE if char is None else _exactly({char})
+    if op is _sre.IN:
+        chars: set[str] = set()
+        for kind, value in av:
+            if kind is _sre.LITERAL:
+                codes = [value]
+            elif kind is _sre.RANGE and value[1] - value[0] < _MAX_CLASS:
+                codes = list(range(value[0], value[1] + 1))
+            else:
+                return _OPAQUE  # negated, a category (\d, \w, \s) or a wide range
+            for code in codes:
+                char = _anchor_char(chr(code), fold)
+                if char is None:
+                    return _OPAQUE
+                chars.add(char)
+        return _exactly(chars) if len(chars) <= _MAX_CLASS else _OPAQUE
+    if op is _sre.SUBPATTERN:
+        return _sequence(av[3], fold)
+    if op is _sre.ATOMIC_GROUP:
+        return _sequence(av, fold)
+    if op is _sre.BRANCH:
+        branches = [_sequence(b, fold) for b in av[1]]
+        exact = _union(b.exact for b in branches)
+        if exact is not None:
+            return _exactly(exact)
+        # Some alternative matches: each contributes its own best anchors.
+        picks = [p for b in branches if (p := _best(b.required, least=1)) is not None]
+        either = (frozenset(s for p in picks for s in p),) if len(picks) == len(branches) else ()
+        return _Part(None, either, _union(b.starts for b in branches) or _NOTHING,
+                     _union(b.ends for b in branches) or _NOTHING)
+    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
+        low, high, body = av[0], av[1], _sequence(av[2], fold)
+        if body.exact is not None and (exact := _repeated(body.exact, low, high)) is not None:
+            return _exactly(exact)
+        return _Part(None, body.required, body.starts, body.ends) if low >= 1 else _OPAQUE
+    return _OPAQUE  # any character, a category, a back-reference, a conditional
+
+
+def _product(heads: frozenset[str], tails: frozenset[str]) -> frozenset[str] | None:
+    """Each head followed by each tail; None: too many."""
+    if len(heads) * len(tails) > _MAX_STRINGS:
+        return None
+    return frozenset(h + t for h in heads for t in tails)
+
+
+def _union(sets: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    """All their strings; None: one is unknown, or too many."""
+    out: set[str] = set()
+    for strings in sets:
+        if strings is None or len(out | strings) > _MAX_STRINGS:
+            return None
+        out |= strings
+    return frozenset(out)
+
+
+def _anchor_char(char: str, fold: bool) -> str | None:
+    """The character as part of an anchor; None: it cannot be one. The separator's characters (an
+    anchor with one could occur across two joined texts), surrogates (not in UTF-8), and non-ASCII
+    characters when case is ignored (their case equivalences are many)."""
+    if char in _SEP or "\ud800" <= char <= "\udfff":
+        return None
+    if fold:
+        return char.lower() if char.isascii() else None
+    return char
+
+
+def _repeated(exact: frozenset[str], low: int, high: int) -> frozenset[str] | None:
+    """A literal part repeated low to high times (`-{4,5}`, `[ ]?`); None: too many strings."""
+    if high > _MAX_STRINGS:  # MAXREPEAT (unbounded) is far above
+        return None
+    out: set[str] = set()
+    layer: frozenset[str] | None = _NOTHING
+    for count in range(high + 1):
+        if layer is None or len(out) > _MAX_STRINGS:
+            return None
+        if count >= low:
+            out |= layer
+        layer = _product(layer, exact)
+    return frozenset(out) if len(out) <= _MAX_STRINGS else None
+
+
+def _reduced(strings: frozenset[str]) -> frozenset[str]:
+    """Without the strings that hold another one of the set (a text holding `password` holds `pass`)."""
+    return frozenset(s for s in strings if not any(t != s and t in s for t in strings))
+
+
+def _best(candidates: Iterable[frozenset[str]], least: int = _MIN_ANCHOR) -> frozenset[str] | None:
+    """The most selective of several required sets: longest shortest string, then fewest strings."""
+    scored = [(min(map(len, r)), -len(r), sorted(r), r) for r in map(_reduced, candidates) if r]
+    best = max(scored, default=None)
+    return None if best is None or best[0] < least else best[3]
+
+
+_Key = tuple[str, int, bool]  # a regex, its flags, whether it runs on the lowered text
+
+
+def _anchors_of(keys: Iterable[_Key]) -> dict[_Key, Anchors | None]:
+    """`_anchors` of each regex, kept in a cache file: deriving them all takes ~20 ms, at every start
+    of a process that redacts. The file is named by a hash of this module's source and of the Python
+    version: a change to the derivation, or to the regex parser, derives them again."""
+    try:
+        tag = hashlib.blake2b(Path(__file__).read_bytes() + sys.version.encode(), digest_size=8).hexdigest()
+        cache: Path | None = _cache_dir() / f"anchors-{tag}.json"
+    except OSError:
+        cache = None
+    try:
+        stored = json.loads(cache.read_text()) if cache else {}
+    except (OSError, ValueError):
+        stored = {}  # none yet, or damaged
+    stored = stored if isinstance(stored, dict) else {}
+    out: dict[_Key, Anchors | None] = {}
+    derived = False
+    for key in keys:
+        name = json.dumps(key)
+        entry = stored.get(name, False)
+        if entry is None or (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], bool)
+                             and isinstance(entry[1], list) and entry[1]
+                             and all(isinstance(s, str) and len(s) >= _MIN_ANCHOR for s in entry[1])):
+            out[key] = None if entry is None else Anchors(frozenset(entry[1]), entry[0])
+            continue
+        found = out[key] = _anchors(*key)
+        stored[name] = None if found is None else [found.fold, sorted(found.strings)]
+        derived = True
+    if derived and cache is not None and _store(cache, stored):
+        for old in cache.parent.glob("anchors-*.json"):
+            if old != cache:
+                old.unlink(missing_ok=True)  # an earlier version's
+    return out
+
+
+def _re2_pattern(anchors: Anchors) -> str:
+    """The anchors as an RE2 alternation over the text as stored: a letter compared ignoring case as a
+    class of its Python equivalents, a character of the unescaped view also as its JSON escape."""
+    return "|".join("".join(_re2_char(c, anchors.fold) for c in s) for s in sorted(anchors.strings))
+
+
+def _re2_char(char: str, fold: bool) -> str:
+    def code(c: str) -> str:
+        return c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}"
+
+    if fold and char.isascii() and char.isalpha():
+        return "[" + "".join(map(code, char.lower() + char.upper() + _FOLDS.get(char.lower(), ""))) + "]"
+    if char in _ESCAPED_AS:
+        return f"(?:{code(char)}|{''.join(map(code, _ESCAPED_AS[char]))})"
+    return code(char)
+
+
+@dataclass(frozen=True, eq=False)  # one per set of active detectors: compared and hashed by identity
+class Plan:
+    """The detectors to run on a text, and the keywords whose assignments to look for."""
+
+    whole: tuple[Detector, ...]
+    triggered: tuple[Detector, ...]
+    named: tuple[Detector, ...]
+    keywords: tuple[str, ...]
+
+
+class Gate:
+    """Which detectors can match a text: one RE2 set of every detector's, trigger's and keyword's
+    anchors, matched once per text; the plan for each combination of anchors found is made once."""
+
+    def __init__(self, whole: list[Detector], triggered: list[Detector], named: list[Detector]) -> None:
+        import re2  # here: a process that redacts nothing does not load it
+
+        # What must be found for a detector to run: its anchors, its trigger's; for a keyword: its anchors.
+        own = {id(d): (d.source, d.flags, d.lower) for d in (*whole, *triggered, *named)}
+        trigger = {id(d): (d.trigger, 0, True) for d in triggered if d.trigger is not None}
+        keyword = {kw: (c.pattern, c.flags, True) for kw, c in _CANDIDATES.items()}
+        anchors = _anchors_of([*own.values(), *trigger.values(), *keyword.values()])
+        self._needs: dict[Anchors, int] = {}  # anchors -> their pattern's index in the set
+
+        def need(*keys: _Key) -> tuple[int, ...]:
+            found = [a for a in map(anchors.__getitem__, keys) if a is not None]
+            return tuple(self._needs.setdefault(a, len(self._needs)) for a in found)
+
+        self._whole = [(d, need(own[id(d)])) for d in whole]
+        self._triggered = [(d, need(own[id(d)], trigger[id(d)])) for d in triggered]
+        self._named = [(d, need(own[id(d)])) for d in named]
+        self._keywords = [(kw, need(key)) for kw, key in keyword.items()]
+        self._set: Any = None
+        if self._needs:
+            options = re2.Options()
+            options.max_mem = 64 << 20  # a set's DFA that ran out would miss matches silently
+            self._set = re2.Set.SearchSet(options)
+            for a in self._needs:  # in index order
+                self._set.Add(_re2_pattern(a))
+            self._set.Compile()
+        self._plans: dict[frozenset[int], Plan | None] = {}  # anchors found -> plan
+        self._unique: dict[tuple[object, ...], Plan] = {}  # active detectors and keywords -> plan
+
+    def plan(self, text: str) -> Plan | None:
+        """The plan for this text; None when no detector can match it."""
+        if self._set is None:
+            found: frozenset[int] = frozenset()
+        else:
+            found = frozenset(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())
+        try:
+            return self._plans[found]
+        except KeyError:
+            plan = self._plans[found] = self._make(found)
+            return plan
+
+    def _make(self, found: frozenset[int]) -> Plan | None:
+        def active(pairs: list[tuple[Any, tuple[int, ...]]]) -> list[Any]:
+            return [x for x, need in pairs if found.issuperset(need)]
+
+        # Every keyword found is looked for (not only those the named detectors found need): the
+        # assignments found, and their order, are then exactly those of an ungated run.
+        keywords = tuple(active(self._keywords))
+        named = [d for d in active(self._named) if d.named.intersection(keywords)]
+        whole, triggered = active(self._whole), active(self._triggered)
+        if not (whole or triggered or named):
+            return None
+        key = (*(id(d) for d in (*whole, *triggered, *named)), *(keywords if named else ()))
+        if key not in self._unique:
+            self._unique[key] = Plan(tuple(whole), tuple(triggered), tuple(named), keywords if named else ())
+        return self._unique[key]
+
+
 # -- the redactor -----------------------------------------------------------------------------------
 
 
 class Redactor:
     """Finds secrets in many texts at once and replaces each by its placeholder."""
 
-    def __init__(self, detectors: Iterable[Detector]) -> None:
+    def __init__(self, detectors: Iterable[Detector], gate: bool = True) -> None:
         self.detectors = list(detectors)
         self._whole = [d for d in self.detectors if not d.named and d.trigger is None]
         self._triggered = [d for d in self.detectors if not d.named and d.trigger is not None]
         self._named = [d for d in self.detectors if d.named]
+        self._gated = gate  # False: every detector runs on every text (the tests compare both)
+        self._every = Plan(tuple(self._whole), tuple(self._triggered), tuple(self._named), _NAMED_KEYWORDS)
+
+    @cached_property
+    def _gate(self) -> Gate:
+        return Gate(self._whole, self._triggered, self._named)
+
+    def _plan(self, text: str) -> Plan | None:
+        if not self.detectors:
+            return None
+        return self._gate.plan(text) if self._gated else self._every
 
     def redact(self, text: str) -> Redacted:
         return self.redact_many([text]).get(0) or Redacted(text)
@@ -426,61 +757,53 @@ class Redactor:
         return Redacted("".join(parts), dict(found))
 
     def redact_many(self, texts: Sequence[str]) -> dict[int, Redacted]:
-        """The texts in which something was found (by index), redacted, with what was found."""
-        if not texts:
-            return {}
-        joined = texts[0] if len(texts) == 1 else _SEP.join(texts)
-        spans = self.spans(joined)
+        """The texts in which something was found (by index), redacted, with what was found.
+
+        The texts are grouped by the detectors that can match them (`Gate`); each group is searched
+        joined, with its detectors only; a text no detector can match is not searched."""
+        groups: dict[Plan, list[int]] = {}
+        for i, text in enumerate(texts):
+            plan = self._plan(text)
+            if plan is not None:
+                groups.setdefault(plan, []).append(i)
         out: dict[int, Redacted] = {}
-        if not spans:
-            return out
-        starts: list[int] = []
-        pos = 0
-        for t in texts:
-            starts.append(pos)
-            pos += len(t) + len(_SEP)
-        pieces: dict[int, list[tuple[int, int, str]]] = {}
-        for s, e, kind in spans:
-            i = bisect.bisect_right(starts, s) - 1
-            while i < len(texts) and s < e:
-                base, end = starts[i], starts[i] + len(texts[i])
-                if s < end:
-                    pieces.setdefault(i, []).append((s - base, min(e, end) - base, kind))
-                i += 1
-                s = max(s, starts[i]) if i < len(texts) else e
-        for i, found in pieces.items():
-            out[i] = _replace(texts[i], found)
-        return out
+        for plan, members in groups.items():
+            group = [texts[i] for i in members]
+            joined = group[0] if len(group) == 1 else _SEP.join(group)
+            for j, found in _pieces(group, self._spans_in(joined, plan)).items():
+                out[members[j]] = _replace(group[j], found)
+        return dict(sorted(out.items()))
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """Where the secrets are: (start, end, kind), sorted, not overlapping.
+        """Where the secrets are: (start, end, kind), sorted, not overlapping."""
+        plan = self._plan(text)
+        return [] if plan is None else self._spans_in(text, plan)
 
-        Text with JSON string escapes (a tool call's input is rendered as JSON: a Bash command, a
+    def _spans_in(self, text: str, plan: Plan) -> list[tuple[int, int, str]]:
+        """Text with JSON string escapes (a tool call's input is rendered as JSON: a Bash command, a
         file written, each quote as \\" and each line break as \\n) is searched as it reads
         unescaped, and what is found is cut from the text as stored."""
-        if not self.detectors:
-            return []
         if "\\" in text:
             view, escapes = _unescaped(text)
             if escapes:
                 # escape i sits at escapes[i] in the text (2 characters) and at escapes[i] - i in the view (1)
                 at = [e - i for i, e in enumerate(escapes)]
                 return [(s + bisect.bisect_left(at, s), e + bisect.bisect_left(at, e), kind)
-                        for s, e, kind in self._spans(view)]
-        return self._spans(text)
+                        for s, e, kind in self._spans(view, plan)]
+        return self._spans(text, plan)
 
-    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+    def _spans(self, text: str, plan: Plan) -> list[tuple[int, int, str]]:
         low: str | None = None
         raw: list[tuple[int, int, str, bool]] = []
-        for d in self._whole:
+        for d in plan.whole:
             if d.lower and low is None:
                 low = _lower(text)
             for m in d.pattern.finditer(low if d.lower and low is not None else text):
                 self._take(d, m, text, raw)
-        if self._triggered or self._named:
+        if plan.triggered or plan.named:
             low = low if low is not None else _lower(text)
         hits: dict[str, list[tuple[int, int]]] = {}
-        for d in self._triggered:
+        for d in plan.triggered:
             assert d.trigger is not None and low is not None
             found = hits.get(d.trigger)
             if found is None:
@@ -490,15 +813,16 @@ class Redactor:
                 a, b = max(0, start - d.before), min(len(text), end + d.after)
                 for m in d.pattern.finditer(subject, a, b):
                     self._take(d, m, text, raw)
-        if self._named:
+        if plan.named:
             assert low is not None
-            self._named_spans(text, low, raw)
+            self._named_spans(text, low, raw, plan)
         return _merge(raw)
 
-    def _named_spans(self, text: str, low: str, raw: list[tuple[int, int, str, bool]]) -> None:
+    @staticmethod
+    def _named_spans(text: str, low: str, raw: list[tuple[int, int, str, bool]], plan: Plan) -> None:
         names: dict[int, tuple[int, set[str]]] = {}  # name start -> (line end, keywords in the name)
-        for kw, candidate in _CANDIDATES.items():
-            for hit in candidate.finditer(low):
+        for kw in plan.keywords:
+            for hit in _CANDIDATES[kw].finditer(low):
                 start = hit.start()
                 while start > 0 and _NAME_CHAR.match(low, start - 1):
                     start -= 1
@@ -525,13 +849,13 @@ class Redactor:
                     begins.add(i)
                     i = low.find(kw, i + 1, name_end)
             ordered = sorted(begins)
-            for d in self._named:
+            for d in plan.named:
                 if not (d.named & keywords):
                     continue
                 subject = low if d.lower else text
                 for b in ordered:
                     m = d.pattern.match(subject, b, line_end)
-                    if m is not None and self._take(d, m, text, raw):
+                    if m is not None and Redactor._take(d, m, text, raw):
                         break
 
     @staticmethod
@@ -565,6 +889,27 @@ def _only_placeholders(found: str) -> bool:
         return False
     rest = _PLACEHOLDER.sub("", found)
     return sum(c.isalnum() for c in rest) < 4
+
+
+def _pieces(texts: Sequence[str], spans: list[tuple[int, int, str]]) -> dict[int, list[tuple[int, int, str]]]:
+    """Spans of the texts joined with _SEP, as spans of each text (by index; a span over a separator is cut)."""
+    pieces: dict[int, list[tuple[int, int, str]]] = {}
+    if not spans:
+        return pieces
+    starts: list[int] = []
+    pos = 0
+    for t in texts:
+        starts.append(pos)
+        pos += len(t) + len(_SEP)
+    for s, e, kind in spans:
+        i = bisect.bisect_right(starts, s) - 1
+        while i < len(texts) and s < e:
+            base, end = starts[i], starts[i] + len(texts[i])
+            if s < end:
+                pieces.setdefault(i, []).append((s - base, min(e, end) - base, kind))
+            i += 1
+            s = max(s, starts[i]) if i < len(texts) else e
+    return pieces
 
 
 @lru_cache(maxsize=64)
@@ -602,10 +947,11 @@ def _unescaped(text: str) -> tuple[str, list[int]]:
 
 
 def _lower(text: str) -> str:
-    """Lowercase without changing any offset: str.lower never shortens a character but lengthens a
-    few (İ), and then only ASCII letters are lowered."""
+    """Lowercase without changing any offset: str.lower never shortens a character, and lengthens one
+    only (İ, U+0130, to i + a combining dot), which is left as it is. Character by character, so that a
+    text is lowered the same whatever it is joined with (the KELVIN SIGN K lowers to k in any batch)."""
     low = text.lower()
-    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+    return low if len(low) == len(text) else "İ".join(part.lower() for part in text.split("İ"))
 
 
 def _merge(raw: list[tuple[int, int, str, bool]]) -> list[tuple[int, int, str]]:
