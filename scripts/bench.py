@@ -11,7 +11,8 @@ spawn to exit, peak RSS from that child's own rusage (os.wait4). Figures:
                         into an empty database, against the floor: a process that imports orjson
                         and parses every line of the same file. Target: within 2x.
   100 MB / 1 GB scan    throughput and peak RSS of a cold scan of one big session (1 GB skipped
-                        with --quick). Target: >= 50 MB/s, peak RSS < 200 MB.
+                        with --quick). Target: >= 50 MB/s for 100 MB, peak RSS < 200 MB for both
+                        (the 1 GB throughput is shown, with no target).
   rescan after append   one turn appended, then `checkpoint scan`, for a 100 MB session against a
                         1 MB one. Target: ratio <= 1.2 (only the new bytes are read).
   warm start            over 2,000 ingested sessions: `checkpoint serve` until its first
@@ -328,9 +329,11 @@ class Bench:
         db = fresh_db(self.work, f"big{megabytes}.db")
         ours = run(scan_cmd(db, root / "claude" / "projects"), self.env)
         label = f"{megabytes // 1000} GB" if megabytes >= 1000 else f"{megabytes} MB"
+        # The issue sets a throughput target for the ~100 MB session; for the 1 GB one, only memory.
+        targeted = megabytes < 1000
         self.add(Figure(
             f"{label} cold scan throughput", size / MB / ours.wall, size / MB / floor.wall, "MB/s",
-            ">= 50 MB/s", size / MB / ours.wall >= 50,
+            ">= 50 MB/s" if targeted else "-", size / MB / ours.wall >= 50 if targeted else None,
             note=f"{size / MB:.0f} MB in {ours.wall:.2f} s, {ours.cpu:.2f} s of CPU "
                  f"(floor {floor.wall:.2f} s, {floor.cpu:.2f} s of CPU)",
             extra={"bytes": size, "ours_s": ours.wall, "floor_s": floor.wall, "ours_cpu": ours.cpu,
