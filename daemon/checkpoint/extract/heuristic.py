@@ -28,7 +28,7 @@ _CHATTER = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
-_MARKUP = re.compile(r"^[\s>*#\-+\d.)]+|[*_`]+")
+_MARKUP = re.compile(r"^[\s>*#\-+\d.)]+|[*`]+")  # not `_`: it joins words (max_tokens)
 MIN_LEN, MAX_LEN = 15, 300
 
 
