@@ -388,11 +388,12 @@ async function main() {
       await session.click();
       let items;
       try {
-        items = await waitFor('decision rows', decisionRows, 15_000);
+        items = await waitFor('decision rows', decisionRows, 25_000);
       } catch (err) {
         // Seen once under load (a CI run): the session expanded with no child row at all, not even
-        // "no items yet". Said in the log, then collapsed and expanded again, as a user would.
-        log(`no child rows 15s after expanding the session (${err.message}); rows: ${JSON.stringify(await rows.allTextContents())}`);
+        // "no items yet". The panel now says when the daemon does not answer within 20 s; the rows
+        // are logged, then the session is collapsed and expanded again, as a user would.
+        log(`no decision rows 25s after expanding the session (${err.message}); rows: ${JSON.stringify(await rows.allTextContents())}`);
         await session.click();
         await session.click();
         items = await waitFor('decision rows after expanding again', decisionRows, 30_000);

@@ -305,6 +305,17 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
 
 export type ItemsFetcher = (sessionId: string) => Promise<Item[]>;
 
+/** How long a session's items may take before the panel says so instead of staying empty. */
+export const ITEMS_TIMEOUT_MS = 20_000;
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000}s`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /** The TreeDataProvider: a view of the latest {@link ViewState}, items fetched per session. */
 export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined | void>();
@@ -356,7 +367,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
     if (hit && hit.key === key) {
       return hit.items;
     }
-    const items = this.fetchItems(session.id).catch((err: unknown) => {
+    const items = withTimeout(this.fetchItems(session.id), ITEMS_TIMEOUT_MS, 'the daemon').catch((err: unknown) => {
       // Shown under the session; not kept, so the next expand or refresh asks again.
       this.cache.delete(session.id);
       return err instanceof Error ? err : new Error(String(err));

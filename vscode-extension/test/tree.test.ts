@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
   CheckpointTree,
+  ITEMS_TIMEOUT_MS,
   groupChildren,
   itemContext,
   oneLine,
@@ -221,5 +222,23 @@ describe('CheckpointTree', () => {
     const [sessionNode] = await tree.getChildren();
     expect(await tree.getChildren(sessionNode)).toMatchObject([{ type: 'message', label: 'Could not load items: boom' }]);
     expect((await tree.getChildren(sessionNode))[0].type).toBe('group');
+  });
+
+  it('says so when the daemon does not answer, instead of an empty session, and asks again next time', async () => {
+    vi.useFakeTimers();
+    try {
+      const fetch = vi.fn().mockReturnValueOnce(new Promise<never>(() => {})).mockResolvedValue([item()]);
+      const tree = new CheckpointTree(fetch);
+      tree.setState({ phase: 'running', status: status() });
+      const [sessionNode] = await tree.getChildren();
+      const pending = tree.getChildren(sessionNode);
+      await vi.advanceTimersByTimeAsync(ITEMS_TIMEOUT_MS);
+      expect(await pending).toMatchObject([
+        { type: 'message', label: 'Could not load items: the daemon did not answer within 20s' },
+      ]);
+      expect((await tree.getChildren(sessionNode))[0].type).toBe('group');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
