@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -13,6 +15,7 @@ from lsprotocol import types
 
 from checkpoint import pipeline
 from checkpoint.config import Settings
+from checkpoint.server.status import StatusFeature
 from checkpoint.store import Store
 from lsp_support import Daemon, Transcript, dump, server_env, session
 
@@ -158,3 +161,39 @@ async def test_scope_follows_the_workspace_folders(tmp_path: Path, workspace: Pa
         assert scoped["totals"]["turns"] == 1
     finally:
         await daemon.stop()
+
+
+async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finished() -> None:
+    """A unit of the status feature, with the database read held open while the run finishes: the
+    notification built from that read still says the run is going; the next one has both the
+    summary and the counts after the commit. (Before, the summary went out beside the old counts.)"""
+    read_started, release = asyncio.Event(), asyncio.Event()
+    pending = {"now": 4}
+    sent: list[dict[str, Any]] = []
+
+    class Db:
+        async def call(self, fn: Any, *args: Any) -> tuple[dict[str, Any], Any]:
+            counts = {"totals": {"pending": pending["now"]}}  # what the read sees when it starts
+            read_started.set()
+            await release.wait()
+            return counts, None
+
+    server = SimpleNamespace(
+        db=Db(), scope="all", folders=SimpleNamespace(uris=[]), daemon=SimpleNamespace(extraction="auto"),
+        extraction=SimpleNamespace(paused=None), stopping=asyncio.Event(),
+        diagnostics=SimpleNamespace(refresh=lambda: None),
+        protocol=SimpleNamespace(notify=lambda method, payload: sent.append(payload)),
+        run_task=lambda coro, name=None: asyncio.get_running_loop().create_task(coro, name=name),
+    )
+    feature = StatusFeature(server)
+    feature.run_started(1)
+    await read_started.wait()
+    pending["now"] = 3  # the run commits while the counts are being read ...
+    feature.run_finished({"tried": 1, "captured": 1, "failed": 0, "lost": 0, "stopped_by": None,
+                          "failures": []})
+    read_started.clear()
+    release.set()  # ... and the read returns what it saw before
+    while len(sent) < 2:
+        await asyncio.sleep(0.01)
+    assert [(p["running"], p["last_run"] is not None, p["totals"]["pending"]) for p in sent] == [
+        (True, False, 4), (False, True, 3)]

@@ -67,23 +67,22 @@ class StatusFeature(Feature):
     async def _send_while_dirty(self) -> None:
         while self._dirty and not self.server.stopping.is_set():
             self._dirty = False
-            d = self.server.daemon
             scope = self.server.scope
-            data, items_version = await self.server.db.call(snapshot, self.server.folders, scope)
-            if self.items_seen is not None and items_version != self.items_seen:
-                self.server.diagnostics.refresh()  # this run's items, or another window's
-            self.items_seen = items_version
-            payload = {
-                "scope": scope,
-                "workspace_folders": self.server.folders.uris,
-                **data,
+            # The run state as it is before the counts are read: a run that ends during the read
+            # marks this dirty again, so its summary is never sent beside counts read before its commit.
+            run_state = {
                 "running": self.running,
                 "progress": self.progress,
-                "extraction": d.extraction,
+                "extraction": self.server.daemon.extraction,
                 "paused": self.server.extraction.paused,
                 "last_run": self.last_run,
                 "last_error": self.last_error,
             }
+            data, items_version = await self.server.db.call(snapshot, self.server.folders, scope)
+            if self.items_seen is not None and items_version != self.items_seen:
+                self.server.diagnostics.refresh()  # this run's items, or another window's
+            self.items_seen = items_version
+            payload = {"scope": scope, "workspace_folders": self.server.folders.uris, **data, **run_state}
             if payload != self.last_sent:
                 self.last_sent = payload
                 self.server.protocol.notify(CHECKPOINT_STATUS, payload)
