@@ -230,6 +230,41 @@ def test_a_file_replaced_by_another_is_reread_without_duplicates(tmp_path: Path)
     assert problem(status, h.path, 6) == said
 
 
+def test_drops_of_a_file_read_again_from_the_start_are_not_counted_twice(tmp_path: Path) -> None:
+    """Drop counts follow what the file holds now: a re-read replaces the file's earlier share."""
+    h = Home(tmp_path)
+
+    def progress(n: int) -> bytes:
+        return line({"type": "progress", "uuid": f"p-{n}", "sessionId": SESSION, "data": {"tick": n}})
+
+    def size(n: int) -> int:
+        return len(progress(n)) - 1  # what is dropped: the record, not its newline
+
+    def dropped() -> dict[str, int]:
+        return dict(h.status()["sessions"][0]["dropped"]["progress_copy"])
+
+    h.path.write_bytes(line(claude_record(1)) + progress(1) + line(claude_record(2)) + progress(2))
+    h.cli("scan").check()
+    assert dropped() == {"records": 2, "chars": size(1) + size(2)}
+
+    # Replaced (a rewrite saved by rename): the same lines and one more progress line.
+    other = h.path.with_suffix(".tmp")
+    other.write_bytes(h.path.read_bytes() + progress(3))
+    os.replace(other, h.path)
+    h.cli("scan").check()
+    assert dropped() == {"records": 3, "chars": size(1) + size(2) + size(3)}
+
+    # Cut short: only what is left counts; then appended to, as usual.
+    os.truncate(h.path, len(line(claude_record(1)) + progress(1)))
+    h.cli("scan").check()
+    assert dropped() == {"records": 1, "chars": size(1)}
+    with h.path.open("ab") as fh:
+        fh.write(progress(4))
+    h.cli("scan").check()
+    assert dropped() == {"records": 2, "chars": size(1) + size(4)}
+    assert h.status()["totals"]["turns"] == 2  # turns are kept and not duplicated, as before
+
+
 def test_a_file_rewritten_in_place_is_reread_without_duplicates(tmp_path: Path) -> None:
     h = Home(tmp_path)
     h.path.write_bytes(b"".join(line(claude_record(n)) for n in range(1, 5)))

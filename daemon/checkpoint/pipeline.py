@@ -168,9 +168,10 @@ def _read_file(
 
     last: TailEvent | None = None  # the cursor follows it; advanced once per batch, not once per line
     stored_from = before  # the cursor as stored: each batch is stored only if it still is
+    restart = reset is not None  # the first batch of a re-read takes back the file's earlier drop counts
 
     def flush() -> None:
-        nonlocal batch, cursor, last, stored_from
+        nonlocal batch, cursor, last, stored_from, restart
         if last is not None:
             cursor = advance(cursor, last, st)
             last = None
@@ -180,9 +181,9 @@ def _read_file(
         added = store.ingest(
             cursor, found.role.agent, sid, found.role.subagent, reader_state, batch.turns, batch.session,
             batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
-            since=stored_from,
+            since=stored_from, restart=restart,
         )
-        stored_from = cursor
+        stored_from, restart = cursor, False
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)

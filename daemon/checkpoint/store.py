@@ -198,6 +198,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN chunks_lost INTEGER NOT NULL DEFAULT 0;
     """,
+    # 5: each file's share of its session's drop counts ({policy: [records, chars]}), taken back
+    # when the file is read again from the start, so that a re-read does not count its drops twice
+    """
+    ALTER TABLE files ADD COLUMN drops TEXT NOT NULL DEFAULT '{}';
+    """,
 ]
 
 LEASE_SECONDS = 300.0
@@ -423,6 +428,7 @@ class Store:
         problems: Sequence[tuple[int, str]],
         chunk_tokens: int | None = None,
         since: FileCursor | None = None,
+        restart: bool = False,
     ) -> Ingested:
         """Store a batch of turns (draft, line_no, tokens, header_tokens) and the file cursor that
         follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
@@ -435,7 +441,10 @@ class Store:
         `since` is the cursor the batch was read from (a blank one for a file never stored): when the
         stored cursor is another by now, another process read the same lines meanwhile and stored
         them; nothing is stored (turns, drop counts and problems would be counted twice) and
-        CursorMoved is raised, for the caller to read on from where that process stopped."""
+        CursorMoved is raised, for the caller to read on from where that process stopped.
+
+        `restart`: the first batch of a file read again from the start (replaced, rewritten, cut
+        short). Its turns are deduplicated by id; its drops replace the file's earlier share."""
         now = self.clock()
         with self.transaction() as c:
             if since is not None:
@@ -444,9 +453,10 @@ class Store:
                 ).fetchone()
                 if tuple(stored or (0, 0, 0, 0)) != (since.dev, since.inode, since.offset, since.line_no):
                     raise CursorMoved(f"{cursor.path}: read on by another process meanwhile")
+            shares = self._drop_shares(c, cursor.path, restart)
             if c.execute("SELECT 1 FROM forgotten WHERE session_id = ?", (session_id,)).fetchone():
                 # Forgotten on request: only the file's cursor moves on, so it is not read again.
-                self._upsert_file(c, cursor, agent, session_id, subagent, reader_state)
+                self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares)
                 return Ingested(0, 0)
             c.execute(
                 "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
@@ -503,33 +513,57 @@ class Store:
                 (seq, now, first_ts, last_ts or "", last_ts, session_id),
             )
             for policy in (dropped + drop_records):
+                records, chars = drop_records.get(policy, 0), dropped.get(policy, 0)
                 c.execute(
                     "INSERT INTO drops (session_id, policy, records, chars) VALUES (?, ?, ?, ?)"
                     " ON CONFLICT(session_id, policy) DO UPDATE SET records = records + excluded.records,"
                     " chars = chars + excluded.chars",
-                    (session_id, policy, drop_records.get(policy, 0), dropped.get(policy, 0)),
+                    (session_id, policy, records, chars),
                 )
+                share = shares.setdefault(policy, [0, 0])
+                share[0] += records
+                share[1] += chars
             self._record_problems(c, cursor.path, session_id, problems, now)
-            self._upsert_file(c, cursor, agent, session_id, subagent, reader_state)
+            self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares)
         return Ingested(len(rows), chunks, redacted)
+
+    @staticmethod
+    def _drop_shares(c: sqlite3.Connection, path: str, restart: bool) -> dict[str, list[int]]:
+        """The file's share of its session's drop counts; on a restart, taken back from the session
+        first (the re-read counts them again) and empty."""
+        row = c.execute("SELECT session_id, drops FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return {}
+        shares: dict[str, list[int]] = orjson.loads(row[1])
+        if not restart:
+            return shares
+        for policy, (records, chars) in shares.items():
+            c.execute(
+                "UPDATE drops SET records = max(0, records - ?), chars = max(0, chars - ?)"
+                " WHERE session_id = ? AND policy = ?",
+                (records, chars, row[0], policy),
+            )
+        c.execute("DELETE FROM drops WHERE session_id = ? AND records = 0 AND chars = 0", (row[0],))
+        return {}
 
     @staticmethod
     def _upsert_file(
         c: sqlite3.Connection, cursor: FileCursor, agent: str, session_id: str, subagent: bool,
-        reader_state: dict[str, Any],
+        reader_state: dict[str, Any], drops: dict[str, list[int]],
     ) -> None:
         c.execute(
             "INSERT INTO files (path, agent, session_id, subagent, dev, inode, size, mtime_ns, offset,"
-            " line_no, head_hash, head_len, reader_state, missing, last_error)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
+            " line_no, head_hash, head_len, reader_state, drops, missing, last_error)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
             " agent=excluded.agent, session_id=excluded.session_id, subagent=excluded.subagent,"
             " dev=excluded.dev, inode=excluded.inode, size=excluded.size, mtime_ns=excluded.mtime_ns,"
             " offset=excluded.offset, line_no=excluded.line_no, head_hash=excluded.head_hash,"
-            " head_len=excluded.head_len, reader_state=excluded.reader_state, missing=0, last_error=NULL",
+            " head_len=excluded.head_len, reader_state=excluded.reader_state, drops=excluded.drops, missing=0,"
+            " last_error=NULL",
             (
                 cursor.path, agent, session_id, int(subagent), cursor.dev, cursor.inode, cursor.size,
                 cursor.mtime_ns, cursor.offset, cursor.line_no, cursor.head_hash, cursor.head_len,
-                orjson.dumps(reader_state).decode(),
+                orjson.dumps(reader_state).decode(), orjson.dumps(drops).decode(),
             ),
         )
 
