@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkpoint import pipeline
-from checkpoint.config import Settings
 from checkpoint.store import Store
 from cli_run import CHECKPOINT, CRASH_SIGNS, query
 from fakes.fake_anthropic import RequestRecord, parse_turns
+from oracle import clean_scan
 
 WORDS = ["parser", "cache", "schema", "index", "module", "config", "handler", "buffer", "retry", "window", "queue",
          "worker", "store", "layout"]
@@ -309,11 +308,7 @@ def check_database(db: Path, sources: list[Path], chunk_tokens: int, markers: se
     assert integrity(db) == "ok"
     # Every turn once: the same turns, in the same order, as one uninterrupted scan of the same files.
     oracle_db = workdir / f"oracle-{uuid.uuid4().hex[:6]}.db"
-    oracle = Store(oracle_db)
-    try:
-        pipeline.scan(oracle, Settings(db=oracle_db, sources=sources, chunk_tokens=chunk_tokens))
-    finally:
-        oracle.close()
+    clean_scan(oracle_db, sources, chunk_tokens)
     order = "SELECT session_id, id, role, text FROM turns ORDER BY session_id, seq"
     got, want = query(db, order), query(oracle_db, order)
     assert len(got) == len(want) and got == want, f"turns differ from a clean scan: {len(got)} vs {len(want)}"

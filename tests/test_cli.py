@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import synth
-from checkpoint import pipeline
-from checkpoint.config import Settings, load
-from checkpoint.store import Store
+from checkpoint.config import load
 from cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
+from oracle import clean_scan
 
 TOTALS_KEYS = {"turns", "captured", "pending", "failed"}
 SESSION_KEYS = {"id", "agent", "title", "cwd", "turns", "captured", "pending", "failed", "watermark", "last_ts",
@@ -160,12 +159,7 @@ def test_settings_precedence_config_file_then_environment_then_flags(tmp_path: P
     a_roots = [a.claude_root, a.codex_root]
 
     def expected_chunks(chunk_tokens: int) -> int:
-        store = Store(tmp_path / f"expect-{chunk_tokens}.db")
-        try:
-            settings = Settings(db=store.path, sources=a_roots, chunk_tokens=chunk_tokens)
-            return pipeline.scan(store, settings).chunks_created
-        finally:
-            store.close()
+        return clean_scan(tmp_path / f"expect-{chunk_tokens}.db", a_roots, chunk_tokens).chunks_created
 
     by_budget = {n: expected_chunks(n) for n in (400, 800, 1600)}
     assert len(set(by_budget.values())) == 3  # the three budgets are told apart by their chunk counts
@@ -195,11 +189,7 @@ def test_settings_precedence_config_file_then_environment_then_flags(tmp_path: P
     assert {s for (s,) in query(flagged, "SELECT id FROM sessions")} == set(b.turns)
     assert {s for (s,) in query(tmp_path / "from-env.db", "SELECT id FROM sessions")} == set(a.turns)
     assert _mode(flagged) == 0o600 and _mode(flagged.parent) == 0o700
-    fresh = Store(tmp_path / "expect-b.db")
-    try:
-        want = pipeline.scan(fresh, Settings(db=fresh.path, sources=[b.claude_root, b.codex_root], chunk_tokens=1600))
-    finally:
-        fresh.close()
+    want = clean_scan(tmp_path / "expect-b.db", [b.claude_root, b.codex_root], 1600)
     assert scan["scan"]["chunks_created"] == want.chunks_created
     # Nothing went to the default location.
     assert not (home / ".local").exists()

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import synth
 from checkpoint import pipeline
-from checkpoint.config import Settings
 from checkpoint.store import Store
 from cli_run import CHECKPOINT, cli_env, query
 from crash_harness import Life, Lsp, Writer, check_database, chunk_key, chunk_states, crash_signs, run_now, wait_until
 from fakes.fake_anthropic import FakeAnthropic
+from oracle import clean_scan
 
 CHUNK_TOKENS = 500
 
@@ -127,11 +127,7 @@ def test_two_daemons_and_a_cli_on_one_new_database(tmp_path: Path) -> None:
     assert query(db, "SELECT sum(requests) FROM session_usage")[0][0] == requests
     # Content left out by policy is counted once, as one clean scan counts it.
     oracle = tmp_path / "oracle.db"
-    store = Store(oracle)
-    try:
-        pipeline.scan(store, Settings(db=oracle, sources=sources, chunk_tokens=CHUNK_TOKENS))
-    finally:
-        store.close()
+    clean_scan(oracle, sources, CHUNK_TOKENS)
     drops = "SELECT session_id, policy, records, chars FROM drops ORDER BY session_id, policy"
     assert query(db, drops) == query(oracle, drops)
 
@@ -197,11 +193,7 @@ def test_scans_at_once_store_and_count_every_line_once(tmp_path: Path) -> None:
     assert not [e for e in errs if crash_signs(e)], errs
 
     oracle = tmp_path / "oracle.db"
-    store = Store(oracle)
-    try:
-        pipeline.scan(store, Settings(db=oracle, sources=sources, chunk_tokens=CHUNK_TOKENS))
-    finally:
-        store.close()
+    clean_scan(oracle, sources, CHUNK_TOKENS)
     for sql in ("SELECT session_id, policy, records, chars FROM drops ORDER BY session_id, policy",
                 "SELECT session_id, seq, id FROM turns ORDER BY session_id, seq",
                 "SELECT path, line_no, message FROM problems ORDER BY path, line_no",

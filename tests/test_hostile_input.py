@@ -22,11 +22,10 @@ from pathlib import Path
 import pytest
 
 from checkpoint import pipeline
-from checkpoint.config import Settings
 from checkpoint.sources import tailer
 from checkpoint.sources.tailer import SETTLE_SECONDS, FileCursor, TailEvent
-from checkpoint.store import Store
 from cli_run import item_markers, run
+from oracle import clean_scan
 from test_bad_input import (
     MAX_LINE,
     SESSION,
@@ -308,11 +307,7 @@ def test_a_file_that_shrinks_while_being_read(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(tailer, "BLOCK_SIZE", 1024)  # a few lines per read, so the cut lands mid-read
     monkeypatch.setattr(pipeline, "tail", shrinking_tail)
     db = h.home / ".local" / "share" / "checkpoint" / "checkpoint.db"
-    store = Store(db)
-    try:
-        report = pipeline.scan(store, Settings(db=db, sources=[h.path.parent.parent]))
-    finally:
-        store.close()
+    report = clean_scan(db, [h.path.parent.parent])
     monkeypatch.undo()
     assert report.warnings == []
     read = max(read_before_cut)

@@ -13,11 +13,10 @@ import pytest
 from lsprotocol import types
 
 import synth
-from checkpoint import pipeline
-from checkpoint.config import Settings
 from checkpoint.store import Store
 from fakes.fake_anthropic import FakeAnthropic
 from lsp_support import Daemon, server_env
+from oracle import clean_scan
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -70,8 +69,8 @@ async def test_two_daemons_share_one_database_without_double_extraction(tmp_path
             assert sum(marker in s for s in statements) == 1, (session_id, marker)
 
     # Nothing lost or doubled in ingestion either: a fresh single-process scan counts the same turns.
+    clean_scan(tmp_path / "oracle.db", roots, 500)
     oracle = Store(tmp_path / "oracle.db")
-    pipeline.scan(oracle, Settings(db=oracle.path, sources=roots, chunk_tokens=500))
     shared = Store(db)
     assert Counter({s.id: s.turns for s in shared.session_counts()}) == Counter(
         {s.id: s.turns for s in oracle.session_counts()})

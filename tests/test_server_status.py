@@ -14,10 +14,10 @@ import pytest_asyncio
 from lsprotocol import types
 
 from checkpoint import pipeline
-from checkpoint.config import Settings
 from checkpoint.server.status import StatusFeature
 from checkpoint.store import Store
 from lsp_support import Daemon, Transcript, dump, server_env, session
+from oracle import clean_scan
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -78,8 +78,8 @@ async def test_status_follows_appended_turns_and_loses_nothing(
     assert final["totals"] == {"turns": 4, "captured": 4, "pending": 0, "failed": 0}
 
     # Nothing lost: an independent scan of the same files finds the same turns.
+    clean_scan(tmp_path / "oracle.db", [claude_root])
     oracle = Store(tmp_path / "oracle.db")
-    pipeline.scan(oracle, Settings(db=oracle.path, sources=[claude_root]))
     assert pipeline.totals(oracle.session_counts())["turns"] == final["totals"]["turns"]
     oracle.close()
     statements = {i["statement"] for i in await daemon.items()}
