@@ -76,6 +76,66 @@ with open(sys.argv[1], "rb") as fh:
         loads(line)
 """
 
+# The least a Python process can do to keep the same turns: the floor's parse, then each user and
+# assistant record's text into a table shaped like ours (text primary key, the partial index), in one
+# transaction, with the store's PRAGMAs, and a clean close. No drop policies, redaction, cursors or
+# chunks: what CPython and SQLite cost before any of Checkpoint's own work.
+LEAST_PIPELINE = """
+import sys, sqlite3, orjson
+loads, dumps = orjson.loads, orjson.dumps
+conn = sqlite3.connect(sys.argv[2], isolation_level=None)
+for pragma in ("journal_mode=WAL", "page_size=16384", "synchronous=NORMAL", "cache_size=-16384"):
+    conn.execute("PRAGMA " + pragma)
+conn.executescript(
+    "CREATE TABLE turns (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+    " role TEXT NOT NULL, text TEXT NOT NULL, ts TEXT, line_no INTEGER NOT NULL,"
+    " chunked INTEGER NOT NULL DEFAULT 0, UNIQUE (session_id, seq));"
+    "CREATE INDEX turns_unchunked ON turns (session_id, seq) WHERE chunked = 0;")
+rows = []
+with open(sys.argv[1], "rb") as fh:
+    for line_no, line in enumerate(fh, 1):
+        record = loads(line)
+        if record.get("type") not in ("user", "assistant"):
+            continue
+        content = record["message"]["content"]
+        if not isinstance(content, str):
+            content = "\\n".join(b.get("text") or dumps(b.get("input") or b.get("content")).decode() for b in content)
+        rows.append((record["uuid"], record["sessionId"], len(rows), record["type"], content,
+                     record.get("timestamp"), line_no))
+conn.execute("BEGIN IMMEDIATE")
+conn.executemany("INSERT OR IGNORE INTO turns (id, session_id, seq, role, text, ts, line_no)"
+                 " VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+conn.execute("COMMIT")
+conn.close()
+"""
+
+# `checkpoint scan` in one process, each phase timed: where the seed scan's time goes.
+SCAN_PHASES = """
+import json, os, sys, time
+clock = time.perf_counter
+began = clock()
+from checkpoint import cli, pipeline, store
+spent = {"start (imports)": clock() - began}
+def timed(owner, name, phase):
+    inner = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        t = clock()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + clock() - t
+    setattr(owner, name, wrapper)
+for owner, name, phase in ((pipeline, "_parse_line", "parse"), (pipeline, "_redact_batch", "redact"),
+                           (store.Store, "ingest", "store turns and chunks"), (store.Store, "close", "close"),
+                           (store.Store, "__init__", "open"), (pipeline, "scan", "scan")):
+    timed(owner, name, phase)
+out, sys.stdout = sys.stdout, open(os.devnull, "w")
+t = clock()
+cli.main(sys.argv[1:])
+spent["command"] = clock() - t
+out.write(json.dumps(spent))
+"""
+
 STAT_FLOOR = """
 import os, sys
 for root in sys.argv[1:]:
@@ -316,6 +376,32 @@ class Bench:
             note=f"CPU {os_.cpu:.3f} s vs {fs.cpu:.3f} s; beyond its start the seed scan takes {o.cpu - os_.cpu:.3f} s "
                  f"of CPU to read, parse, redact, store and chunk, the floor {f.cpu - fs.cpu:.3f} s to parse",
             extra={"ours_all": [s.wall for s in ours_start], "floor_all": [s.wall for s in floor_start]},
+        ))
+        self.seed_phases(root, path, f)
+
+    def seed_phases(self, root: Path, path: Path, floor: Sample) -> None:
+        """The seed scan against the least pipeline that stores the same turns, and its phases."""
+        least = median_of([run([sys.executable, "-c", LEAST_PIPELINE, str(path), str(fresh_db(self.work, "least.db"))],
+                               self.env) for _ in range(self.repeat)])
+        self.add(Figure(
+            "  least Python pipeline storing the same turns", least.wall, floor.wall, "s", "-", None,
+            note="the floor's parse plus each turn's text into a table like ours, one transaction, the same PRAGMAs, "
+                 "a clean close (no drop policies, redaction, cursors or chunks): what CPython and SQLite cost "
+                 "before any of Checkpoint's own work",
+        ))
+        phases: list[dict[str, float]] = []
+        for _ in range(self.repeat):
+            sample = run([sys.executable, "-c", SCAN_PHASES, "scan", "--db", str(fresh_db(self.work, "seed.db")),
+                          "--source", str(root / "claude" / "projects")], self.env, capture=True)
+            phases.append(json.loads(sample.stdout))
+        median = {k: statistics.median(p[k] for p in phases) for k in phases[0]}
+        other = median["scan"] - sum(median[k] for k in ("parse", "redact", "store turns and chunks"))
+        self.add(Figure(
+            "  seed scan in one process, by phase", median["start (imports)"] + median["command"], None, "s", "-",
+            None, note=", ".join(f"{k} {v * 1000:.0f} ms" for k, v in median.items() if k not in ("scan", "command"))
+            + f", read and the rest of the scan {other * 1000:.0f} ms (median of {self.repeat}; without the"
+            " interpreter's own start)",
+            extra={"phases_s": median},
         ))
 
     # big -----------------------------------------------------------------------------------------
