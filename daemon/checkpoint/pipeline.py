@@ -27,7 +27,7 @@ from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced
 from checkpoint.extract.prompt import planned_header, turn_labels
 from checkpoint.model import ChunkInput, SessionInfo, Usage
-from checkpoint.sources import READERS, FoundFile, discover
+from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
 from checkpoint.sources.base import LineError, Reader, TurnDraft, decode_line
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
@@ -74,16 +74,26 @@ def scan(store: Store, settings: Settings) -> ScanReport:
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
     known = store.file_cursors()  # one query, not one per file: a rescan of many files is stat-bound
-    for found in discover(report.roots, report.warnings):
+    for root, path in transcript_paths(report.roots, report.warnings):
+        row = known.get(path)
+        if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
+            role = locate(Path(path))
+            if role is None:
+                continue
+            _ingest_file(store, FoundFile(Path(path), role), settings, report, row)
         report.files_seen += 1
-        seen.add(str(found.path))
-        root = next((r for r in report.roots if found.path.is_relative_to(r)), None)
-        if root is not None:
-            report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
-        _ingest_file(store, found, settings, report, known.get(str(found.path)))
+        seen.add(path)
+        report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
     _notice_vanished(store, report, seen, known)
     report.chunks_created += store.form_chunks(settings.chunk_tokens)  # turns left unchunked, if any
     return report
+
+
+def _unchanged_on_disk(path: str, cursor: FileCursor) -> bool:
+    try:
+        return unchanged(cursor, os.stat(path))
+    except OSError:
+        return False  # reading it says what is wrong
 
 
 def _notice_vanished(store: Store, report: ScanReport, seen: set[str], known: dict[str, FileRow]) -> None:

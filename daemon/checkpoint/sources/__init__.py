@@ -32,9 +32,20 @@ def locate(path: Path) -> FileRole | None:
 
 
 def discover(roots: list[Path], warn: list[str]) -> Iterator[FoundFile]:
-    """Every transcript file under the roots. Symlinked directories are not followed (no loops);
-    unreadable directories are reported in `warn` and skipped. A directory named like a transcript
-    is found too (and walked into), so that reading it says what it is."""
+    """Every transcript file under the roots, with its role."""
+    for _, path in transcript_paths(roots, warn):
+        found = Path(path)
+        role = locate(found)
+        if role is not None:
+            yield FoundFile(found, role)
+
+
+def transcript_paths(roots: list[Path], warn: list[str]) -> Iterator[tuple[Path, str]]:
+    """(root, path) of every file named like a transcript under the roots, as strings: a rescan
+    skips the unchanged ones on a stat, before any Path or reader looks at them. Symlinked
+    directories are not followed (no loops); unreadable directories are reported in `warn` and
+    skipped. A directory named like a transcript is listed too (and walked into), so that reading
+    it says what it is."""
 
     def on_error(err: OSError) -> None:
         warn.append(f"{err.filename}: cannot list directory: {err.strerror}")
@@ -45,9 +56,5 @@ def discover(roots: list[Path], warn: list[str]) -> Iterator[FoundFile]:
         for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
             dirnames.sort()
             for name in sorted(filenames + [d for d in dirnames if d.endswith(".jsonl")]):
-                if not name.endswith(".jsonl"):
-                    continue
-                path = Path(dirpath) / name
-                role = locate(path)
-                if role is not None:
-                    yield FoundFile(path, role)
+                if name.endswith(".jsonl"):
+                    yield root, os.path.join(dirpath, name)
