@@ -8,6 +8,7 @@ running at once on one database are checked here too.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import stat
@@ -20,6 +21,7 @@ from typing import Any
 
 import synth
 from checkpoint.config import load
+from checkpoint.model import Usage
 from cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
 from oracle import clean_scan
 
@@ -295,3 +297,10 @@ def test_a_reader_that_goes_away_is_no_crash_and_loses_nothing(tmp_path: Path) -
     items = run(["items", "--json"], env).check().json()["items"]
     got = Counter((sid, m) for sid, kind, m in item_markers(items) if kind == "decision")
     assert got == Counter((sid, m) for sid, ms in markers.items() for m in ms)
+
+
+def test_usage_in_status_json_names_every_field() -> None:
+    """`Usage.as_dict` is written by hand (asdict deep-copies, once per session of a status): it must
+    still carry every field, with its value."""
+    usage = Usage(**{f.name: i + 1 for i, f in enumerate(dataclasses.fields(Usage))})
+    assert usage.as_dict() == dataclasses.asdict(usage)

@@ -5,7 +5,7 @@ validates only what a model answers (`checkpoint.answer`)."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -105,7 +105,11 @@ class Usage:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens + self.output_tokens
 
     def as_dict(self) -> dict[str, int | float]:
-        return asdict(self)
+        # by hand: dataclasses.asdict deep-copies, and a status holds one Usage per session
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens, "requests": self.requests,
+                "cost_usd": self.cost_usd}
 
 
 # C0 and C1 control characters but tab and newline (terminal escapes, NUL, backspace ...), and the
