@@ -494,6 +494,14 @@ class Bench:
                      "baseline: a cold scan that re-reads every file",
                 extra={"all": starts},
             ))
+            if Path("/proc/self/stat").exists():
+                idle = 60.0
+                cpu = self.daemon_idle_cpu(db, projects, idle)
+                self.add(Figure(
+                    f"  daemon idle over {sessions} sessions: CPU per minute", cpu * 60 / idle, None, "s", "-",
+                    None, note=f"{100 * cpu / idle:.2f} % of one core over {idle:g} s with nothing written: the"
+                               " watcher's polling, a full stat-level rescan every 15 s, the shared-database check",
+                ))
         self.add(Figure(
             f"warm scan + status --json over {sessions} sessions", total, cold.wall, "s", "< 1 s", total < 1.0,
             note=f"CLI proxy for the daemon start; warm scan alone {statistics.median(scans):.3f} s; "
@@ -516,8 +524,23 @@ class Bench:
             return []
 
     def daemon_ready(self, db: Path, projects: Path) -> float:
-        env = {**self.env, "CHECKPOINT_DB": str(db), "CHECKPOINT_SOURCES": str(projects)}
+        """Seconds from spawn to the daemon's first checkpoint/status notification."""
         start = time.perf_counter()
+        with self.daemon(db, projects):
+            return time.perf_counter() - start
+
+    def daemon_idle_cpu(self, db: Path, projects: Path, seconds: float) -> float:
+        """CPU seconds a ready daemon spends over `seconds` in which nothing is written (Linux: /proc)."""
+        with self.daemon(db, projects) as (proc, client):
+            before = _cpu_seconds(proc.pid)
+            with contextlib.suppress(TimeoutError):
+                client.wait_for(lambda m: False, timeout=seconds)  # reads (and drops) what it sends
+            return _cpu_seconds(proc.pid) - before
+
+    @contextlib.contextmanager
+    def daemon(self, db: Path, projects: Path) -> Iterator[tuple[subprocess.Popen[bytes], _LspClient]]:
+        """`checkpoint serve` over stdio, from spawn until its first status; shut down on leaving."""
+        env = {**self.env, "CHECKPOINT_DB": str(db), "CHECKPOINT_SOURCES": str(projects)}
         proc = subprocess.Popen([*checkpoint_cmd(), "serve"], env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
@@ -530,13 +553,12 @@ class Bench:
             client.wait_for(lambda m: m.get("id") == 1, timeout=30)
             client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
             client.wait_for(lambda m: m.get("method") == "checkpoint/status", timeout=30)
-            ready = time.perf_counter() - start
+            yield proc, client
             client.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
             with contextlib.suppress(TimeoutError):
                 client.wait_for(lambda m: m.get("id") == 2, timeout=5)
             client.send({"jsonrpc": "2.0", "method": "exit", "params": None})
             proc.wait(timeout=5)
-            return ready
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -700,6 +722,12 @@ class _Sleeper:
 def _text_bytes(store: Store, session_id: str) -> int:
     counts = {s.id: s.turns for s in store.session_counts()}
     return sum(len(store.turn_text(session_id, seq).encode()) for seq in range(1, counts[session_id] + 1))
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a running process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class _LspClient:
