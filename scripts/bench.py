@@ -9,7 +9,9 @@ spawn to exit, peak RSS from that child's own rusage (os.wait4). Figures:
 
   seed cold scan        `checkpoint scan` of a seed-sized session (1,357 turns, ~1.31M characters)
                         into an empty database, against the floor: a process that imports orjson
-                        and parses every line of the same file. Target: within 2x.
+                        and parses every line of the same file. Target: within 2x. Beside it, for
+                        reference: the start alone, the least Python pipeline that stores the same
+                        turns in SQLite, and the scan's phases timed in one process.
   100 MB / 1 GB scan    throughput and peak RSS of a cold scan of one big session (1 GB skipped
                         with --quick). Target: >= 50 MB/s for 100 MB, peak RSS < 200 MB for both
                         (the 1 GB throughput is shown, with no target).
@@ -18,7 +20,8 @@ spawn to exit, peak RSS from that child's own rusage (os.wait4). Figures:
   warm start            over 2,000 ingested sessions: `checkpoint serve` until its first
                         `checkpoint/status` notification, when the daemon exists; and the CLI
                         proxy, warm `checkpoint scan` + `checkpoint status --json`. Baseline: a cold
-                        scan that re-reads every file. Target: < 1 s.
+                        scan that re-reads every file. Target: < 1 s. Also the daemon's CPU over a
+                        minute in which nothing is written (Linux).
   bytes sent / text     rendered chunk bytes an extractor receives over several checkpoints of a
                         growing session, per byte of turn text (the fixed system prompt is cached
                         and not counted), against re-sending the whole session at every
