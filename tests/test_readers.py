@@ -14,7 +14,7 @@ import pytest
 from checkpoint import pipeline
 from checkpoint.config import Settings
 from checkpoint.model import Role, SessionInfo
-from checkpoint.sources import READERS, FoundFile, discover, locate
+from checkpoint.sources import READERS, locate, transcript_paths
 from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, TurnDraft, decode_line, line_id
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
@@ -740,10 +740,9 @@ def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> No
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("")
     warnings: list[str] = []
-    assert sorted(discover([claude_root, codex_root], warnings), key=lambda f: str(f.path)) == [
-        FoundFile(session_file, FileRole("claude", S)),
-        FoundFile(rollout, FileRole("codex", CODEX_ID)),
-    ]
+    listed = sorted(transcript_paths([claude_root, codex_root], warnings))
+    assert listed == [(claude_root, str(session_file)), (codex_root, str(rollout))]
+    assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]
     assert warnings == []
     assert set(READERS) == {"claude", "codex"}
     assert CLAUDE.locate(rollout) is None and CODEX.locate(session_file) is None

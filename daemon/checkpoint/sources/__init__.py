@@ -31,15 +31,6 @@ def locate(path: Path) -> FileRole | None:
     return None
 
 
-def discover(roots: list[Path], warn: list[str]) -> Iterator[FoundFile]:
-    """Every transcript file under the roots, with its role."""
-    for _, path in transcript_paths(roots, warn):
-        found = Path(path)
-        role = locate(found)
-        if role is not None:
-            yield FoundFile(found, role)
-
-
 def transcript_paths(roots: list[Path], warn: list[str]) -> Iterator[tuple[Path, str]]:
     """(root, path) of every file named like a transcript under the roots, as strings: a rescan
     skips the unchanged ones on a stat, before any Path or reader looks at them. Symlinked
