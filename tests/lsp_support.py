@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 import uuid
@@ -37,7 +38,8 @@ SERVER = [sys.executable, "-m", "checkpoint", "serve"]
 
 
 def slug(cwd: Path) -> str:
-    return str(cwd).replace("/", "-")
+    """The project directory Claude Code names after the launch directory."""
+    return re.sub(r"[^a-zA-Z0-9]", "-", str(cwd))
 
 
 class Transcript:

@@ -163,6 +163,30 @@ async def test_scope_follows_the_workspace_folders(tmp_path: Path, workspace: Pa
         await daemon.stop()
 
 
+async def test_a_first_start_reads_the_workspace_sessions_before_the_rest_of_the_history(
+    tmp_path: Path, workspace: Path, claude_root: Path
+) -> None:
+    """Over a long history not read yet, the workspace's own sessions (launched in it or below it)
+    are stored first, so that its status is right long before the whole history is read. Their
+    project directories sort last here: a walk in name order would read them last."""
+    history = [Transcript(claude_root, tmp_path / "aaa" / f"project{i}") for i in range(30)]
+    ours = [Transcript(claude_root, workspace), Transcript(claude_root, workspace / "src")]
+    for t in history + ours:
+        t.write(t.user(f"Work in {t.cwd}.") + t.assistant("Done."))
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [claude_root])
+    daemon = await Daemon.start(env, [workspace], {"checkpoint": {"extraction": "manual", "scope": "all"}})
+    try:
+        await daemon.wait_status(lambda s: s["totals"]["turns"] == 2 * len(history + ours), timeout=30)
+    finally:
+        await daemon.stop()
+    store = Store(tmp_path / "db" / "checkpoint.db")
+    try:
+        first_stored = dict(store.conn.execute("SELECT session_id, min(rowid) FROM turns GROUP BY session_id"))
+    finally:
+        store.close()
+    assert max(first_stored[t.session_id] for t in ours) < min(first_stored[t.session_id] for t in history)
+
+
 async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finished() -> None:
     """A unit of the status feature, with the database read held open while the run finishes: the
     notification built from that read still says the run is going; the next one has both the

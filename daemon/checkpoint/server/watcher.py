@@ -4,12 +4,16 @@ directories that changed, within a few tens of milliseconds; a periodic full res
 because the scan skips every file whose size and mtime did not change.
 
 Scans run one at a time on the scan worker; requests that arrive meanwhile are merged into the next.
+The first scan reads the workspace's own Claude Code project directories before the rest of the
+history, so that on a first start over a long history the workspace's status is right at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +46,24 @@ def scan_dirs(store: Store, settings: config.Settings, dirs: list[Path] | None) 
     if dirs is not None:
         settings = replace(settings, sources=dirs)
     return pipeline.scan(store, settings)
+
+
+def project_dirs(roots: list[Path], folders: list[str]) -> list[Path]:
+    """The Claude Code project directories of sessions launched in these folders or below them
+    (the directory name is the launch directory with every character but [a-zA-Z0-9] as "-", cut at
+    200 characters and a hash appended when longer). A few other projects may match too (`/a/b-c`
+    for `/a/b`): they are only read early, not scoped by it."""
+    slugs = [re.sub(r"[^a-zA-Z0-9]", "-", folder) for folder in folders]
+    found = []
+    for root in roots:
+        try:
+            names = sorted(entry.name for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False))
+        except OSError:
+            continue  # reading it fully says what is wrong
+        for name in names:
+            if any(name == slug or name.startswith(slug[:200] + "-") for slug in slugs):
+                found.append(root / name)
+    return found
 
 
 def outermost(dirs: set[Path], roots: list[Path]) -> list[Path]:
@@ -88,6 +110,10 @@ class Watcher(Feature):
 
     async def _scan_loop(self) -> None:
         assert self._wake is not None
+        first = project_dirs(list(self.server.engine.sources), [f.real for f in self.server.folders.folders])
+        if first:
+            with contextlib.suppress(Exception):  # the full scan that follows says what went wrong
+                await self._after(await self.server.scan_worker.call(scan_dirs, self.server.engine, first))
         while True:
             await self._wake.wait()
             self._wake.clear()
