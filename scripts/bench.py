@@ -484,7 +484,7 @@ class Bench:
             scan = run(scan_cmd(db, projects), self.env)
             status = run([*checkpoint_cmd(), "status", "--json", "--db", str(db), "--source", str(projects)],
                          self.env, capture=True)
-            json.loads(status.stdout)
+            counts = json.loads(status.stdout)
             scans.append(scan.wall)
             totals.append(scan.wall + status.wall)
         total = statistics.median(totals)
@@ -497,6 +497,7 @@ class Bench:
                      "baseline: a cold scan that re-reads every file",
                 extra={"all": starts},
             ))
+            self.first_start(projects, counts)
             if Path("/proc/self/stat").exists():
                 idle = 60.0
                 cpu = self.daemon_idle_cpu(db, projects, idle)
@@ -540,8 +541,33 @@ class Bench:
                 client.wait_for(lambda m: False, timeout=seconds)  # reads (and drops) what it sends
             return _cpu_seconds(proc.pid) - before
 
+    def first_start(self, projects: Path, counts: dict[str, Any]) -> None:
+        """A daemon over the same sessions, none read yet, in a workspace that holds 1 project of 50
+        (40 sessions, named to sort last): when its status counts the workspace's sessions, against
+        when it counts the whole history."""
+        workspace = "/home/dev/p9"
+        mine = sum(s["turns"] for s in counts["sessions"] if s["cwd"] == workspace)
+        db = fresh_db(self.work, "first.db")
+        start = time.perf_counter()
+        with self.daemon(db, projects, folders=[workspace]) as (_, client):
+            client.wait_for(lambda m: m.get("method") == "checkpoint/status" and sum(
+                s["turns"] for s in m["params"]["sessions"] if s["cwd"] == workspace) == mine, timeout=120)
+            ours = time.perf_counter() - start
+            client.wait_for(lambda m: m.get("method") == "checkpoint/status"
+                            and m["params"]["totals"]["turns"] == counts["totals"]["turns"], timeout=300)
+            everything = time.perf_counter() - start
+        self.add(Figure(
+            f"  first daemon start over {len(counts['sessions'])} sessions not read yet: the workspace's status",
+            ours, everything, "s", "-", None,
+            note=f"spawn to the first status that counts all {mine} turns of the workspace's 40 sessions, "
+                 "whose project directory sorts last; baseline: spawn to the status that counts the whole "
+                 f"history ({counts['totals']['turns']} turns)",
+        ))
+
     @contextlib.contextmanager
-    def daemon(self, db: Path, projects: Path) -> Iterator[tuple[subprocess.Popen[bytes], _LspClient]]:
+    def daemon(
+        self, db: Path, projects: Path, folders: Sequence[str] = ()
+    ) -> Iterator[tuple[subprocess.Popen[bytes], _LspClient]]:
         """`checkpoint serve` over stdio, from spawn until its first status; shut down on leaving."""
         env = {**self.env, "CHECKPOINT_DB": str(db), "CHECKPOINT_SOURCES": str(projects)}
         proc = subprocess.Popen([*checkpoint_cmd(), "serve"], env=env, stdin=subprocess.PIPE,
@@ -551,6 +577,7 @@ class Bench:
             client = _LspClient(proc.stdin, proc.stdout)
             client.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "processId": os.getpid(), "rootUri": None, "capabilities": {},
+                "workspaceFolders": [{"uri": Path(f).as_uri(), "name": Path(f).name} for f in folders],
                 "initializationOptions": {"db": str(db), "sources": [str(projects)], "scope": "all",
                                           "extraction": "manual"}}})
             client.wait_for(lambda m: m.get("id") == 1, timeout=30)
