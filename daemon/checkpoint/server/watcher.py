@@ -54,8 +54,8 @@ def project_dirs(roots: list[Path], folders: list[str]) -> list[Path]:
     200 characters and a hash appended when longer). A few other projects may match too (`/a/b-c`
     for `/a/b`): they are only read early, not scoped by it."""
     slugs = [re.sub(r"[^a-zA-Z0-9]", "-", folder) for folder in folders]
-    found = []
-    for root in roots:
+    found: list[Path] = []
+    for root in roots if slugs else ():
         try:
             names = sorted(entry.name for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False))
         except OSError:
