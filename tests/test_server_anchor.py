@@ -64,3 +64,18 @@ def test_settings_from_the_editor_over_flags_and_environment() -> None:
     assert daemon == ServerSettings() and engine.chunk_tokens == 3000
     assert len(warnings) == 2 and "max_requests" in warnings[0] and "idleSeconds" in warnings[1]
     assert engine_overrides({"fallbackModels": ["a"], "unknownKey": 1}) == {"fallback_models": ["a"]}
+
+
+def test_daemon_settings_accept_both_spellings_and_refuse_what_they_cannot_use() -> None:
+    """Typed by hand (the daemon starts without pydantic): each bad value is refused with the option's
+    name as sent, and the daemon keeps its defaults."""
+    assert ServerSettings.from_options({"max_pending_turns": 7, "rescanSeconds": 2, "diagnostics": False,
+                                        "extraction": "manual", "chunkTokens": 1}) == ServerSettings(
+        max_pending_turns=7, rescan_seconds=2.0, diagnostics=False, extraction="manual")
+    for bad in ({"scope": "everything"}, {"extraction": None}, {"idleSeconds": True}, {"idleSeconds": "20"},
+                {"rescanSeconds": 0}, {"maxPendingTurns": 1.5}, {"diagnostics": "yes"},
+                {"severity": {"question": "loud"}}, {"severity": "off"}):
+        _, daemon, warnings = resolve(bad, environ={})
+        assert daemon == ServerSettings()
+        option = next(iter(bad))
+        assert len(warnings) == 1 and warnings[0].startswith(f"ignoring the editor's daemon settings: {option}:")

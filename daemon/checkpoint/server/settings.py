@@ -8,15 +8,17 @@ either bare or under a "checkpoint" key, in camelCase (VS Code) or snake_case.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 from lsprotocol import types
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
 
 from checkpoint import config
 
+Scope = Literal["workspace", "all"]
+Policy = Literal["auto", "manual"]
 SeverityName = Literal["error", "warning", "information", "hint", "off"]
 
 SEVERITIES: dict[str, types.DiagnosticSeverity | None] = {
@@ -32,32 +34,69 @@ def _default_severity() -> dict[str, SeverityName]:
     return {"decision": "information", "constraint": "information", "question": "hint"}
 
 
-class ServerSettings(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
+@dataclass(frozen=True)
+class ServerSettings:
+    """The daemon's own settings. Typed by hand, not by pydantic: the daemon's start is measured."""
 
-    scope: Literal["workspace", "all"] = "workspace"
+    scope: Scope = "workspace"
     """Which sessions status, extraction and items cover: those whose cwd is inside a workspace
     folder, or every session in the database."""
-    extraction: Literal["auto", "manual"] = "auto"
+    extraction: Policy = "auto"
     """auto: extract in the background when a session is idle or has many pending turns;
     manual: only on checkpoint.now."""
-    idle_seconds: float = Field(default=20.0, ge=0)
-    max_pending_turns: int = Field(default=50, ge=0)
-    rescan_seconds: float = Field(default=15.0, gt=0)
+    idle_seconds: float = 20.0
+    max_pending_turns: int = 50
+    rescan_seconds: float = 15.0
     """Period of the light rescan that backs up the file watcher (new roots, missed events)."""
     diagnostics: bool = True
-    severity: dict[str, SeverityName] = Field(default_factory=_default_severity)
-
-    @field_validator("severity", mode="before")
-    @classmethod
-    def _merge_severity(cls, value: Any) -> Any:
-        # A client that sets one kind keeps the defaults of the others.
-        if isinstance(value, dict):
-            return {**_default_severity(), **{str(k): str(v).lower() for k, v in value.items()}}
-        return value
+    severity: dict[str, SeverityName] = field(default_factory=_default_severity)
 
     def severity_of(self, kind: str) -> types.DiagnosticSeverity | None:
         return SEVERITIES.get(self.severity.get(kind, "information"))
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> ServerSettings:
+        """From the client's options, camelCase or snake_case; keys of other settings are ignored.
+        A value of the wrong type or out of range is a ValueError that names the option as sent."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in options.items():
+            name = _snake(key)
+            if name in names:
+                try:
+                    values[name] = _checked(name, value)
+                except ValueError as exc:
+                    raise ValueError(f"{key}: {exc}, got {value!r}") from None
+        return cls(**values)
+
+
+def _checked(name: str, value: Any) -> Any:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if name == "scope" and value in get_args(Scope):
+        return value
+    if name == "extraction" and value in get_args(Policy):
+        return value
+    if name == "idle_seconds" and number and value >= 0:
+        return float(value)
+    if name == "rescan_seconds" and number and value > 0:
+        return float(value)
+    if name == "max_pending_turns" and number and value >= 0 and float(value).is_integer():
+        return int(value)
+    if name == "diagnostics" and isinstance(value, bool):
+        return value
+    if name == "severity" and isinstance(value, dict):
+        # A client that sets one kind keeps the defaults of the others.
+        merged = {**_default_severity(), **{str(k): str(v).lower() for k, v in value.items()}}
+        if all(v in SEVERITIES for v in merged.values()):
+            return merged
+    raise ValueError(f"expected {_EXPECTED[name]}")
+
+
+_EXPECTED = {
+    "scope": "workspace or all", "extraction": "auto or manual", "idle_seconds": "a number >= 0",
+    "rescan_seconds": "a number > 0", "max_pending_turns": "a whole number >= 0", "diagnostics": "true or false",
+    "severity": "kinds mapped to " + ", ".join(SEVERITIES),
+}
 
 
 def _snake(name: str) -> str:
@@ -94,18 +133,12 @@ def resolve(
     warnings: list[str] = []
     try:
         engine = config.load({**base, **engine_overrides(raw)}, environ)
-    except (ValidationError, ValueError, OSError) as exc:
-        warnings.append(f"ignoring the editor's engine settings: {_brief(exc)}")
+    except (ValueError, OSError) as exc:
+        warnings.append(f"ignoring the editor's engine settings: {exc}")
         engine = config.load(base, environ)
     try:
-        daemon = ServerSettings.model_validate(raw)
-    except ValidationError as exc:
-        warnings.append(f"ignoring the editor's daemon settings: {_brief(exc)}")
+        daemon = ServerSettings.from_options(raw)
+    except ValueError as exc:
+        warnings.append(f"ignoring the editor's daemon settings: {exc}")
         daemon = ServerSettings()
     return engine, daemon, warnings
-
-
-def _brief(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-    return str(exc)
