@@ -20,6 +20,18 @@ APT_PACKAGES=(build-essential pkg-config libkrb5-dev libx11-dev libxkbfile-dev l
 
 log() { echo "install-code-server: $*" >&2; }
 
+# node-gyp (and argon2's node-pre-gyp) would download Node's headers into a cache under $HOME, which
+# a new machine has not got and cannot fetch offline. The running Node ships them: point both at
+# its prefix (the directory holding include/node), taken from the node on PATH, not assumed.
+if [ -z "${npm_config_nodedir:-}" ]; then
+  node_prefix="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
+  if [ ! -f "$node_prefix/include/node/node.h" ]; then
+    log "no Node headers in $node_prefix/include/node: install a Node that ships its headers (Debian: nodejs) or set npm_config_nodedir"
+    exit 1
+  fi
+  export npm_config_nodedir="$node_prefix"
+fi
+
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
