@@ -64,7 +64,7 @@ class RunFinished:
 
 
 Event = TurnsAdded | CountsChanged | ItemsChanged | ProblemSeen | RunStarted | RunProgressed | RunFinished
-E = TypeVar("E", TurnsAdded, CountsChanged, ItemsChanged, ProblemSeen, RunStarted, RunProgressed, RunFinished)
+E = TypeVar("E", bound=Event)
 
 
 class EventBus:
