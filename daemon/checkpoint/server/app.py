@@ -41,8 +41,8 @@ class Features:
 
 def build_features(server: CheckpointServer) -> Features:
     """Each feature after those it takes as parameters (a cycle cannot be written down); each
-    subscribes to the events it needs as it is built. The hooks then run in `server.features`
-    order: status first, so the first scan's counts go out as soon as they are read."""
+    subscribes to the events it needs as it is built. The hooks run in `server.features` order,
+    as they always have: status first, so its first notification is scheduled before the first scan."""
     watcher = Watcher(server)
     diagnostics = Diagnostics(server)
     extraction = Extraction(server, watcher)
