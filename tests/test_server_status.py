@@ -14,6 +14,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from checkpoint import pipeline
+from checkpoint.server.events import EventBus, RunFinished, RunStarted
 from checkpoint.server.status import StatusFeature
 from checkpoint.store import Store
 from lsp_support import Daemon, Transcript, dump, server_env, session
@@ -204,17 +205,16 @@ async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finishe
 
     server = SimpleNamespace(
         db=Db(), scope="all", folders=SimpleNamespace(uris=[]), daemon=SimpleNamespace(extraction="auto"),
-        extraction=SimpleNamespace(paused=None), stopping=asyncio.Event(),
-        diagnostics=SimpleNamespace(refresh=lambda: None),
+        stopping=asyncio.Event(), events=EventBus(),
         protocol=SimpleNamespace(notify=lambda method, payload: sent.append(payload)),
         run_task=lambda coro, name=None: asyncio.get_running_loop().create_task(coro, name=name),
     )
-    feature = StatusFeature(server)
-    feature.run_started(1)
+    StatusFeature(server, extraction=SimpleNamespace(paused=None))
+    server.events.publish(RunStarted(1))
     await read_started.wait()
     pending["now"] = 3  # the run commits while the counts are being read ...
-    feature.run_finished({"tried": 1, "captured": 1, "failed": 0, "lost": 0, "stopped_by": None,
-                          "failures": []})
+    server.events.publish(RunFinished({"tried": 1, "captured": 1, "failed": 0, "lost": 0, "stopped_by": None,
+                                       "failures": []}))
     read_started.clear()
     release.set()  # ... and the read returns what it saw before
     while len(sent) < 2:

@@ -1,8 +1,10 @@
-"""One pygls handler per LSP method, each handing over to the features (esbonio's setup.py)."""
+"""The features built in dependency order, and one pygls handler per LSP method, each handing
+over to them (esbonio's setup.py)."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
@@ -10,6 +12,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
 from checkpoint.server import items, triage
+from checkpoint.server.diagnostics import Diagnostics
+from checkpoint.server.events import CountsChanged, ItemsChanged
+from checkpoint.server.extraction import Extraction
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CMD_ACCEPT,
@@ -20,12 +25,36 @@ from checkpoint.server.protocol import (
     TriageResult,
 )
 from checkpoint.server.server import CheckpointServer
+from checkpoint.server.status import StatusFeature
+from checkpoint.server.watcher import Watcher
 
 log = logging.getLogger("checkpoint.server")
 
 
+@dataclass(frozen=True)
+class Features:
+    status: StatusFeature
+    watcher: Watcher
+    extraction: Extraction
+    diagnostics: Diagnostics
+
+
+def build_features(server: CheckpointServer) -> Features:
+    """Each feature after those it takes as parameters (a cycle cannot be written down); each
+    subscribes to the events it needs as it is built. The hooks run in `server.features` order,
+    as they always have: status first, so its first notification is scheduled before the first scan."""
+    watcher = Watcher(server)
+    diagnostics = Diagnostics(server)
+    extraction = Extraction(server, watcher)
+    status = StatusFeature(server, extraction)
+    server.features = [status, watcher, extraction, diagnostics]
+    return Features(status, watcher, extraction, diagnostics)
+
+
 def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     server = CheckpointServer(flags)
+    features = build_features(server)
+    diagnostics = features.diagnostics
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -81,7 +110,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params: types.HoverParams) -> types.Hover | None:
-        return server.diagnostics.hover(params)
+        return diagnostics.hover(params)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -89,8 +118,8 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     )
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        items_here = {p.item["id"]: p.item for p in server.diagnostics.by_uri.get(uri, [])}
-        return triage.code_actions(params, server.diagnostics.published.get(uri, []), items_here)
+        items_here = {p.item["id"]: p.item for p in diagnostics.by_uri.get(uri, [])}
+        return triage.code_actions(params, diagnostics.published.get(uri, []), items_here)
 
     # -- commands and requests --------------------------------------------------------------------
 
@@ -104,7 +133,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
                 session = first
             elif isinstance(first, dict) and isinstance(first.get("session"), str):
                 session = first["session"]
-        return await server.extraction.now(session)
+        return await features.extraction.now(session)
 
     async def _triage(args: tuple[object, ...], state: ItemState) -> TriageResult:
         try:
@@ -113,8 +142,8 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             raise JsonRpcInvalidParams(str(exc)) from exc
         result = await server.db.call(triage.set_state, item_id, state)
         server.messages.log(f"item {item_id}: {state.value}" + ("" if result["changed"] else " (no such item)"))
-        server.diagnostics.refresh()
-        server.status.refresh()
+        server.events.publish(ItemsChanged())
+        server.events.publish(CountsChanged())
         return result
 
     @server.command(CMD_DISMISS)

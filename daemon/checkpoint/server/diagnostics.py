@@ -19,6 +19,8 @@ from lsprotocol import types
 
 from checkpoint.model import plain_text
 from checkpoint.server import anchor
+from checkpoint.server.coalesce import Coalescer
+from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
 from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
 from checkpoint.server.workspace import Folders, file_uri, path_of
@@ -165,35 +167,33 @@ def hover_text(item: dict[str, Any]) -> str:
 
 
 class Diagnostics(Feature):
+    """Depends on no other feature; recomputes whenever an `ItemsChanged` event says to."""
+
     def __init__(self, server: CheckpointServer) -> None:
         super().__init__(server)
         self.by_uri: dict[str, list[Placement]] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}
-        self._dirty = False
-        self._task: asyncio.Task[None] | None = None
+        self._refresher = Coalescer(self._refresh, server.run_task, "diagnostics", server.stopping.is_set)
         self._rechecks: dict[str, asyncio.TimerHandle] = {}
+        server.events.subscribe(ItemsChanged, lambda _: self.refresh())
 
     async def initialized(self) -> None:
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute from the store (items changed). Coalesced like the status."""
-        self._dirty = True
-        if self._task is None or self._task.done():
-            self._task = self.server.run_task(self._refresh_while_dirty(), name="diagnostics")
+        """Recompute from the store (items changed), coalesced."""
+        self._refresher.request()
 
-    async def _refresh_while_dirty(self) -> None:
-        while self._dirty and not self.server.stopping.is_set():
-            self._dirty = False
-            daemon = self.server.daemon
-            if not daemon.diagnostics:
-                self.by_uri = {}
-                self._publish_all({})
-                continue
-            self.by_uri = await self.server.db.call(placements, self.server.folders)
-            texts = self._open_texts()
-            fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon)
-            self._publish_all(fresh)
+    async def _refresh(self) -> None:
+        daemon = self.server.daemon
+        if not daemon.diagnostics:
+            self.by_uri = {}
+            self._publish_all({})
+            return
+        self.by_uri = await self.server.db.call(placements, self.server.folders)
+        texts = self._open_texts()
+        fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon)
+        self._publish_all(fresh)
 
     def _open_texts(self) -> dict[str, str]:
         return {uri: doc.source for uri, doc in self.server.workspace.text_documents.items()}

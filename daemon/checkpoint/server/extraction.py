@@ -25,16 +25,17 @@ from lsprotocol import types
 
 from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
+from checkpoint.server.events import ItemsChanged, RunFinished, RunProgressed, RunStarted, TurnsAdded
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.server.protocol import PROGRESS_TITLE, NowResult, RunSummary
-from checkpoint.server.status import scope_sessions
-from checkpoint.server.workspace import Folders
+from checkpoint.server.workspace import Folders, scope_sessions
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
     from checkpoint.server.server import CheckpointServer
     from checkpoint.server.settings import ServerSettings
+    from checkpoint.server.watcher import Watcher
 
 Progress = Callable[[int, int], None]
 
@@ -162,8 +163,13 @@ def run_sessions(
 
 
 class Extraction(Feature):
-    def __init__(self, server: CheckpointServer) -> None:
+    """Depends on the watcher (checkpoint.now scans first); hears of new turns and tells of runs
+    and new items through the server's events."""
+
+    def __init__(self, server: CheckpointServer, watcher: Watcher) -> None:
         super().__init__(server)
+        self.watcher = watcher
+        server.events.subscribe(TurnsAdded, lambda event: self.new_turns(event.count))
         self.lock = asyncio.Lock()
         self.paused: str | None = None
         self.slot = ExtractorSlot()
@@ -207,7 +213,7 @@ class Extraction(Feature):
 
     async def now(self, session_id: str | None) -> NowResult:
         """checkpoint.now: scan, then one run over the session, or every session in scope."""
-        scan = await self.server.watcher.scan_now()
+        scan = await self.watcher.scan_now()
         self.paused = None
         if session_id is not None:
             sessions: list[str] | None = [session_id]
@@ -236,7 +242,7 @@ class Extraction(Feature):
         server = self.server
         loop = asyncio.get_running_loop()
         token = await self._create_progress()
-        server.status.run_started(0)
+        server.events.publish(RunStarted(0))
         self._progress_begin(token)
 
         def progress(done: int, total: int) -> None:
@@ -257,9 +263,8 @@ class Extraction(Feature):
                 "items_added": 0, "items_rejected": 0,
                 "stopped_by": None, "failures": [], "finished_at": time.time(),
             }
-            server.status.last_error = text
             self._progress_end(token, "failed")
-            server.status.run_finished(None)
+            server.events.publish(RunFinished(None, error=text))
             return summary
         self.runs += 1
         summary = outcome.summary
@@ -292,8 +297,8 @@ class Extraction(Feature):
             token,
             f"{summary['captured']} captured, {summary['failed']} failed{lost}, {summary['items_added']} new items",
         )
-        server.status.run_finished(summary)
-        server.diagnostics.refresh()
+        server.events.publish(RunFinished(summary))
+        server.events.publish(ItemsChanged())
         return summary
 
     # -- work-done progress -----------------------------------------------------------------------
@@ -316,7 +321,7 @@ class Extraction(Feature):
             )
 
     def _on_progress(self, token: str | None, done: int, total: int) -> None:
-        self.server.status.run_progress(done, total)
+        self.server.events.publish(RunProgressed(done, total))
         if token is not None:
             percentage = int(100 * done / total) if total else 100
             self.server.work_done_progress.report(

@@ -1,4 +1,5 @@
-"""The language server: state, workers, tracked background tasks, and the features."""
+"""The language server: state, workers, tracked background tasks, the event bus, and the hooks
+that fan out to the features (which `app.create_server` builds)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from checkpoint import config
+from checkpoint.server.events import EventBus
+from checkpoint.server.feature import Feature
 from checkpoint.server.messages import Messenger
 from checkpoint.server.protocol import SERVER_NAME
 from checkpoint.server.settings import ServerSettings, resolve
@@ -47,17 +50,10 @@ class CheckpointServer(LanguageServer):
         self.extract_worker = StoreWorker("extract", lambda: self.engine.db)
         self.db = StoreWorker("db", lambda: self.engine.db)
 
-        # Imported here: the features import this module for their type hints.
-        from checkpoint.server.diagnostics import Diagnostics
-        from checkpoint.server.extraction import Extraction
-        from checkpoint.server.status import StatusFeature
-        from checkpoint.server.watcher import Watcher
-
-        self.status = StatusFeature(self)
-        self.watcher = Watcher(self)
-        self.extraction = Extraction(self)
-        self.diagnostics = Diagnostics(self)
-        self.features = [self.status, self.watcher, self.extraction, self.diagnostics]
+        self.events = EventBus()
+        # Set by `app.create_server`, which builds the features in dependency order; this order is
+        # the order their hooks run in.
+        self.features: list[Feature] = []
 
     # -- background tasks -------------------------------------------------------------------------
 

@@ -8,22 +8,18 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from checkpoint import pipeline
+from checkpoint.server.coalesce import Coalescer
+from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
 from checkpoint.server.feature import Feature
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary
-from checkpoint.server.workspace import Folders
+from checkpoint.server.workspace import Folders, scope_sessions
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
+    from checkpoint.server.extraction import Extraction
     from checkpoint.server.server import CheckpointServer
 
 POLL_SECONDS = 0.5
-
-
-def scope_sessions(store: Store, folders: Folders, scope: str) -> list[str] | None:
-    """Session ids in scope; None means all of them."""
-    if scope == "all":
-        return None
-    return [s.id for s in store.session_counts() if folders.folder_of(s.cwd)]
 
 
 def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
@@ -43,49 +39,54 @@ def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any]
 
 
 class StatusFeature(Feature):
-    def __init__(self, server: CheckpointServer) -> None:
+    """Depends on extraction (whether background extraction is paused); hears about runs, scans,
+    triage and problems through the server's events."""
+
+    def __init__(self, server: CheckpointServer, extraction: Extraction) -> None:
         super().__init__(server)
+        self.extraction = extraction
         self.running = False
         self.progress: RunProgress | None = None
         self.last_run: RunSummary | None = None
         self.last_error: str | None = None
         self.last_sent: dict[str, Any] | None = None
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
-        self._dirty = False
-        self._task: asyncio.Task[None] | None = None
+        self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
+        events = server.events
+        events.subscribe(CountsChanged, lambda _: self.refresh())
+        events.subscribe(ProblemSeen, lambda event: self.error(event.message))
+        events.subscribe(RunStarted, lambda event: self.run_started(event.total))
+        events.subscribe(RunProgressed, lambda event: self.run_progress(event.done, event.total))
+        events.subscribe(RunFinished, self._run_finished)
 
     def error(self, message: str) -> None:
         self.last_error = message
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute and send if changed. Coalesced: one computation in flight, one more queued."""
-        self._dirty = True
-        if self._task is None or self._task.done():
-            self._task = self.server.run_task(self._send_while_dirty(), name="status")
+        """Recompute and send if changed, coalesced."""
+        self._sender.request()
 
-    async def _send_while_dirty(self) -> None:
-        while self._dirty and not self.server.stopping.is_set():
-            self._dirty = False
-            scope = self.server.scope
-            # The run state as it is before the counts are read: a run that ends during the read
-            # marks this dirty again, so its summary is never sent beside counts read before its commit.
-            run_state = {
-                "running": self.running,
-                "progress": self.progress,
-                "extraction": self.server.daemon.extraction,
-                "paused": self.server.extraction.paused,
-                "last_run": self.last_run,
-                "last_error": self.last_error,
-            }
-            data, items_version = await self.server.db.call(snapshot, self.server.folders, scope)
-            if self.items_seen is not None and items_version != self.items_seen:
-                self.server.diagnostics.refresh()  # this run's items, or another window's
-            self.items_seen = items_version
-            payload = {"scope": scope, "workspace_folders": self.server.folders.uris, **data, **run_state}
-            if payload != self.last_sent:
-                self.last_sent = payload
-                self.server.protocol.notify(CHECKPOINT_STATUS, payload)
+    async def _send(self) -> None:
+        scope = self.server.scope
+        # The run state as it is before the counts are read: a run that ends during the read
+        # marks this dirty again, so its summary is never sent beside counts read before its commit.
+        run_state = {
+            "running": self.running,
+            "progress": self.progress,
+            "extraction": self.server.daemon.extraction,
+            "paused": self.extraction.paused,
+            "last_run": self.last_run,
+            "last_error": self.last_error,
+        }
+        data, items_version = await self.server.db.call(snapshot, self.server.folders, scope)
+        if self.items_seen is not None and items_version != self.items_seen:
+            self.server.events.publish(ItemsChanged())  # this run's items, or another window's
+        self.items_seen = items_version
+        payload = {"scope": scope, "workspace_folders": self.server.folders.uris, **data, **run_state}
+        if payload != self.last_sent:
+            self.last_sent = payload
+            self.server.protocol.notify(CHECKPOINT_STATUS, payload)
 
     def run_started(self, total: int) -> None:
         self.running = True
@@ -95,6 +96,11 @@ class StatusFeature(Feature):
     def run_progress(self, done: int, total: int) -> None:
         self.progress = {"done": done, "total": total}
         self.refresh()
+
+    def _run_finished(self, event: RunFinished) -> None:
+        if event.error is not None:
+            self.last_error = event.error
+        self.run_finished(event.summary)
 
     def run_finished(self, summary: RunSummary | None) -> None:
         self.running = False

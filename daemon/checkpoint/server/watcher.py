@@ -22,6 +22,7 @@ from lsprotocol import types
 from watchfiles import Change, awatch
 
 from checkpoint import config, pipeline
+from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.store import Store
@@ -77,6 +78,9 @@ def outermost(dirs: set[Path], roots: list[Path]) -> list[Path]:
 
 
 class Watcher(Feature):
+    """Depends on no other feature; tells of new turns, changed counts and unreadable transcripts
+    through the server's events."""
+
     def __init__(self, server: CheckpointServer) -> None:
         super().__init__(server)
         self._dirs: set[Path] = set()
@@ -130,7 +134,7 @@ class Watcher(Feature):
                     once_key("scan", str(exc)), f"Checkpoint could not scan the transcripts: {exc}",
                     types.MessageType.Error,
                 )
-                self.server.status.error(f"scan failed: {exc}")
+                self.server.events.publish(ProblemSeen(f"scan failed: {exc}"))
                 continue
             await self._after(report)
 
@@ -142,22 +146,22 @@ class Watcher(Feature):
                 path = warning.split(": ", 1)[0]
                 text = f"Checkpoint cannot read a transcript: {warning}"
                 if messages.show_once(once_key("unreadable", path), text, log_again=False):
-                    self.server.status.last_error = warning
+                    self.server.events.publish(ProblemSeen(warning))
             else:
                 messages.log_once(once_key("scan", warning), f"transcript: {warning}", types.MessageType.Warning)
         if report.turns_added or report.chunks_created:
             messages.log(f"ingested {report.turns_added} new turns from {report.files_read} changed files"
                          f" ({report.chunks_created} new chunks)", types.MessageType.Log)
-            self.server.extraction.new_turns(report.turns_added)
+            self.server.events.publish(TurnsAdded(report.turns_added))
         if report.files_read or report.warnings:
-            self.server.status.refresh()
+            self.server.events.publish(CountsChanged())
 
     async def _rescan_loop(self) -> None:
         while True:
             await asyncio.sleep(self.server.daemon.rescan_seconds)
             self._ensure_watch()
             self.request(full=True)
-            self.server.status.refresh()  # also notices items another window extracted or triaged
+            self.server.events.publish(CountsChanged())  # also notices items another window extracted or triaged
 
     # -- the watcher ------------------------------------------------------------------------------
 

@@ -9,8 +9,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from pygls import uris
+
+if TYPE_CHECKING:
+    from checkpoint.store import Store
 
 
 @lru_cache(maxsize=4096)
@@ -57,6 +61,13 @@ class Folders:
         if rel == ".":
             return folder.uri
         return file_uri(os.path.join(folder.path, rel))
+
+
+def scope_sessions(store: Store, folders: Folders, scope: str) -> list[str] | None:
+    """Session ids in scope; None means all of them."""
+    if scope == "all":
+        return None
+    return [s.id for s in store.session_counts() if folders.folder_of(s.cwd)]
 
 
 def path_of(uri: str) -> str | None:
