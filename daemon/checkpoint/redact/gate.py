@@ -25,6 +25,8 @@ def _re2_pattern(anchors: Anchors) -> str:
 
 
 def re2_char(char: str, fold: bool) -> str:
+    """One character of an anchor as RE2 must look for it in the text as stored."""
+
     def code(c: str) -> str:
         return c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}"
 
