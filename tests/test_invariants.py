@@ -1,4 +1,4 @@
-"""Property tests of the engine's invariants (shared/DESIGN.md, "Invariants").
+"""Property tests of the engine's invariants (docs/architecture.md, "Invariants").
 
 A hypothesis state machine writes Claude Code and Codex transcripts of random shapes to real files,
 appending their bytes at random split points (mid-line, mid-UTF-8 character), scans them into a real
@@ -784,7 +784,8 @@ def test_invariants_hold_under_random_shapes_splits_failures_and_deaths() -> Non
 
 
 def _watermark_from_input(c: sqlite3.Connection, session_id: str) -> int:
-    """The failure DESIGN.md opens with: the mark follows what was fed in, not what was confirmed."""
+    """The failure docs/architecture.md ("Invariants") starts from: the mark follows what was fed in,
+    not what was confirmed."""
     return int(c.execute("SELECT coalesce(max(last_seq), 0) FROM chunks WHERE session_id = ?",
                          (session_id,)).fetchone()[0])
 

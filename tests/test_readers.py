@@ -1,5 +1,5 @@
-"""The Claude Code and Codex readers: synthetic lines from shared/notes/formats.md §6 and around it,
-and the real public samples under tests/data/samples/."""
+"""The Claude Code and Codex readers: synthetic lines in the shapes docs/architecture.md
+("Transcript formats") describes, and the real public samples under tests/data/samples/."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def tool_result(uuid: str, text: str, result: Any, is_error: bool | None = None)
     return user(uuid, [block], toolUseResult=result)
 
 
-# -- Claude Code: formats.md §6 -------------------------------------------------------------------
+# -- Claude Code (docs/architecture.md, "Claude Code transcripts") ----------------------------------
 
 CLAUDE_S6 = [
     r'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"11111111-1111-4111-8111-111111111111","cwd":"/home/me/w","gitBranch":"main","version":"2.1.50","isSidechain":false,"userType":"external","timestamp":"2026-01-05T10:00:00.000Z","message":{"role":"user","content":"rename foo to bar in a.py"}}',  # noqa: E501
@@ -514,7 +514,7 @@ def test_claude_sample_shape_catalogue() -> None:
     assert [(t.id, t.role) for t in turns(parsed) if t.id in ("u2", "u2b")] == [("u2", Role.TOOL), ("u2b", Role.TOOL)]
 
 
-# -- Codex: formats.md §6 -------------------------------------------------------------------------
+# -- Codex (docs/architecture.md, "Codex rollouts") ---------------------------------------------------
 
 CODEX_S6 = [
     r'{"timestamp":"2026-01-05T10:00:00.000Z","type":"session_meta","payload":{"id":"0199bbbb-0000-7000-8000-000000000001","timestamp":"2026-01-05T10:00:00.000Z","cwd":"/home/me/w","originator":"codex_cli_rs","cli_version":"0.120.0","source":"cli","model_provider":"openai","git":{"branch":"main"}}}',

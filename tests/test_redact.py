@@ -23,6 +23,10 @@ from checkpoint import config, pipeline, redact
 from checkpoint.answer import Extraction
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import ChunkInput
+from checkpoint.redact import anchors as anchor_derivation
+from checkpoint.redact import cache as redact_cache
+from checkpoint.redact import gate as anchor_gate
+from checkpoint.redact import plugins as detect_secrets_plugins
 from checkpoint.store import Store
 from conftest import SAMPLES
 
@@ -131,7 +135,7 @@ def test_custom_patterns_from_the_settings(tmp_path: Path) -> None:
 def test_the_detect_secrets_table_is_cached_and_rebuilt_when_damaged() -> None:
     redact.detect_secrets_table.cache_clear()  # built in this test's HOME
     version, rows = redact.detect_secrets_table()
-    cache = redact._cache_dir() / f"detect-secrets-{version}-{redact._TABLE_FORMAT}.json"
+    cache = redact_cache.cache_dir() / f"detect-secrets-{version}-{detect_secrets_plugins.TABLE_FORMAT}.json"
     assert json.loads(cache.read_text()) == list(rows)
     assert any(r["plugin"] == "AWSKeyDetector" for r in rows) and any(r["plugin"] == "KeywordDetector" for r in rows)
     cache.write_text('[{"plugin": 1}]')
@@ -253,7 +257,7 @@ def ungated(redactor: redact.Redactor) -> redact.Redactor:
 
 
 def test_anchors_are_derived_from_the_regex() -> None:
-    anchors = redact._anchors
+    anchors = anchor_derivation.derive_anchors
     # a branch after a factored-out prefix (the parser reads ABIA|ACCA as A(?:BIA|CCA))
     assert anchors(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}", 0) == redact.Anchors(
         frozenset({"A3T", "ABIA", "ACCA", "AKIA", "ASIA"}), fold=False)
@@ -288,7 +292,7 @@ def test_ignoring_case_the_gate_finds_every_character_python_would_take() -> Non
     for char in string.ascii_lowercase + string.digits + string.punctuation:
         python = {m.group() for m in re.finditer(re.escape(char), every, re.IGNORECASE)}
         python |= {every[m.start()] for m in re.finditer(re.escape(char), lowered)}
-        gate = re2.compile(redact._re2_char(char, fold=True))
+        gate = re2.compile(anchor_gate.re2_char(char, fold=True))
         assert all(gate.fullmatch(c) for c in python), char
 
 

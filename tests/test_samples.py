@@ -1,6 +1,7 @@
 """The real public samples, laid out as ~/.claude/projects and ~/.codex/sessions, end to end: scan and
 checkpoint capture every turn exactly once, against a count computed here from the files and the
-formats' policies (shared/notes/formats.md), and neither a rescan nor a forced re-read adds anything."""
+formats' policies (docs/architecture.md, "Transcript formats"), and neither a rescan nor a forced
+re-read adds anything."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 
 
 def claude_is_turn(obj: dict[str, Any]) -> bool:
-    """Is this Claude Code line something said or done in the session (formats.md §1, README policies)?"""
+    """Is this Claude Code line something said or done in the session? (docs/architecture.md,
+    "Claude Code transcripts")"""
     kind, message = obj.get("type"), obj.get("message")
     if str(obj.get("agentId", "")).startswith("acompact"):
         return False  # the compaction summariser's own conversation
@@ -68,7 +70,8 @@ def claude_is_turn(obj: dict[str, Any]) -> bool:
 
 
 def codex_is_turn(obj: dict[str, Any]) -> bool:
-    """Is this Codex rollout line something said or done (formats.md §2: the response_item family)?"""
+    """Is this Codex rollout line something said or done: the response_item family?
+    (docs/architecture.md, "Codex rollouts")"""
     payload = obj.get("payload")
     if not isinstance(payload, dict):
         return False

@@ -1,6 +1,7 @@
 """What the user is told. Everything goes to window/logMessage; a problem the user must act on
 (a refusal, a failing chunk, a missing API key, an unreadable transcript) also pops up once via
-window/showMessage, not on every retry. Secrets never leave the process: every text is redacted.
+window/showMessage, not on every retry. API keys never leave the process: every text passes through
+`hide_credentials` (this is not transcript redaction, which is `checkpoint.redact`'s job).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ _DIGITS = re.compile(r"\d+")
 MAX_REMEMBERED = 1000
 
 
-def redact(text: str) -> str:
+def hide_credentials(text: str) -> str:
+    """The text with the API key values of the environment blanked, and key-shaped strings (an
+    Anthropic key, a bearer token) cut to a prefix that says which key it was: an API error or a
+    traceback may quote one."""
     for var in _SECRET_VARS:
         value = os.environ.get(var)
         if value and len(value) >= 8:
@@ -45,7 +49,7 @@ class Messenger:
         self._logged: set[str] = set()
 
     def log(self, text: str, level: types.MessageType = types.MessageType.Info) -> None:
-        text = redact(text)
+        text = hide_credentials(text)
         log.log(_PY_LEVEL.get(level, logging.INFO), "%s", text)
         try:
             self._server.window_log_message(types.LogMessageParams(type=level, message=text))
@@ -69,7 +73,7 @@ class Messenger:
         if not first:
             return False
         try:
-            self._server.window_show_message(types.ShowMessageParams(type=level, message=redact(text)))
+            self._server.window_show_message(types.ShowMessageParams(type=level, message=hide_credentials(text)))
         except Exception:
             log.debug("could not send showMessage", exc_info=True)
         return True

@@ -1,6 +1,7 @@
 """Claude Code transcripts: ~/.claude/projects/<slug>/<session>.jsonl and their sub-agent files.
 
-See shared/notes/formats.md §1. What this reader deliberately does not turn into turns, and why:
+The format: docs/architecture.md, "Claude Code transcripts". What this reader deliberately does not
+turn into turns, and why:
 - progress lines: `agent_progress` copies sub-agent messages that the sub-agent file holds too;
   hook and bash progress repeat output that the tool result carries (policy `progress_copy`);
 - compaction summaries restate turns that stay in the file (policy `compaction_summary`);

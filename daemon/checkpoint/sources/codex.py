@@ -1,9 +1,10 @@
 """Codex CLI rollouts: ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl.
 
-See shared/notes/formats.md §2. Codex writes the same words twice (a `response_item` and an
-`event_msg` copy); this reader keeps the `response_item` family and counts the copies under policy
-`event_copy`. Injected context (environment, AGENTS.md, developer permissions) is `injected_context`;
-encrypted reasoning is `encrypted_reasoning`; compaction summaries are `compaction_summary`.
+The format: docs/architecture.md, "Codex rollouts". Codex writes the same words twice (a
+`response_item` and an `event_msg` copy); this reader keeps the `response_item` family and counts
+the copies under policy `event_copy`. Injected context (environment, AGENTS.md, developer
+permissions) is `injected_context`; encrypted reasoning is `encrypted_reasoning`; compaction
+summaries are `compaction_summary`.
 
 Turn ids hash the raw line, whose timestamp makes it unique. Legacy rollouts (mid-2025, no envelope)
 have no per-line timestamp, so a line repeated word for word ("yes", twice) is told apart by how many

@@ -1,0 +1,109 @@
+"""The anchor gate: which detectors can match a text. One google-re2 set of every detector's,
+trigger's and keyword's anchors (`anchors.py`) is matched once per text (one pass, ~4 ms per million
+characters); a detector runs only on the texts holding one of its anchors (and of its trigger's, and
+of a keyword its names need). The plan for each combination of anchors found is made once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from checkpoint.redact.anchors import Anchors, RegexKey, anchors_of
+from checkpoint.redact.detectors import ASSIGNMENT_CANDIDATES, Detector
+
+# Characters Python's IGNORECASE takes for an ASCII letter beyond its two cases (re._casefix, and İ
+# whose simple lowercase is i): a gate that ignores case must find them too (checked in the tests).
+_FOLDS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+# The view a detector sees is unescaped (`engine._unescaped`): a character of it may stand for this in the text.
+_ESCAPED_AS = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "/": "\\/", "\\": "\\\\"}
+
+
+def _re2_pattern(anchors: Anchors) -> str:
+    """The anchors as an RE2 alternation over the text as stored: a letter compared ignoring case as a
+    class of its Python equivalents, a character of the unescaped view also as its JSON escape."""
+    return "|".join("".join(re2_char(c, anchors.fold) for c in s) for s in sorted(anchors.strings))
+
+
+def re2_char(char: str, fold: bool) -> str:
+    """One character of an anchor as RE2 must look for it in the text as stored."""
+
+    def code(c: str) -> str:
+        return c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}"
+
+    if fold and char.isascii() and char.isalpha():
+        return "[" + "".join(map(code, char.lower() + char.upper() + _FOLDS.get(char.lower(), ""))) + "]"
+    if char in _ESCAPED_AS:
+        return f"(?:{code(char)}|{''.join(map(code, _ESCAPED_AS[char]))})"
+    return code(char)
+
+
+@dataclass(frozen=True, eq=False)  # one per set of active detectors: compared and hashed by identity
+class Plan:
+    """The detectors to run on a text, and the keywords whose assignments to look for."""
+
+    whole: tuple[Detector, ...]
+    triggered: tuple[Detector, ...]
+    named: tuple[Detector, ...]
+    keywords: tuple[str, ...]
+
+
+class Gate:
+    """Which detectors can match a text: one RE2 set of every detector's, trigger's and keyword's
+    anchors, matched once per text; the plan for each combination of anchors found is made once."""
+
+    def __init__(self, whole: list[Detector], triggered: list[Detector], named: list[Detector]) -> None:
+        import re2  # here: a process that redacts nothing does not load it
+
+        # What must be found for a detector to run: its anchors, its trigger's; for a keyword: its anchors.
+        own = {id(d): (d.source, d.flags, d.lower) for d in (*whole, *triggered, *named)}
+        trigger = {id(d): (d.trigger, 0, True) for d in triggered if d.trigger is not None}
+        keyword = {kw: (c.pattern, c.flags, True) for kw, c in ASSIGNMENT_CANDIDATES.items()}
+        anchors = anchors_of([*own.values(), *trigger.values(), *keyword.values()])
+        self._needs: dict[Anchors, int] = {}  # anchors -> their pattern's index in the set
+
+        def need(*keys: RegexKey) -> tuple[int, ...]:
+            found = [a for a in map(anchors.__getitem__, keys) if a is not None]
+            return tuple(self._needs.setdefault(a, len(self._needs)) for a in found)
+
+        self._whole = [(d, need(own[id(d)])) for d in whole]
+        self._triggered = [(d, need(own[id(d)], trigger[id(d)])) for d in triggered]
+        self._named = [(d, need(own[id(d)])) for d in named]
+        self._keywords = [(kw, need(key)) for kw, key in keyword.items()]
+        self._set: Any = None
+        if self._needs:
+            options = re2.Options()
+            options.max_mem = 64 << 20  # a set's DFA that ran out would miss matches silently
+            self._set = re2.Set.SearchSet(options)
+            for a in self._needs:  # in index order
+                self._set.Add(_re2_pattern(a))
+            self._set.Compile()
+        self._plans: dict[frozenset[int], Plan | None] = {}  # anchors found -> plan
+        self._unique: dict[tuple[object, ...], Plan] = {}  # active detectors and keywords -> plan
+
+    def plan(self, text: str) -> Plan | None:
+        """The plan for this text; None when no detector can match it."""
+        if self._set is None:
+            found: frozenset[int] = frozenset()
+        else:
+            found = frozenset(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())
+        try:
+            return self._plans[found]
+        except KeyError:
+            plan = self._plans[found] = self._make(found)
+            return plan
+
+    def _make(self, found: frozenset[int]) -> Plan | None:
+        def active(pairs: list[tuple[Any, tuple[int, ...]]]) -> list[Any]:
+            return [x for x, need in pairs if found.issuperset(need)]
+
+        # Every keyword found is looked for (not only those the named detectors found need): the
+        # assignments found, and their order, are then exactly those of an ungated run.
+        keywords = tuple(active(self._keywords))
+        named = [d for d in active(self._named) if d.named.intersection(keywords)]
+        whole, triggered = active(self._whole), active(self._triggered)
+        if not (whole or triggered or named):
+            return None
+        key = (*(id(d) for d in (*whole, *triggered, *named)), *(keywords if named else ()))
+        if key not in self._unique:
+            self._unique[key] = Plan(tuple(whole), tuple(triggered), tuple(named), keywords if named else ())
+        return self._unique[key]
