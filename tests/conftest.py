@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,10 +9,6 @@ import pytest
 
 from checkpoint.config import Settings
 from checkpoint.store import Store
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "data" / "samples"
-sys.path.insert(0, str(ROOT / "scripts"))  # synth.py: synthetic transcripts with planted decisions
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cli_run import Result, cli_env, item_markers, run
+from tests.support.cli_run import Result, cli_env, item_markers, run
 
 SESSION = "0bad1a9e-0000-4000-8000-00000000cafe"
 CODEX_SESSION = "0bad1a9e-0000-4000-8000-0000000c0de0"

@@ -19,11 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import synth
 from checkpoint.config import load
 from checkpoint.model import Usage
-from cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
-from oracle import clean_scan
+from tests.support import synth
+from tests.support.cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
+from tests.support.oracle import clean_scan
 
 TOTALS_KEYS = {"turns", "captured", "pending", "failed"}
 SESSION_KEYS = {"id", "agent", "title", "cwd", "turns", "captured", "pending", "failed", "watermark", "last_ts",

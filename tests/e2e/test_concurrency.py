@@ -25,13 +25,23 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import synth
 from checkpoint import pipeline
 from checkpoint.store import Store
-from cli_run import CHECKPOINT, cli_env, query
-from crash_harness import Life, Lsp, Writer, check_database, chunk_key, chunk_states, crash_signs, run_now, wait_until
-from fakes.fake_anthropic import FakeAnthropic
-from oracle import clean_scan
+from tests.support import synth
+from tests.support.cli_run import CHECKPOINT, cli_env, query
+from tests.support.crash_harness import (
+    Life,
+    Lsp,
+    Writer,
+    check_database,
+    chunk_key,
+    chunk_states,
+    crash_signs,
+    run_now,
+    wait_until,
+)
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.oracle import clean_scan
 
 CHUNK_TOKENS = 500
 

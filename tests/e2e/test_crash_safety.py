@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-import synth
-from cli_run import cli_env, query
-from crash_harness import (
+from tests.support import synth
+from tests.support.cli_run import cli_env, query
+from tests.support.crash_harness import (
     Checked,
     Life,
     Lsp,
@@ -44,7 +44,7 @@ from crash_harness import (
     run_now,
     wait_until,
 )
-from fakes.fake_anthropic import FakeAnthropic, RequestRecord
+from tests.support.fake_anthropic import FakeAnthropic, RequestRecord
 
 KILLS = int(os.environ.get("CHECKPOINT_CRASH_KILLS", "4"))
 SEEDS = [int(s) for s in os.environ.get("CHECKPOINT_CRASH_SEEDS", "11,12,13").split(",")]

@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-import synth
-from fakes.fake_anthropic import DECISION_RE, FakeAnthropic, FaultKind, ModelSpec, RequestRecord
+from tests.support import synth
+from tests.support.fake_anthropic import DECISION_RE, FakeAnthropic, FaultKind, ModelSpec, RequestRecord
 
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")
 PRIMARY = "claude-haiku-4-5"

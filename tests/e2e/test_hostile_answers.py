@@ -23,9 +23,9 @@ import pytest
 from checkpoint.answer import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.extract.prompt import SYSTEM_PROMPT
 from checkpoint.server.diagnostics import hover_text, md_text
-from cli_run import Result, item_markers, query
-from fakes.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
-from test_bad_input import SESSION, Home, claude_record, line
+from tests.e2e.test_bad_input import SESSION, Home, claude_record, line
+from tests.support.cli_run import Result, item_markers, query
+from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> **bold** [link](https://evil.example/)"

@@ -24,9 +24,7 @@ import pytest
 from checkpoint import pipeline
 from checkpoint.sources import tailer
 from checkpoint.sources.tailer import SETTLE_SECONDS, FileCursor, TailEvent
-from cli_run import item_markers, run
-from oracle import clean_scan
-from test_bad_input import (
+from tests.e2e.test_bad_input import (
     MAX_LINE,
     SESSION,
     TAIL,
@@ -39,6 +37,8 @@ from test_bad_input import (
     problems_at,
     warning,
 )
+from tests.support.cli_run import item_markers, run
+from tests.support.oracle import clean_scan
 
 OTHER_SESSION = "0bad1a9e-0000-4000-8000-0000000040e1"
 
@@ -125,7 +125,7 @@ def test_half_a_utf16_character_is_replaced_and_its_turn_kept(tmp_path: Path) ->
 
 
 def _rows(h: Home, sql: str) -> list[tuple[object, ...]]:
-    from cli_run import query
+    from tests.support.cli_run import query
 
     return query(h.home / ".local" / "share" / "checkpoint" / "checkpoint.db", sql)
 

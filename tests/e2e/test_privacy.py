@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
-import secrets_corpus
-import synth
-from cli_run import cli_env, query, run
-from fakes.fake_anthropic import FakeAnthropic
+from scripts import secrets_corpus
+from tests.support import synth
+from tests.support.cli_run import cli_env, query, run
+from tests.support.fake_anthropic import FakeAnthropic
 
 API_KEY = "sk-ant-" + "privacy-test-key-" + "9d41c7e2b8"  # the fake accepts any key; this one must never show
 CLAUDE_ID = "c1a0de00-0000-4000-8000-00000000000a"

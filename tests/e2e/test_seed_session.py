@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-import synth
-from cli_run import cli_env, item_markers, query, run
+from tests.support import synth
+from tests.support.cli_run import cli_env, item_markers, query, run
 
 SEED_TURNS = 1357
 SEED_CHARS = 1_310_000

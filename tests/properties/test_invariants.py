@@ -53,14 +53,14 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-import synth
 from checkpoint import pipeline
 from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS
 from checkpoint.config import Settings
 from checkpoint.model import ChunkInput
 from checkpoint.store import LEASE_SECONDS, LeaseLost, Store
-from faulty import OUTCOMES, FaultyStore, Killed, ScriptedExtractor, SliceKey, parse_marker
+from tests.support import synth
+from tests.support.faulty import OUTCOMES, FaultyStore, Killed, ScriptedExtractor, SliceKey, parse_marker
 
 STATS: Counter[str] = Counter()  # what the examples exercised
 P = ParamSpec("P")

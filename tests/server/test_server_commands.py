@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from checkpoint.server.protocol import CMD_ACCEPT, CMD_DISMISS, CMD_NOW
 from checkpoint.store import Store
-from lsp_support import Daemon, Transcript, server_env
+from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

@@ -13,7 +13,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from checkpoint.server.protocol import CMD_NOW
-from lsp_support import Daemon, Transcript, server_env
+from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

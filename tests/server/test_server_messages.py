@@ -10,8 +10,8 @@ import pytest
 from lsprotocol import types
 
 from checkpoint.server.protocol import CMD_NOW
-from fakes.fake_anthropic import FakeAnthropic
-from lsp_support import Daemon, Transcript, server_env
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

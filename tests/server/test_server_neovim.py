@@ -11,9 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lsp_support import SERVER, Transcript, server_env
+from tests.support.lsp_support import SERVER, Transcript, server_env
 
-LUA = Path(__file__).parent / "nvim" / "checkpoint_client.lua"
+LUA = Path(__file__).parents[1] / "support" / "nvim" / "checkpoint_client.lua"
 FUNCTION = "def cache_get(key):\n    return STORE.get(key)"
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-import synth
 from checkpoint.store import Store
-from fakes.fake_anthropic import FakeAnthropic
-from lsp_support import Daemon, server_env
-from oracle import clean_scan
+from tests.support import synth
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.lsp_support import Daemon, server_env
+from tests.support.oracle import clean_scan
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

@@ -16,8 +16,8 @@ from lsprotocol import types
 from checkpoint import pipeline
 from checkpoint.server.status import StatusFeature
 from checkpoint.store import Store
-from lsp_support import Daemon, Transcript, dump, server_env, session
-from oracle import clean_scan
+from tests.support.lsp_support import Daemon, Transcript, dump, server_env, session
+from tests.support.oracle import clean_scan
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from checkpoint.store import Store
-from cli_run import CHECKPOINT, CRASH_SIGNS, query
-from fakes.fake_anthropic import RequestRecord, parse_turns
-from oracle import clean_scan
+from tests.support.cli_run import CHECKPOINT, CRASH_SIGNS, query
+from tests.support.fake_anthropic import RequestRecord, parse_turns
+from tests.support.oracle import clean_scan
 
 WORDS = ["parser", "cache", "schema", "index", "module", "config", "handler", "buffer", "retry", "window", "queue",
          "worker", "store", "layout"]

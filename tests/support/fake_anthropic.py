@@ -4,7 +4,7 @@ Never contacts the live API: it binds 127.0.0.1 on a free port and the SDK is po
 
 Start it
 --------
-    from fakes.fake_anthropic import FakeAnthropic, Fault, ModelSpec   # tests/ is on sys.path under pytest
+    from tests.support.fake_anthropic import FakeAnthropic, Fault, ModelSpec
 
     with FakeAnthropic() as fake:                       # or the `fake_anthropic` fixture at the end
         client = anthropic.Anthropic(base_url=fake.base_url, api_key="test-key", max_retries=0, timeout=2)
@@ -50,7 +50,7 @@ Answers (the responder)
 -----------------------
     The default responder (`default_responder`) parses the transcript chunk rendered by
     checkpoint.extract.prompt (turn headers "[<label> <role> part i/n files: a.py, b.py]", the last two
-    optional) and returns one item per sentence "We'll use marker-<hex> ..." (the decisions scripts/synth.py plants):
+    optional) and returns one item per sentence "We'll use marker-<hex> ..." (the decisions synth.py plants):
         {"kind": "decision", "statement": <sentence>, "rationale": None, "confidence": 0.9,
          "turn_ids": [<label of that turn>], "files": [<files of that turn header>]}
     plus "same_as" when the request's schema has that property: the id of the item listed under
@@ -1121,7 +1121,7 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
     """A running FakeAnthropic with DEFAULT_MODELS; errors from its threads fail the test at teardown.
 
     To use it in a test module (ruff-clean; a bare import of the fixture trips F811):
-        from fakes import fake_anthropic as fa
+        from tests.support import fake_anthropic as fa
         fake_anthropic = fa.fake_anthropic
     """
     with FakeAnthropic() as fake:

@@ -6,7 +6,7 @@ reproduces the copies the formats hold by design: Claude Code assistant messages
 lines, progress lines copying sub-agent messages, compaction summaries restating old turns; Codex
 event_msg copies of response items.
 
-    python scripts/synth.py OUT_DIR [--sessions N] [--turns N] [--chars N] [--seed N]
+    python -m tests.support.synth OUT_DIR [--sessions N] [--turns N] [--chars N] [--seed N]
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from pathlib import Path
 import anthropic
 import pytest
 
-import synth
 from checkpoint import pipeline
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
@@ -27,7 +26,8 @@ from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice
 from checkpoint.sources.base import TurnDraft
 from checkpoint.sources.tailer import FileCursor
 from checkpoint.store import LeaseLost, Store
-from fakes.fake_anthropic import (
+from tests.support import synth
+from tests.support.fake_anthropic import (
     DECISION_RE,
     FakeAnthropic,
     Fault,

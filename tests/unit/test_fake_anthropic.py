@@ -20,7 +20,7 @@ from anthropic.types import MessageTokensCount, ModelInfo, TextBlock, ToolUseBlo
 
 from checkpoint.extract.prompt import render_chunk, turn_labels
 from checkpoint.model import ChunkInput, Role, TurnSlice
-from fakes.fake_anthropic import (
+from tests.support.fake_anthropic import (
     FakeAnthropic,
     Fault,
     MessageRequest,
@@ -30,7 +30,7 @@ from fakes.fake_anthropic import (
     parse_turns,
     serve,
 )
-from synth import plan_session
+from tests.support.synth import plan_session
 
 MODEL = "claude-haiku-4-5"
 SCHEMA: dict[str, Any] = {

@@ -9,7 +9,7 @@ from checkpoint import pipeline
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.extract.prompt import render_chunk, turn_labels
 from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
-from fakes.fake_anthropic import parse_turns
+from tests.support.fake_anthropic import parse_turns
 
 UUIDS = [f"3f2a0000-0000-4000-8000-{n:012d}" for n in range(1, 4)]
 

@@ -20,7 +20,7 @@ from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.tailer import SETTLE_SECONDS
 from checkpoint.store import Store
-from conftest import SAMPLES
+from tests.support.samples import SAMPLES
 
 CLAUDE = ClaudeCodeReader()
 CODEX = CodexReader()

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import secrets_corpus
 from checkpoint import config, pipeline, redact
 from checkpoint.answer import Extraction
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import ChunkInput
 from checkpoint.store import Store
-from conftest import SAMPLES
+from scripts import secrets_corpus
+from tests.support.samples import SAMPLES
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.sources.base import line_id
 from checkpoint.sources.tailer import SETTLE_SECONDS
 from checkpoint.store import Store
-from conftest import SAMPLES
+from tests.support.samples import SAMPLES
 
 CHUNK_TOKENS = 300  # small: many chunks, and the longer turns are split
 
