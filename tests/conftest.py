@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own database file and transcript roots under tmp_path."""
+"""Shared fixtures (every test gets its own database file and transcript roots under tmp_path) and the
+tiers: each test is marked with the folder it sits in, so `pytest -m unit` runs the fast tier alone."""
 
 from __future__ import annotations
 
@@ -9,6 +10,26 @@ import pytest
 
 from checkpoint.config import Settings
 from checkpoint.store import Store
+
+TIERS = ("unit", "server", "e2e", "properties")  # folders under tests/, and markers (pyproject)
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its tier; a test outside the tiers would escape every `-m` run, so refuse it."""
+    outside = set()
+    for item in items:
+        path = item.path.resolve()
+        if not path.is_relative_to(HERE):
+            continue
+        folder = path.relative_to(HERE).parts[0]
+        if folder in TIERS:
+            item.add_marker(getattr(pytest.mark, folder))
+        else:
+            outside.add(str(item.path))
+    if outside:
+        raise pytest.UsageError(f"tests outside the tiers {TIERS} (move them into one): {sorted(outside)}")
 
 
 @pytest.fixture(autouse=True)
