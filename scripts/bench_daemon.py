@@ -26,12 +26,17 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tests.support import synth
 from tests.support.lsp_support import Daemon, Transcript, server_env
+
+
+def counted(turns: int) -> Callable[[dict[str, Any]], bool]:
+    """A status predicate: the totals count at least `turns` turns."""
+    return lambda status: bool(status["totals"]["turns"] >= turns)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -92,7 +97,7 @@ async def bench(runs: int, sessions: int, latency: float | None) -> dict[str, An
                     marks = len(daemon.record.diagnostics)
                     t0 = time.monotonic()
                     transcript.write(records)
-                    await daemon.wait_status(lambda s, n=expected: s["totals"]["turns"] >= n, after=mark,
+                    await daemon.wait_status(counted(expected), after=mark,
                                              timeout=30, what=f"run {i} counted")
                     seen = next(s.at for s in daemon.record.statuses[mark:] if s.value["totals"]["turns"] >= expected)
                     status_ms.append((seen - t0) * 1000)

@@ -62,7 +62,8 @@ class Home:
         return run(list(args), self.env, measure=measure)
 
     def status(self) -> dict[str, Any]:
-        return self.cli("status", "--json").check().json()
+        status: dict[str, Any] = self.cli("status", "--json").check().json()
+        return status
 
     def markers(self) -> list[str]:
         items = self.cli("items", "--json").check().json()["items"]

@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,7 +125,7 @@ def test_half_a_utf16_character_is_replaced_and_its_turn_kept(tmp_path: Path) ->
     assert texts[1].endswith("emoji layer. \ufffd")
 
 
-def _rows(h: Home, sql: str) -> list[tuple[object, ...]]:
+def _rows(h: Home, sql: str) -> list[tuple[Any, ...]]:
     from tests.support.cli_run import query
 
     return query(h.home / ".local" / "share" / "checkpoint" / "checkpoint.db", sql)

@@ -7,17 +7,21 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types
 
 from checkpoint import pipeline
+from checkpoint.server.protocol import RunSummary
 from checkpoint.server.status import StatusFeature
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, dump, server_env, session
 from tests.support.oracle import clean_scan
+
+if TYPE_CHECKING:
+    from checkpoint.server.server import CheckpointServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -209,12 +213,12 @@ async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finishe
         protocol=SimpleNamespace(notify=lambda method, payload: sent.append(payload)),
         run_task=lambda coro, name=None: asyncio.get_running_loop().create_task(coro, name=name),
     )
-    feature = StatusFeature(server)
+    feature = StatusFeature(cast("CheckpointServer", server))  # only what the feature reads
     feature.run_started(1)
     await read_started.wait()
     pending["now"] = 3  # the run commits while the counts are being read ...
-    feature.run_finished({"tried": 1, "captured": 1, "failed": 0, "lost": 0, "stopped_by": None,
-                          "failures": []})
+    feature.run_finished(RunSummary(explicit=False, extractor="heuristic", tried=1, captured=1, failed=0, lost=0,
+                                    items_added=1, items_rejected=0, stopped_by=None, failures=[], finished_at=0.0))
     read_started.clear()
     release.set()  # ... and the read returns what it saw before
     while len(sent) < 2:

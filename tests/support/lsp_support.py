@@ -234,12 +234,12 @@ class Daemon:
 def converter() -> Converter:
     """lsprotocol reads any code action that has a `command` as a bare Command, though a CodeAction's
     `command` is an object and a Command's a string (VS Code and Neovim tell them apart that way)."""
-    c = default_converter()
+    c: Converter = default_converter()
 
     def code_action(obj: Any, _: type) -> types.Command | types.CodeAction:
         if isinstance(obj.get("command"), str):
-            return c.structure(obj, types.Command)  # type: ignore[no-any-return]
-        return c.structure(obj, types.CodeAction)  # type: ignore[no-any-return]
+            return c.structure(obj, types.Command)
+        return c.structure(obj, types.CodeAction)
 
     c.register_structure_hook(types.Command | types.CodeAction, code_action)
     return c

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from checkpoint import config, pipeline, redact
 from checkpoint.answer import Extraction
+from checkpoint.chunker import estimate_tokens
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import ChunkInput
 from checkpoint.store import Store
@@ -179,7 +180,7 @@ def test_scan_stores_redacted_text_and_title_with_the_same_turn_ids(
             "ok, and export GITHUB_TOKEN=[REDACTED:github_token] first",
             texts[2],
         ]
-        assert [r[2] for r in rows] == [pipeline.estimate_tokens(r[1]) for r in rows]  # estimates follow the text
+        assert [r[2] for r in rows] == [estimate_tokens(r[1]) for r in rows]  # estimates follow the text
         assert store.conn.execute("SELECT title FROM sessions").fetchone()[0] == rows[0][1]
         assert store.session_counts()[0].redacted == {"aws_access_key": 1, "github_token": 1}
         assert pipeline.status(store)["redacted"] == {"aws_access_key": 1, "github_token": 1}
