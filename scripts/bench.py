@@ -1,7 +1,7 @@
 """Benchmark: ingest near the parse floor, cost that follows the new bytes, each figure side by side
 with its baseline, measured in one run on this machine.
 
-    .venv/bin/python scripts/bench.py [--quick] [--json PATH] [--repeat N] [--keep DIR]
+    .venv/bin/python -m scripts.bench [--quick] [--json PATH] [--repeat N] [--keep DIR]
 
 Every corpus is generated here (deterministic, seeded, under a temporary directory that is removed
 afterwards). Whatever depends on process start or memory runs in a fresh subprocess: wall time from
@@ -54,17 +54,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "daemon"))
-
-from checkpoint import config, pipeline  # noqa: E402
-from checkpoint.answer import Extraction  # noqa: E402
-from checkpoint.extract.heuristic import HeuristicExtractor  # noqa: E402
-from checkpoint.extract.prompt import render_chunk, render_request  # noqa: E402
-from checkpoint.model import ChunkInput  # noqa: E402
-from checkpoint.store import Store  # noqa: E402
-from synth import claude_lines, dumps, plan_session  # noqa: E402
+from checkpoint import config, pipeline
+from checkpoint.answer import Extraction
+from checkpoint.extract.heuristic import HeuristicExtractor
+from checkpoint.extract.prompt import render_chunk, render_request
+from checkpoint.model import ChunkInput
+from checkpoint.store import Store
+from tests.support.synth import claude_lines, dumps, plan_session
 
 SEED_TURNS = 1357
 SEED_CHARS = 1_310_000
@@ -667,25 +663,21 @@ class Bench:
                 self.add(Figure(
                     f"extraction via Anthropic extractor + fake API ({chunks} chunks, c={concurrency})",
                     via_api, ideal, "s", "ratio <= 1.2", via_api <= 1.2 * ideal,
-                    note="the real extractor over HTTP to tests/fakes/fake_anthropic.py answering after L",
+                    note="the real extractor over HTTP to tests/support/fake_anthropic.py answering after L",
                 ))
         finally:
             store.close()
 
     def extraction_via_fake_api(self, store: Store, chunks: int, concurrency: int, latency: float) -> float | None:
-        """Through daemon/checkpoint/extract/anthropic.py and tests/fakes/fake_anthropic.py, when both
+        """Through daemon/checkpoint/extract/anthropic.py and tests/support/fake_anthropic.py, when both
         exist and offer what this needs (a server with a latency knob); None otherwise."""
         if importlib.util.find_spec("checkpoint.extract.anthropic") is None:
             return None
-        fake_path = ROOT / "tests" / "fakes" / "fake_anthropic.py"
-        if not fake_path.exists():
-            return None
-        sys.path.insert(0, str(ROOT / "tests"))
         try:
             import anthropic
 
             from checkpoint.extract.anthropic import AnthropicExtractor
-            from fakes.fake_anthropic import serve  # type: ignore[import-not-found,unused-ignore]
+            from tests.support.fake_anthropic import serve
         except ImportError as exc:
             log(f"skipping extraction through the fake API: {exc}")
             return None

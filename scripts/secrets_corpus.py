@@ -5,7 +5,7 @@ Every value is made up at run time from a seeded generator (prefixes are joined 
 no real or even static key-shaped string sits in this file). Used by tests/test_redact.py and
 tests/test_privacy.py; run it to print the table:
 
-    .venv/bin/python scripts/secrets_corpus.py [--seed N] [--per-type N]
+    .venv/bin/python -m scripts.secrets_corpus [--seed N] [--per-type N]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Shared fixtures: every test gets its own database file and transcript roots under tmp_path."""
+"""Shared fixtures (every test gets its own database file and transcript roots under tmp_path) and the
+tiers: each test is marked with the folder it sits in, so `pytest -m unit` runs the fast tier alone."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,9 +11,25 @@ import pytest
 from checkpoint.config import Settings
 from checkpoint.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "data" / "samples"
-sys.path.insert(0, str(ROOT / "scripts"))  # synth.py: synthetic transcripts with planted decisions
+TIERS = ("unit", "server", "e2e", "properties")  # folders under tests/, and markers (pyproject)
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its tier; a test outside the tiers would escape every `-m` run, so refuse it."""
+    outside = set()
+    for item in items:
+        path = item.path.resolve()
+        if not path.is_relative_to(HERE):
+            continue
+        folder = path.relative_to(HERE).parts[0]
+        if folder in TIERS:
+            item.add_marker(getattr(pytest.mark, folder))
+        else:
+            outside.add(str(item.path))
+    if outside:
+        raise pytest.UsageError(f"tests outside the tiers {TIERS} (move them into one): {sorted(outside)}")
 
 
 @pytest.fixture(autouse=True)

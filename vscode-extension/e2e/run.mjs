@@ -2,7 +2,7 @@
 // driven through Debian's headless Chromium with playwright-core.
 //
 // It packages the .vsix, installs it into a fresh code-server profile, opens a workspace whose
-// agent sessions come from scripts/synth.py, starts the real daemon (`.venv/bin/checkpoint serve`,
+// agent sessions come from tests/support/synth.py, starts the real daemon (`.venv/bin/checkpoint serve`,
 // heuristic extractor, its own database), and checks what a user sees:
 //   1. the status bar item names pending (> 0) and captured counts;
 //   2. "Checkpoint: Checkpoint Now" is in the palette (F1) and runs;
@@ -98,7 +98,8 @@ function makeWorkspace(tmp) {
   const corpus = path.join(tmp, 'transcripts');
   const ws = path.join(tmp, 'workspace');
   fs.mkdirSync(ws, { recursive: true });
-  const said = run(PYTHON, [path.join(REPO, 'scripts', 'synth.py'), corpus, '--sessions', '3', '--turns', '40', '--chars', '12000', '--seed', '7']);
+  const said = run(PYTHON, ['-m', 'tests.support.synth', corpus, '--sessions', '3', '--turns', '40', '--chars', '12000', '--seed', '7'],
+    { cwd: REPO });
   const sources = /CHECKPOINT_SOURCES=([^)\s]+)/.exec(said)?.[1];
   if (!sources) {
     throw new Error(`synth.py did not say where it wrote: ${said}`);

@@ -1,0 +1,1 @@
+"""The real `checkpoint` processes end to end: the CLI, several at once, killed, against the fake API."""

@@ -1,0 +1,145 @@
+"""Answers that arrive but must not count as captured, end to end through the real `checkpoint now`
+against the fake Anthropic API, on a real SQLite file:
+
+- a run that stalls past its lease (a laptop asleep, a stopped process) while another worker takes
+  its chunk over: its late answer is refused, and the run must not report success for that chunk;
+- an answer whose items all cite turns outside the chunk: nothing of it is about the chunk, so the
+  chunk fails with that cause and is retried, never committed as captured with zero items. An answer
+  with no items at all is a valid capture; an answer with some foreign items keeps the others, and
+  says how many it dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checkpoint.store import Store
+from tests.e2e.test_bad_input import SESSION
+from tests.e2e.test_hostile_answers import claude_home, marker, turn_id
+from tests.support.cli_run import query, start
+from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
+
+LEASE_SECONDS = 0.5
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+def planted_decisions_of(request: MessageRequest) -> list[dict[str, Any]]:
+    return planted_decisions(request.prompt)
+
+
+def _take_over(db: Path, owner: str) -> list[int]:
+    """Another worker leases every due chunk. A write lock held by the stopped run (it may stop inside a
+    lease renewal) is waited out briefly, never for the store's whole busy timeout."""
+    other = Store(db)
+    try:
+        other.conn.execute("PRAGMA busy_timeout = 100")
+        return [c.chunk_id for c in other.claim_chunks(100, owner, lease_seconds=LEASE_SECONDS)]
+    finally:
+        other.close()
+
+
+def test_a_chunk_taken_over_by_another_worker_is_not_reported_captured(tmp_path: Path, fake: FakeAnthropic) -> None:
+    h = claude_home(tmp_path, fake, [f"We'll use {marker(n)} for the parser layer." for n in (1, 2)])  # one chunk
+    db = tmp_path / "db" / "checkpoint.db"
+    h.env.update(CHECKPOINT_DB=str(db), CHECKPOINT_CONCURRENCY="1", CHECKPOINT_LEASE_SECONDS=str(LEASE_SECONDS))
+    proc: subprocess.Popen[bytes] | None = None
+    taken: list[int] = []
+
+    def responder(request: MessageRequest) -> list[dict[str, Any]]:
+        """The run's process stops while its request is in flight and stays stopped past its lease;
+        meanwhile another worker takes the chunk over. Then the process goes on and gets its answer."""
+        assert proc is not None
+        for _ in range(20):
+            if taken:
+                break
+            os.kill(proc.pid, signal.SIGSTOP)
+            try:
+                time.sleep(2 * LEASE_SECONDS)
+                taken.extend(_take_over(db, "another-worker"))
+            except sqlite3.OperationalError as exc:
+                assert "locked" in str(exc)
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            time.sleep(0.05)
+        return planted_decisions(request.prompt)
+
+    fake.responder = responder
+    out, err = tmp_path / "now.out", tmp_path / "now.err"
+    proc = start(["now"], h.env, out, err)
+    rc = proc.wait(120)
+    said = out.read_text()
+
+    assert taken, "the other worker took no chunk over"
+    [chunk_id] = [r[0] for r in query(db, "SELECT id FROM chunks")]
+    assert taken == [chunk_id]
+    assert rc == 1, f"`checkpoint now` reported success for a chunk it did not capture:\n{said}{err.read_text()}"
+    assert "0 captured, 0 failed, 1 not captured" in said, said
+    assert f"not captured: session {SESSION} chunk {chunk_id}: lease lost" in said, said
+    assert "another worker took this chunk over" in said, said
+    # The answer was refused: nothing of it is stored, and the chunk is the other worker's, not failed.
+    assert query(db, "SELECT count(*) FROM items") == [(0,)]
+    assert query(db, "SELECT state, lease_owner FROM chunks") == [("sent", "another-worker")]
+    assert query(db, "SELECT chunks_tried, chunks_captured, chunks_failed, chunks_lost FROM runs") == [(1, 0, 0, 1)]
+
+    # The other worker never answers (it died); once its lease expires, the next run captures the chunk.
+    fake.responder = planted_decisions_of
+    time.sleep(2 * LEASE_SECONDS)
+    run = h.cli("now", "--json").check().json()["run"]
+    assert (run["captured"], run["failed"], run["lost"]) == (1, 0, 0)
+    assert h.markers() == [marker(1), marker(2)]
+
+
+def test_an_answer_citing_only_turns_outside_its_chunk_is_not_captured(tmp_path: Path, fake: FakeAnthropic) -> None:
+    long = " filler" * 300  # one turn per chunk
+    h = claude_home(tmp_path, fake, [f"We'll use {marker(n)} for the parser layer.{long}" for n in range(1, 5)])
+    h.env["CHECKPOINT_CHUNK_TOKENS"] = "1000"
+    db = h.home / ".local" / "share" / "checkpoint" / "checkpoint.db"
+
+    def responder(request: MessageRequest) -> list[dict[str, Any]]:
+        [turn] = parse_turns(request.prompt)
+        n = next(k for k in range(1, 5) if marker(k) in turn.text)  # the turns' labels are all t1
+        if n == 1:  # one item about another chunk's turn next to a good one: the good one is kept
+            return [*planted_decisions(request.prompt),
+                    {"kind": "decision", "statement": "about turn 4", "turn_ids": [turn_id(4)]}]
+        if n == 2:  # every item about turns outside the chunk: no answer about this chunk at all
+            return [{"kind": "decision", "statement": "about turn 1", "turn_ids": [turn_id(1)]},
+                    {"kind": "constraint", "statement": "about nothing", "turn_ids": ["turn-from-nowhere"]}]
+        if n == 3:  # nothing worth keeping in this chunk: a valid answer
+            return []
+        return planted_decisions(request.prompt)
+
+    fake.responder = responder
+    now = h.cli("now").check(rc=1)
+
+    assert "4 chunks with the anthropic extractor: 3 captured, 1 failed" in now.out, now.out
+    assert "Dropped 1 item citing no turn of the chunk it was extracted from" in now.out, now.out
+    [(chunk_2, state, cause, attempts)] = query(
+        db, "SELECT c.id, c.state, c.cause, c.attempts FROM chunks c JOIN turns t ON t.session_id = c.session_id"
+            " AND t.seq BETWEEN c.first_seq AND c.last_seq WHERE t.id = ?", turn_id(2))
+    assert (state, attempts) == ("failed", 1)
+    assert cause == "the answer cited only turns outside this chunk (2 items rejected)"
+    assert f"failed: session {SESSION} chunk {chunk_2}: {cause}" in now.out, now.out
+    totals = h.status()["totals"]
+    assert (totals["captured"], totals["failed"], totals["pending"]) == (3, 1, 0)
+    assert h.markers() == [marker(1), marker(4)]
+
+    # Retried like any failed answer: the next run sends it again and captures it.
+    fake.responder = planted_decisions_of
+    run = h.cli("now", "--json").check().json()["run"]
+    assert (run["tried"], run["captured"], run["failed"], run["items_rejected"]) == (1, 1, 0, 0)
+    assert h.status()["totals"] == {"turns": 4, "captured": 4, "pending": 0, "failed": 0}
+    assert h.markers() == [marker(1), marker(2), marker(4)]

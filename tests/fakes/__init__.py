@@ -1,1 +1,0 @@
-"""Test doubles that speak real wire protocols (see fake_anthropic.py)."""

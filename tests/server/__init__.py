@@ -1,0 +1,1 @@
+"""`checkpoint serve` as a real process over a real LSP client (pytest-lsp, Neovim)."""

@@ -1,0 +1,133 @@
+"""checkpoint.now, the checkpoint/items request, and triage (checkpoint.dismiss / checkpoint.accept,
+offered as code actions on a checkpoint diagnostic)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from checkpoint.server.protocol import CMD_ACCEPT, CMD_DISMISS, CMD_NOW
+from checkpoint.store import Store
+from tests.support.lsp_support import Daemon, Transcript, server_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "queue.py").write_text("class Queue:\n    def put(self, job):\n        self.jobs.append(job)\n")
+    return ws
+
+
+@pytest.fixture
+def sessions(tmp_path: Path, workspace: Path) -> tuple[Transcript, Transcript]:
+    root = tmp_path / "claude" / "projects"
+    inside = Transcript(root, workspace / "src")  # launched in a sub-directory: still this workspace
+    inside.write(inside.user("Make the queue durable."))
+    inside.write(inside.assistant(
+        "We'll use marker-queue for the job queue. The queue must never drop a job.",
+        edits=[(workspace / "src" / "queue.py", "pass", "        self.jobs.append(job)")],
+    ))
+    outside = Transcript(root, tmp_path / "other-project")
+    outside.write(outside.user("We'll use marker-elsewhere for the other project."))
+    return inside, outside
+
+
+@pytest_asyncio.fixture
+async def daemon(tmp_path: Path, workspace: Path, sessions: tuple[Transcript, Transcript]) -> AsyncIterator[Daemon]:
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [tmp_path / "claude" / "projects"])
+    d = await Daemon.start(env, [workspace], {"checkpoint": {"extraction": "manual"}})
+    yield d
+    await d.stop()
+
+
+async def test_now_extracts_the_workspace_sessions_and_returns_a_summary(
+    daemon: Daemon, sessions: tuple[Transcript, Transcript]
+) -> None:
+    inside, outside = sessions
+    first = await daemon.wait_status(lambda s: s["totals"]["turns"] == inside.turns, what="the workspace session")
+    assert [s["id"] for s in first["sessions"]] == [inside.session_id]
+    assert first["totals"]["pending"] == inside.turns and first["extraction"] == "manual"
+
+    result = await daemon.command(CMD_NOW)
+    run = result["run"]
+    assert run["explicit"] is True and run["captured"] == 1 and run["failed"] == 0
+    assert run["items_added"] == 2 and run["stopped_by"] is None and run["extractor"] == "heuristic"
+    assert result["totals"] == {"turns": inside.turns, "captured": inside.turns, "pending": 0, "failed": 0}
+    after = await daemon.wait_status(lambda s: s["totals"]["pending"] == 0 and s["last_run"])
+    assert after["items"]["by_kind"] == {"decision": 1, "constraint": 1}
+
+    # The session outside the workspace was not extracted; naming it runs it.
+    outside_result = await daemon.command(CMD_NOW, outside.session_id)
+    assert outside_result["run"]["captured"] == 1 and outside_result["totals"]["pending"] == 0
+
+
+async def test_items_request_filters_and_gives_provenance(
+    daemon: Daemon, workspace: Path, sessions: tuple[Transcript, Transcript]
+) -> None:
+    inside, outside = sessions
+    await daemon.command(CMD_NOW)
+    await daemon.command(CMD_NOW, outside.session_id)
+    in_workspace = await daemon.items()
+    assert {i["statement"] for i in in_workspace} == {
+        "We'll use marker-queue for the job queue.", "The queue must never drop a job."}
+    assert {i["statement"] for i in await daemon.items(scope="all")} >= {
+        "We'll use marker-elsewhere for the other project."}
+    decision = (await daemon.items(kind="decision"))[0]
+    assert decision["session_id"] == inside.session_id
+    assert decision["workspace"] == workspace.as_uri()
+    assert decision["files"] == [str(workspace / "src" / "queue.py")]
+    assert decision["sources"] == [{
+        "turn_id": decision["turn_ids"][0], "path": str(inside.path), "line": 2,
+        "timestamp": decision["sources"][0]["timestamp"], "uri": inside.path.as_uri(),
+    }]
+    assert sorted(i["kind"] for i in await daemon.items(file=(workspace / "src" / "queue.py").as_uri())) == [
+        "constraint", "decision"]
+    assert await daemon.items(session=outside.session_id, kind="constraint") == []
+    assert {i["id"] for i in await daemon.items(workspace=workspace.as_uri())} == {i["id"] for i in in_workspace}
+    assert [i["statement"] for i in await daemon.items(workspace=outside.cwd.as_uri())] == [
+        "We'll use marker-elsewhere for the other project."]
+
+
+async def test_dismiss_and_accept_via_code_actions(
+    daemon: Daemon, workspace: Path, tmp_path: Path, sessions: tuple[Transcript, Transcript]
+) -> None:
+    uri = (workspace / "src" / "queue.py").as_uri()
+    await daemon.command(CMD_NOW)
+    diags = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
+    decision = next(d for d in diags if d.message.startswith("Decision"))
+    constraint = next(d for d in diags if d.message.startswith("Constraint"))
+    assert decision.range == types.Range(types.Position(2, 0), types.Position(2, 29))
+
+    actions = await daemon.client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=decision.range,
+        context=types.CodeActionContext(diagnostics=[decision]),
+    ))
+    assert actions is not None
+    commands = [(a.command.command, a.command.arguments) for a in actions
+                if isinstance(a, types.CodeAction) and a.command]
+    assert commands == [(CMD_ACCEPT, (decision.code,)), (CMD_DISMISS, (decision.code,))]
+    assert all(isinstance(a, types.CodeAction) and a.kind == types.CodeActionKind.QuickFix for a in actions)
+
+    dismissed = await daemon.command(CMD_DISMISS, decision.code)
+    assert dismissed == {"id": decision.code, "state": "dismissed", "changed": True}
+    left = await daemon.wait_diagnostics(uri, lambda d: len(d) == 1)
+    assert left == [constraint]
+    accepted = await daemon.command(CMD_ACCEPT, constraint.code)
+    assert accepted == {"id": constraint.code, "state": "accepted", "changed": True}
+    assert [i["id"] for i in await daemon.items(state="dismissed")] == [decision.code]
+    assert [i["state"] for i in await daemon.items()] == ["accepted"]
+    gone = await daemon.command(CMD_DISMISS, "no-such-item")
+    assert gone == {"id": "no-such-item", "state": "dismissed", "changed": False}
+
+    # Stored: another process reading the database sees the triage.
+    store = Store(tmp_path / "db" / "checkpoint.db")
+    assert {i["id"]: i["state"] for i in store.items(include_dismissed=True)} == {
+        decision.code: "dismissed", constraint.code: "accepted"}
+    store.close()

@@ -1,0 +1,138 @@
+"""Items become diagnostics on the workspace files their session edited: on the lines it wrote while
+they can be found (re-anchored on open and change), else on line 0, with the transcript line as
+related information, a severity per kind, and a hover that tells the whole item."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from checkpoint.server.protocol import CMD_NOW
+from tests.support.lsp_support import Daemon, Transcript, server_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+FUNCTION = "def cache_get(key):\n    return STORE.get(key)"
+SOURCE = f'"""Cache module."""\n\nimport os\n\n\n{FUNCTION}\n'
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "cache.py").write_text(SOURCE)
+    return ws
+
+
+@pytest.fixture
+def transcript(tmp_path: Path, workspace: Path) -> Transcript:
+    t = Transcript(tmp_path / "claude" / "projects", workspace)
+    t.write(t.user("Add a cache getter"))
+    t.text_records = t.assistant(  # type: ignore[attr-defined]
+        "We'll use marker-diag for the cache layer because lookups dominate. Should we add eviction later?",
+        edits=[(workspace / "src" / "cache.py", "pass", FUNCTION), (tmp_path / "elsewhere.py", "a", "x = 1")],
+    )
+    t.write(t.text_records)  # type: ignore[attr-defined]
+    return t
+
+
+@pytest_asyncio.fixture
+async def daemon(tmp_path: Path, workspace: Path, transcript: Transcript) -> AsyncIterator[Daemon]:
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [tmp_path / "claude" / "projects"])
+    d = await Daemon.start(env, [workspace], {"checkpoint": {"extraction": "manual"}})
+    await d.command(CMD_NOW)
+    yield d
+    await d.stop()
+
+
+def expected(item: dict[str, Any], transcript: Transcript, start: int, end: int, end_char: int,
+             severity: types.DiagnosticSeverity, title: str) -> types.Diagnostic:
+    turn = transcript.text_records[0]  # type: ignore[attr-defined]
+    return types.Diagnostic(
+        range=types.Range(types.Position(start, 0), types.Position(end, end_char)),
+        message=f"{title}: {item['statement']}",
+        severity=severity,
+        code=item["id"],
+        source="checkpoint",
+        related_information=(types.DiagnosticRelatedInformation(
+            location=types.Location(uri=transcript.path.as_uri(),
+                                    range=types.Range(types.Position(1, 0), types.Position(1, 0))),
+            message=f"Add a cache getter ({transcript.session_id[:8]}), turn {turn['uuid']} at {turn['timestamp']}",
+        ),),  # the client structures sequences as tuples
+        data={"item_id": item["id"], "session_id": transcript.session_id, "kind": item["kind"]},
+    )
+
+
+async def test_items_are_diagnostics_on_the_lines_the_session_wrote(
+    daemon: Daemon, workspace: Path, transcript: Transcript
+) -> None:
+    uri = (workspace / "src" / "cache.py").as_uri()
+    diags = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
+    by_kind = {i["kind"]: i for i in await daemon.items()}
+    assert set(by_kind) == {"decision", "question"}
+    assert by_kind["decision"]["rationale"] == "because lookups dominate."
+    width = len("    return STORE.get(key)")
+    assert sorted(diags, key=lambda d: d.severity or 0) == [
+        expected(by_kind["decision"], transcript, 5, 6, width, types.DiagnosticSeverity.Information, "Decision"),
+        expected(by_kind["question"], transcript, 5, 6, width, types.DiagnosticSeverity.Hint, "Open question"),
+    ]
+    # A file outside the workspace gets none; no other file does either.
+    assert [u for u, d in daemon.client.diagnostics.items() if d] == [uri]
+
+
+async def test_reanchored_when_the_document_moves_and_loses_the_lines(daemon: Daemon, workspace: Path) -> None:
+    uri = (workspace / "src" / "cache.py").as_uri()
+    await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
+    moved_down = "# new\n# header\n\n" + SOURCE
+    daemon.client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=moved_down)
+    ))
+    moved = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and d[0].range.start.line == 8)
+    assert {(d.range.start.line, d.range.end.line) for d in moved} == {(8, 9)}
+    daemon.client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text='"""Cache module."""\n')],
+    ))
+    lost = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and d[0].range.start.line == 0)
+    assert [d.range for d in lost] == [types.Range(types.Position(0, 0), types.Position(0, 0))] * 2
+
+
+async def test_hover_tells_statement_rationale_session_and_time(
+    daemon: Daemon, workspace: Path, transcript: Transcript
+) -> None:
+    uri = (workspace / "src" / "cache.py").as_uri()
+    diags = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
+    hover = await daemon.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(6, 4)
+    ))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert hover.range == diags[0].range
+    text = hover.contents.value
+    turn = transcript.text_records[0]  # type: ignore[attr-defined]
+    for part in ("We'll use marker-diag for the cache layer", "*Why:* because lookups dominate.",
+                 "Should we add eviction later?", f"Add a cache getter ({transcript.session_id[:8]})",
+                 turn["timestamp"], f"{transcript.path.name}:2"):
+        assert part in text
+    nothing = await daemon.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(2, 0)
+    ))
+    assert nothing is None
+
+
+async def test_severity_is_configurable_and_diagnostics_can_be_turned_off(daemon: Daemon, workspace: Path) -> None:
+    uri = (workspace / "src" / "cache.py").as_uri()
+    await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
+    daemon.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"checkpoint": {"extraction": "manual", "severity": {"decision": "warning", "question": "off"}}}
+    ))
+    only = await daemon.wait_diagnostics(uri, lambda d: len(d) == 1)
+    assert only[0].severity == types.DiagnosticSeverity.Warning and only[0].message.startswith("Decision: ")
+    daemon.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"checkpoint": {"extraction": "manual", "diagnostics": False}}
+    ))
+    await daemon.wait_diagnostics(uri, lambda d: d == [])

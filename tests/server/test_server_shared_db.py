@@ -1,0 +1,78 @@
+"""Two editor windows, two daemons, one database: both ingest and extract in the background at
+once, and the store's transactions and chunk leases keep every chunk extracted exactly once and the
+database whole."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from checkpoint.store import Store
+from tests.support import synth
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.lsp_support import Daemon, server_env
+from tests.support.oracle import clean_scan
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+
+async def test_two_daemons_share_one_database_without_double_extraction(tmp_path: Path) -> None:
+    corpus = synth.write_corpus(tmp_path / "t", sessions=4, turns=30, chars=10_000, seed=3)
+    roots = [corpus.claude_root, corpus.codex_root]
+    db = tmp_path / "db" / "checkpoint.db"
+    manual = {"checkpoint": {"scope": "all", "idleSeconds": 0, "concurrency": 1, "extraction": "manual"}}
+    auto = {"checkpoint": {**manual["checkpoint"], "extraction": "auto"}}
+    folders = [tmp_path / "window-a", tmp_path / "window-b"]
+    for f in folders:
+        f.mkdir()
+    # A model that takes its time, so that both daemons are extracting at once.
+    with FakeAnthropic(latency=0.01) as fake:
+        env = server_env(tmp_path / "home", db, roots, CHECKPOINT_CHUNK_TOKENS="500",
+                         CHECKPOINT_EXTRACTOR="anthropic", **fake.env())
+        a, b = await asyncio.gather(Daemon.start(env, [folders[0]], manual), Daemon.start(env, [folders[1]], manual))
+        try:
+            for d in (a, b):  # both up and reading the files; then both extract at once
+                await d.wait_status(lambda s: s["totals"]["turns"] > 0, timeout=30, what="ingesting")
+            for d in (a, b):
+                d.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=auto))
+            for d in (a, b):
+                await d.wait_status(
+                    lambda s: s["totals"]["turns"] > 0 and s["totals"]["pending"] == 0 and not s["running"],
+                    timeout=60, what="everything captured",
+                )
+        finally:
+            await asyncio.gather(a.stop(), b.stop())
+    for d in (a, b):
+        runs = {s["last_run"]["finished_at"]: s["last_run"] for s in d.statuses if s["last_run"]}
+        assert sum(r["tried"] for r in runs.values()) > 0  # each window did part of the work
+
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        tried, captured, failed = con.execute(
+            "SELECT sum(chunks_tried), sum(chunks_captured), sum(chunks_failed) FROM runs"
+        ).fetchone()
+        assert chunks > 20
+        assert (tried, captured, failed) == (chunks, chunks, 0)  # no chunk sent twice
+        assert con.execute("SELECT count(*) FROM chunks WHERE state != 'captured'").fetchone()[0] == 0
+        statements = [r[0] for r in con.execute("SELECT statement FROM items")]
+    finally:
+        con.close()
+    for session_id, markers in corpus.markers.items():
+        for marker in markers:
+            assert sum(marker in s for s in statements) == 1, (session_id, marker)
+
+    # Nothing lost or doubled in ingestion either: a fresh single-process scan counts the same turns.
+    clean_scan(tmp_path / "oracle.db", roots, 500)
+    oracle = Store(tmp_path / "oracle.db")
+    shared = Store(db)
+    assert Counter({s.id: s.turns for s in shared.session_counts()}) == Counter(
+        {s.id: s.turns for s in oracle.session_counts()})
+    shared.close()
+    oracle.close()

@@ -1,0 +1,748 @@
+"""The Claude Code and Codex readers: synthetic lines in the shapes docs/architecture.md
+("Transcript formats") describes, and the real public samples under tests/data/samples/."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checkpoint import pipeline
+from checkpoint.config import Settings
+from checkpoint.model import Role, SessionInfo
+from checkpoint.sources import READERS, locate, transcript_paths
+from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, TurnDraft, decode_line, line_id
+from checkpoint.sources.claude_code import ClaudeCodeReader
+from checkpoint.sources.codex import CodexReader
+from checkpoint.sources.tailer import SETTLE_SECONDS
+from checkpoint.store import Store
+from tests.support.samples import SAMPLES
+
+CLAUDE = ClaudeCodeReader()
+CODEX = CodexReader()
+S = "11111111-1111-4111-8111-111111111111"
+CODEX_ID = "0199bbbb-0000-7000-8000-000000000001"
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def raw_of(record: dict[str, Any] | str) -> bytes:
+    text = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    return text.encode()
+
+
+def parse_all(reader: Reader, records: list[Any], state: dict[str, Any] | None = None) -> list[ParsedLine]:
+    """Each record as one line, decoded and parsed the way the pipeline does it."""
+    state = {} if state is None else state
+    out = []
+    for record in records:
+        raw = record if isinstance(record, bytes) else raw_of(record)
+        try:
+            objects, _ = decode_line(raw)
+        except LineError:
+            out.append(ParsedLine())
+            continue
+        for obj in objects:
+            out.append(reader.parse(obj, raw, state))
+    return out
+
+
+def turns(parsed: list[ParsedLine]) -> list[TurnDraft]:
+    return [t for p in parsed for t in p.turns]
+
+
+def dropped(parsed: list[ParsedLine]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for p in parsed:
+        total.update(p.dropped)
+    return total
+
+
+def dropped_records(parsed: list[ParsedLine]) -> Counter[str]:
+    return Counter(policy for p in parsed for policy in p.dropped)
+
+
+def session(parsed: list[ParsedLine]) -> tuple[str | None, str | None]:
+    """(cwd, title) as the store keeps them: the first cwd, the latest title."""
+    cwd = title = None
+    for p in parsed:
+        if p.session is not None:
+            cwd = cwd or p.session.cwd
+            title = p.session.title or title
+    return cwd, title
+
+
+def sample_lines(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    return lines[:-1] if data.endswith(b"\n") else lines
+
+
+def env(kind: str, uuid: str, ts: str = "2026-01-05T10:00:00.000Z", **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "uuid": uuid, "parentUuid": None, "sessionId": S, "cwd": "/home/me/w", "timestamp": ts,
+            "version": "2.1.50", "isSidechain": False, "userType": "external", **fields}
+
+
+def user(uuid: str, content: Any, **fields: Any) -> dict[str, Any]:
+    return env("user", uuid, message={"role": "user", "content": content}, **fields)
+
+
+def assistant(uuid: str, message_id: str, *blocks: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return env("assistant", uuid, requestId=f"req_{message_id}", message={
+        "id": message_id, "type": "message", "role": "assistant", "model": "claude-x", "content": list(blocks),
+        "stop_reason": None}, **fields)
+
+
+def tool_result(uuid: str, text: str, result: Any, is_error: bool | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": "toolu_1", "content": text}
+    if is_error is not None:
+        block["is_error"] = is_error
+    return user(uuid, [block], toolUseResult=result)
+
+
+# -- Claude Code (docs/architecture.md, "Claude Code transcripts") ----------------------------------
+
+CLAUDE_S6 = [
+    r'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"11111111-1111-4111-8111-111111111111","cwd":"/home/me/w","gitBranch":"main","version":"2.1.50","isSidechain":false,"userType":"external","timestamp":"2026-01-05T10:00:00.000Z","message":{"role":"user","content":"rename foo to bar in a.py"}}',  # noqa: E501
+    r'{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"11111111-1111-4111-8111-111111111111","cwd":"/home/me/w","version":"2.1.50","isSidechain":false,"timestamp":"2026-01-05T10:00:02.000Z","requestId":"req_1","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"toolu_1","name":"Edit","input":{"file_path":"/home/me/w/a.py","old_string":"foo","new_string":"bar","replace_all":false}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":40}}}',
+    r'{"type":"user","uuid":"u2","parentUuid":"a1","sourceToolAssistantUUID":"a1","sessionId":"11111111-1111-4111-8111-111111111111","cwd":"/home/me/w","timestamp":"2026-01-05T10:00:03.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"The file /home/me/w/a.py has been updated."}]},"toolUseResult":{"filePath":"/home/me/w/a.py","oldString":"foo","newString":"bar","originalFile":"foo()\n","structuredPatch":[{"oldStart":1,"oldLines":1,"newStart":1,"newLines":1,"lines":["-foo()","+bar()"]}],"userModified":false,"replaceAll":false}}',  # noqa: E501
+    r'{"type":"file-history-snapshot","messageId":"u1","snapshot":{"messageId":"u1","trackedFileBackups":{"a.py":{"backupFileName":"0a1b2c3d4e5f6a7b@v1","version":1,"backupTime":"2026-01-05T10:00:02.500Z"}},"timestamp":"2026-01-05T10:00:00.000Z"},"isSnapshotUpdate":true}',
+]
+
+
+def test_claude_prompt_edit_and_its_result() -> None:
+    parsed = parse_all(CLAUDE, CLAUDE_S6)
+    assert turns(parsed) == [
+        TurnDraft("u1", Role.USER, "rename foo to bar in a.py", (), "2026-01-05T10:00:00.000Z", None),
+        TurnDraft("a1", Role.TOOL,
+                  '[tool Edit] {"file_path":"/home/me/w/a.py","old_string":"foo","new_string":"bar",'
+                  '"replace_all":false}', (), "2026-01-05T10:00:02.000Z", "msg_1"),
+        TurnDraft("u2", Role.TOOL, "[tool result]\nThe file /home/me/w/a.py has been updated.", ("/home/me/w/a.py",),
+                  "2026-01-05T10:00:03.000Z", None),
+    ]
+    assert parsed[3] == ParsedLine()  # the snapshot: bookkeeping
+    assert session(parsed) == ("/home/me/w", "rename foo to bar in a.py")
+    assert parsed[0].session == SessionInfo(id="", agent="claude", cwd="/home/me/w", title="rename foo to bar in a.py")
+
+
+def test_claude_ids_are_stable_across_a_reread() -> None:
+    queued = raw_of({"type": "attachment", "timestamp": "2026-01-05T10:00:09.000Z",
+                     "attachment": {"type": "queued_command", "prompt": "no uuid on this one"}})
+    lines = [*CLAUDE_S6, queued]
+    first, second = turns(parse_all(CLAUDE, lines)), turns(parse_all(CLAUDE, lines))
+    assert first == second
+    assert [t.id for t in first] == ["u1", "a1", "u2", line_id(queued)]
+
+
+@pytest.mark.parametrize(
+    ("result", "is_error", "files"),
+    [
+        ({"filePath": "/w/a.py", "structuredPatch": [], "oldString": "a", "newString": "b"}, None, ("/w/a.py",)),
+        ({"type": "create", "filePath": "/w/new.md", "content": "x", "structuredPatch": []}, False, ("/w/new.md",)),
+        ({"type": "update", "filePath": "/w/old.md", "content": "y"}, None, ("/w/old.md",)),
+        ({"filePath": "/w/m.py", "edits": [{"old_string": "a", "new_string": "b"}], "structuredPatch": [],
+          "originalFileContents": "a"}, None, ("/w/m.py",)),  # MultiEdit
+        ({"notebook_path": "/w/n.ipynb", "new_source": "x = 1", "cell_id": "c1", "edit_mode": "replace",
+          "cell_type": "code", "language": "python"}, None, ("/w/n.ipynb",)),  # NotebookEdit
+        ({"notebook_path": "/w/n.ipynb", "new_source": "x", "edit_mode": "replace",
+          "error": "Cell with ID \"c9\" not found in notebook."}, None, ()),  # NotebookEdit that failed
+        ("User rejected tool use", True, ()),
+        ("Error: String to replace not found in file.", True, ()),
+        ({"filePath": "/w/a.py", "structuredPatch": []}, True, ()),  # marked failed: touched nothing
+        ({"type": "text", "file": {"filePath": "/w/a.py", "content": "x", "numLines": 1}}, None, ()),  # Read
+        ({"stdout": "", "stderr": "", "interrupted": False}, None, ()),  # Bash: shell edits are invisible
+        ({"filenames": ["/w/a.py"], "numFiles": 1}, None, ()),  # Glob
+    ],
+)
+def test_claude_files_touched_are_applied_edits_only(
+    result: Any, is_error: bool | None, files: tuple[str, ...]
+) -> None:
+    [turn] = turns(parse_all(CLAUDE, [tool_result("r1", "done", result, is_error)]))
+    assert turn == TurnDraft("r1", Role.TOOL, "[tool result (error)]\ndone" if is_error else "[tool result]\ndone",
+                             files, "2026-01-05T10:00:00.000Z", None)
+
+
+def test_claude_message_split_over_lines_keeps_each_block_once() -> None:
+    think = {"type": "thinking", "thinking": "Let me look.", "signature": "sig"}
+    text = {"type": "text", "text": "I will read a.py first."}
+    use1 = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/w/a.py"}}
+    use2 = {"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"file_path": "/w/b.py"}}
+    lines = [
+        user("u0", "look at the files"),
+        assistant("a1", "msg_X", think),
+        assistant("a2", "msg_X", text),
+        assistant("a3", "msg_X", use1),
+        tool_result("u1", "contents of a", {"type": "text", "file": {"filePath": "/w/a.py"}}),  # interleaved
+        assistant("a4", "msg_X", use2),
+        # A line repeating blocks already written for the same message (a copy, new uuid).
+        assistant("a5", "msg_X", think, text),
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert [(t.id, t.role, t.text, t.message_id) for t in turns(parsed)] == [
+        ("u0", Role.USER, "look at the files", None),
+        ("a1", Role.ASSISTANT, "(thinking) Let me look.", "msg_X"),
+        ("a2", Role.ASSISTANT, "I will read a.py first.", "msg_X"),
+        ("a3", Role.TOOL, '[tool Read] {"file_path":"/w/a.py"}', "msg_X"),
+        ("u1", Role.TOOL, "[tool result]\ncontents of a", None),
+        ("a4", Role.TOOL, '[tool Read] {"file_path":"/w/b.py"}', "msg_X"),
+    ]
+    assert dropped_records(parsed) == Counter({"message_copy": 1})
+    assert dropped(parsed)["message_copy"] == len("Let me look.") + len("I will read a.py first.")
+    # The same block under another message is not a copy.
+    again = parse_all(CLAUDE, [assistant("b1", "msg_Y", text)], state={})
+    assert [t.text for t in turns(again)] == ["I will read a.py first."]
+
+
+def test_claude_progress_copies_are_left_out_and_counted() -> None:
+    progress = env("progress", "p1", data={"type": "agent_progress", "agentId": "a7be2f0", "message": {
+        "type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "sub says hi"}]}}},
+        toolUseID="toolu_9", parentToolUseID="toolu_9")
+    hook = env("progress", "p2", data={"type": "hook_progress", "hookEvent": "PreToolUse", "command": "x"})
+    parsed = parse_all(CLAUDE, [progress, hook])
+    assert turns(parsed) == []
+    assert dropped_records(parsed) == Counter({"progress_copy": 2})
+    assert dropped(parsed)["progress_copy"] == len(raw_of(progress)) + len(raw_of(hook))
+
+
+def test_claude_compaction_summary_is_left_out_and_counted() -> None:
+    lines = [
+        r'{"type":"assistant","uuid":"a9","parentUuid":"u9","sessionId":"S","cwd":"/w","timestamp":"2026-01-01T10:00:00.000Z","message":{"id":"msg_9","role":"assistant","content":[{"type":"text","text":"Done."}]}}',
+        r'{"type":"system","subtype":"compact_boundary","uuid":"cb","parentUuid":null,"logicalParentUuid":"a9","sessionId":"S","cwd":"/w","content":"Conversation compacted","level":"info","compactMetadata":{"trigger":"auto","preTokens":161000},"timestamp":"2026-01-01T10:05:00.000Z"}',  # noqa: E501
+        r'{"type":"user","uuid":"cs","parentUuid":"cb","isCompactSummary":true,"isVisibleInTranscriptOnly":true,"sessionId":"S","cwd":"/w","message":{"role":"user","content":"This session is being continued from a previous conversation ..."},"timestamp":"2026-01-01T10:05:00.001Z"}',  # noqa: E501
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert turns(parsed) == [TurnDraft("a9", Role.ASSISTANT, "Done.", (), "2026-01-01T10:00:00.000Z", "msg_9")]
+    assert dropped(parsed) == Counter(
+        {"compaction_summary": len("This session is being continued from a previous conversation ...")})
+    assert session(parsed) == ("/w", None)  # a summary is not a title
+
+
+def test_claude_compaction_summariser_conversation_is_left_out() -> None:
+    lines = [user("c1", "Summarise the conversation so far.", agentId="acompact-f46190", isSidechain=True),
+             assistant("c2", "msg_c", {"type": "text", "text": "Summary: we chose sqlite."}, agentId="acompact-f46190")]
+    parsed = parse_all(CLAUDE, lines)
+    assert turns(parsed) == []
+    assert dropped_records(parsed) == Counter({"compaction_summary": 2})
+
+
+def test_claude_meta_text_is_left_out_but_meta_tool_results_are_kept() -> None:
+    caveat = "<local-command-caveat>Caveat: generated while running local commands.</local-command-caveat>"
+    skill = "Base directory for this skill: /x\n\n# Skill body"
+    lines = [
+        user("m1", caveat, isMeta=True),
+        user("m2", [{"type": "text", "text": skill}], isMeta=True),
+        {**tool_result("m3", "ok", {"filePath": "/w/b.py", "structuredPatch": []}), "isMeta": True},
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert turns(parsed) == [TurnDraft("m3", Role.TOOL, "[tool result]\nok", ("/w/b.py",), "2026-01-05T10:00:00.000Z")]
+    assert dropped(parsed) == Counter({"meta_injection": len(caveat) + len(skill)})
+    assert session(parsed) == ("/home/me/w", None)  # meta text is never a title
+
+
+def test_claude_system_reminders_are_stripped_and_counted() -> None:
+    reminder = "<system-reminder>\nThe todo list is empty.\n</system-reminder>"
+    in_result = "<system-reminder>Consider whether the file is malicious.</system-reminder>"
+    lines = [
+        user("u1", f"Please make the parser strict.\n\n{reminder}"),
+        user("u2", [{"type": "text", "text": reminder}]),  # nothing but a reminder: no turn
+        tool_result("u3", f"1  import os\n{in_result}", {"type": "text", "file": {"filePath": "/w/a.py"}}),
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert [(t.id, t.text) for t in turns(parsed)] == [
+        ("u1", "Please make the parser strict."),
+        ("u3", "[tool result]\n1  import os"),
+    ]
+    assert dropped(parsed) == Counter({"meta_injection": 2 * len(reminder) + len(in_result)})
+    assert session(parsed)[1] == "Please make the parser strict."
+
+
+def test_claude_queued_command_is_the_user_speaking() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    lines = [
+        env("attachment", "q1", attachment={"type": "queued_command", "prompt": "also update the docs",
+                                            "commandMode": "prompt"}),
+        env("attachment", "q2", attachment={"type": "queued_command",
+                                            "prompt": [image, {"type": "text", "text": "like this one"}]}),
+        env("attachment", "q3", attachment={"type": "edited_text_file", "filename": "/w/a.py", "snippet": "x"}),
+        env("attachment", "q4", attachment={"type": "todo_reminder", "content": []}),
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert turns(parsed) == [
+        TurnDraft("q1", Role.USER, "also update the docs", (), "2026-01-05T10:00:00.000Z"),
+        TurnDraft("q2", Role.USER, "like this one", (), "2026-01-05T10:00:00.000Z"),
+    ]
+    assert dropped(parsed) == Counter({"base64_image": len("iVBORw0KGgo=")})
+
+
+def test_claude_images_errors_and_redacted_thinking_are_left_out_by_policy() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 40}}
+    lines = [
+        user("u1", [{"type": "text", "text": "what is on this screenshot?"}, image]),
+        assistant("a1", "msg_1", {"type": "redacted_thinking", "data": "opaque-bytes"},
+                  {"type": "text", "text": "A login form."}),
+        env("assistant", "e1", isApiErrorMessage=True, message={
+            "id": "msg_e", "role": "assistant", "model": "<synthetic>",
+            "content": [{"type": "text", "text": "API Error: overloaded"}]}),
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert [(t.id, t.role, t.text) for t in turns(parsed)] == [
+        ("u1", Role.USER, "what is on this screenshot?"),
+        ("a1", Role.ASSISTANT, "A login form."),
+    ]
+    assert dropped(parsed) == Counter({"base64_image": 40, "redacted_thinking": len("opaque-bytes"),
+                                       "api_error_message": len("API Error: overloaded")})
+
+
+def test_claude_unknown_and_bookkeeping_types_are_ignored() -> None:
+    lines = [
+        {"type": "brand-new-entry", "uuid": "n1", "message": {"role": "user", "content": "not a prompt"}},
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-05T10:00:00.000Z",
+         "sessionId": S, "content": "queued text"},
+        {"type": "mode", "sessionId": S, "mode": "normal"},
+        {"type": "last-prompt", "sessionId": S, "lastPrompt": "hello", "leafUuid": "u1"},
+        {"type": "system", "subtype": "stop_hook_summary", "uuid": "s1", "hookCount": 1},
+        {"silly": "this"},
+        {"type": "user", "uuid": "bad", "message": "error"},  # wrong field types
+        {"type": "assistant", "uuid": "bad2", "message": {"contenst": []}},
+    ]
+    assert parse_all(CLAUDE, lines) == [ParsedLine() for _ in lines]
+
+
+def test_claude_title_newest_of_the_strongest_source_wins() -> None:
+    state: dict[str, Any] = {}
+
+    def title_after(record: dict[str, Any]) -> str | None:
+        p = parse_all(CLAUDE, [record], state)[0]
+        return p.session.title if p.session else None
+
+    assert title_after(user("u1", [{"type": "text", "text": "[Request interrupted by user]"}])) is None
+    assert title_after(user("u2", "<command-name>/mcp</command-name>")) is None
+    assert title_after(user("u3", "Make   the parser\nstrict")) == "Make the parser strict"
+    assert title_after(user("u4", "and another thing")) is None
+    assert title_after({"type": "summary", "summary": "Parser work", "leafUuid": "u4"}) == "Parser work"
+    assert title_after({"type": "ai-title", "sessionId": S, "aiTitle": "Strict parser"}) == "Strict parser"
+    assert title_after({"type": "custom-title", "sessionId": S, "customTitle": "Mine"}) == "Mine"
+    assert title_after({"type": "ai-title", "sessionId": S, "aiTitle": "Later AI title"}) is None
+    assert title_after({"type": "custom-title", "sessionId": S, "customTitle": "Renamed"}) == "Renamed"
+
+
+# -- Claude Code: where files sit ---------------------------------------------------------------
+
+
+def test_claude_locate_main_and_subagent_files(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-me-w"
+    legacy = project / "agent-b2c3d4e.jsonl"
+    project.mkdir(parents=True)
+    legacy.write_text(json.dumps(user("x1", "find it", isSidechain=True, agentId="b2c3d4e")) + "\n")
+    assert locate(project / f"{S}.jsonl") == FileRole("claude", S)
+    assert locate(project / S / "subagents" / "agent-a7be2f0.jsonl") == FileRole("claude", S, subagent=True)
+    assert locate(project / S / "subagents" / "workflows" / "wf1" / "agent-w1.jsonl") == FileRole(
+        "claude", S, subagent=True)
+    assert locate(legacy) == FileRole("claude", S, subagent=True)
+    assert locate(project / S / "subagents" / "workflows" / "wf1" / "journal.jsonl") is None
+    assert locate(project / S / "tool-results" / "toolu_1.jsonl") is None
+
+
+def test_claude_legacy_subagent_file_is_claimed_once_its_session_is_known(tmp_path: Path) -> None:
+    legacy = tmp_path / "agent-b2c3d4e.jsonl"
+    legacy.write_bytes(b"")
+    assert CLAUDE.locate(legacy) is None
+    legacy.write_bytes(b'{"type":"user","sessionId":"' + S.encode() + b'","message":{"role":"us')
+    assert CLAUDE.locate(legacy) == FileRole("claude", S, subagent=True)  # the envelope names it already
+    legacy.write_bytes(b'{"type":"summary","summary":"no session here"}\n')
+    assert CLAUDE.locate(legacy) == FileRole("claude", None, subagent=True)  # the content cannot tell
+
+
+def _write_lines(path: Path, records: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(raw_of(r) + b"\n" for r in records))
+
+
+def test_claude_subagent_files_attach_to_the_parent_session(
+    roots: tuple[Path, Path], settings: Settings, store: Store
+) -> None:
+    project = roots[0] / "-home-me-w"
+    parent = project / f"{S}.jsonl"
+    task = {"type": "tool_use", "id": "toolu_t", "name": "Task",
+            "input": {"description": "find config", "prompt": "Find the config", "subagent_type": "general-purpose"}}
+    _write_lines(parent, [
+        user("p1", "Where is the config loaded?"),
+        assistant("p2", "msg_p", task),
+        env("progress", "p3", data={"type": "agent_progress", "agentId": "a7be2f0", "message": {
+            "type": "assistant",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "Found it."}]}}}),
+        tool_result("p4", "config.py loads it", {"status": "completed", "agentId": "a7be2f0", "content": []}),
+    ])
+    side = {"isSidechain": True}
+    _write_lines(project / S / "subagents" / "agent-a7be2f0.jsonl", [
+        user("s1", "Find the config", agentId="a7be2f0", **side),
+        assistant("s2", "msg_s", {"type": "text", "text": "Found it."}, agentId="a7be2f0", **side),
+    ])
+    (project / S / "subagents" / "agent-a7be2f0.meta.json").write_text('{"agentType":"general-purpose"}')
+    _write_lines(project / S / "subagents" / "workflows" / "wf1" / "agent-w1.jsonl", [
+        user("w1", "workflow step", agentId="w1", **side)])
+    _write_lines(project / S / "subagents" / "workflows" / "wf1" / "journal.jsonl", [{"type": "step", "n": 1}])
+    (project / S / "tool-results").mkdir(parents=True)
+    (project / S / "tool-results" / "toolu_t.txt").write_text("big output")
+    legacy = project / "agent-b2c3d4e.jsonl"
+    legacy.write_bytes(b"")  # created before its first line: must not be filed under a made-up session
+
+    report = pipeline.scan(store, settings)
+    _write_lines(legacy, [user("l1", "legacy warmup", agentId="b2c3d4e", **side),
+                          assistant("l2", "msg_l", {"type": "text", "text": "Warm."}, agentId="b2c3d4e", **side)])
+    report2 = pipeline.scan(store, settings)
+
+    assert (report.turns_added, report2.turns_added) == (6, 2)
+    [only] = store.session_counts()  # one session: no made-up one for any sub-agent file
+    assert (only.id, only.title, only.cwd, only.turns) == (S, "Where is the config loaded?", "/home/me/w", 8)
+    rows = store.conn.execute("SELECT id, session_id FROM turns ORDER BY seq").fetchall()
+    assert rows == [(t, S) for t in ("p1", "p2", "p4", "s1", "s2", "w1", "l1", "l2")]
+    assert only.dropped["progress_copy"]["records"] == 1
+    files = {Path(p).relative_to(project).as_posix(): (row.session_id, row.subagent)
+             for p, row in store.file_cursors().items()}
+    assert files == {
+        f"{S}.jsonl": (S, False),
+        f"{S}/subagents/agent-a7be2f0.jsonl": (S, True),
+        f"{S}/subagents/workflows/wf1/agent-w1.jsonl": (S, True),
+        "agent-b2c3d4e.jsonl": (S, True),
+    }
+
+
+def test_claude_edge_cases_sample_reports_non_object_lines(
+    roots: tuple[Path, Path], settings: Settings, store: Store
+) -> None:
+    path = roots[0] / "-tmp" / "edge-cases-session.jsonl"
+    path.parent.mkdir()
+    path.write_bytes((SAMPLES / "claude" / "claude-code-log__edge_cases.jsonl").read_bytes())
+    old = path.stat().st_mtime - SETTLE_SECONDS - 1  # its last line has no newline: let it settle
+    os.utime(path, (old, old))
+    report = pipeline.scan(store, settings)
+    expected = {(str(path), 13, "not a JSON object but str"), (str(path), 15, "not a JSON object but int"),
+                (str(path), 16, "not a JSON object but list")}
+    assert {(p["path"], p["line"], p["message"]) for p in store.problems()} == expected
+    assert {f"{p}:{n}: {m}" for p, n, m in expected} <= set(report.warnings)
+    [info] = store.session_counts()
+    # the last line (a summary, no newline) was read once settled: it titles the session
+    assert info.title is not None and info.title.startswith("Tested various edge cases")
+    assert info.problems == 3
+    row = store.get_file(str(path))
+    assert row is not None and (row.cursor.line_no, row.cursor.offset) == (19, path.stat().st_size)
+
+
+# -- Claude Code: the real samples --------------------------------------------------------------
+
+CLAUDE_SAMPLES = sorted((SAMPLES / "claude").glob("*.jsonl"))
+CODEX_SAMPLES = sorted((SAMPLES / "codex").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", CLAUDE_SAMPLES + CODEX_SAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_samples_read_the_same_twice(path: Path) -> None:
+    reader = CLAUDE if path.parent.name == "claude" else CODEX
+    lines = sample_lines(path)
+    first, second = parse_all(reader, lines), parse_all(reader, lines)
+    assert first == second
+    assert turns(first)
+
+
+@pytest.mark.parametrize("path", CLAUDE_SAMPLES, ids=lambda p: p.stem)
+def test_claude_samples_turns_carry_their_line(path: Path) -> None:
+    for raw in sample_lines(path):
+        parsed = parse_all(CLAUDE, [raw])
+        if not turns(parsed):
+            continue
+        obj = json.loads(raw)
+        [turn] = turns(parsed)  # one line, at most one turn
+        assert turn.id == (obj["uuid"] if isinstance(obj.get("uuid"), str) else line_id(raw))
+        assert turn.timestamp == (obj["timestamp"] if isinstance(obj.get("timestamp"), str) else None)
+        if obj["type"] == "assistant":
+            assert turn.message_id == obj["message"].get("id")
+            assert turn.role is (Role.ASSISTANT if any(
+                b.get("type") in ("text", "thinking") for b in obj["message"]["content"]) else Role.TOOL)
+        elif obj["type"] == "user":
+            content = obj["message"]["content"]
+            has_result = isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+            assert turn.role is (Role.TOOL if has_result else Role.USER)
+        else:
+            assert (obj["type"], obj["attachment"]["type"], turn.role) == ("attachment", "queued_command", Role.USER)
+        # progress, compaction summaries and meta text never become turns
+        assert obj["type"] != "progress" and not obj.get("isCompactSummary")
+
+
+def test_claude_sample_subagent_progress_copies_and_applied_write() -> None:
+    path = SAMPLES / "claude" / "spotter__subagent.jsonl"
+    lines = sample_lines(path)
+    parsed = parse_all(CLAUDE, lines)
+    progress_lines = sum(json.loads(r).get("type") == "progress" for r in lines)
+    assert dropped_records(parsed)["progress_copy"] == progress_lines == 44
+    # agent_progress copies of the sub-agent's messages are not in any turn
+    copied = [json.loads(r)["data"]["message"] for r in lines
+              if json.loads(r).get("type") == "progress" and json.loads(r)["data"].get("type") == "agent_progress"]
+    copied_ids = {m["uuid"] for m in copied}
+    assert copied_ids and not copied_ids & {t.id for t in turns(parsed)}
+    touched = [(t.id, t.files) for t in turns(parsed) if t.files]
+    assert touched == [("8e7ee301-cc24-4f92-82e8-e6c3c47c3db0", ("/home/marco/projects/spotter/plan.md",))]
+    assert session(parsed) == ("/home/marco/projects/spotter", "create the beads")
+    # no text block is repeated within one API message
+    by_message: dict[str, list[str]] = {}
+    for t in turns(parsed):
+        if t.message_id:
+            by_message.setdefault(t.message_id, []).append(t.text)
+    assert by_message and all(len(texts) == len(set(texts)) for texts in by_message.values())
+
+
+def test_claude_sample_rejected_tools_touch_nothing() -> None:
+    parsed = parse_all(CLAUDE, sample_lines(SAMPLES / "claude" / "spotter__short.jsonl"))
+    results = [t for t in turns(parsed) if t.text.startswith("[tool result")]
+    assert len(results) == 2 and all(t.text.startswith("[tool result (error)]") and t.files == () for t in results)
+    assert session(parsed) == ("/home/marco/projects/spotter", "mix phx.server doesnt seem to start")
+
+
+def test_claude_sample_shape_catalogue() -> None:
+    parsed = parse_all(CLAUDE, sample_lines(SAMPLES / "claude" / "agent-sessions__small.jsonl"))
+    assert session(parsed) == ("/tmp", "Stage0 small fixture")  # the custom title wins
+    records = dropped_records(parsed)
+    assert records["compaction_summary"] == 1 and records["api_error_message"] == 1
+    assert records["progress_copy"] == 1
+    queued = [t for t in turns(parsed) if t.role is Role.USER and t.text == "[trimmed for fixture]"]
+    assert queued  # queued_command attachments are prompts
+    # the isMeta tool result (u2) and the rejected one (u2b) are kept as tool turns
+    assert [(t.id, t.role) for t in turns(parsed) if t.id in ("u2", "u2b")] == [("u2", Role.TOOL), ("u2b", Role.TOOL)]
+
+
+# -- Codex (docs/architecture.md, "Codex rollouts") ---------------------------------------------------
+
+CODEX_S6 = [
+    r'{"timestamp":"2026-01-05T10:00:00.000Z","type":"session_meta","payload":{"id":"0199bbbb-0000-7000-8000-000000000001","timestamp":"2026-01-05T10:00:00.000Z","cwd":"/home/me/w","originator":"codex_cli_rs","cli_version":"0.120.0","source":"cli","model_provider":"openai","git":{"branch":"main"}}}',
+    r'{"timestamp":"2026-01-05T10:00:01.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t1","model_context_window":258400}}',
+    r'{"timestamp":"2026-01-05T10:00:01.001Z","type":"turn_context","payload":{"turn_id":"t1","cwd":"/home/me/w","approval_policy":"on-request","sandbox_policy":{"type":"workspace-write","network_access":false},"model":"gpt-x","summary":"auto"}}',
+    r'{"timestamp":"2026-01-05T10:00:01.002Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"rename foo to bar in a.py"}]}}',  # noqa: E501
+    r'{"timestamp":"2026-01-05T10:00:01.002Z","type":"event_msg","payload":{"type":"user_message","message":"rename foo to bar in a.py","images":[]}}',  # noqa: E501
+    r'{"timestamp":"2026-01-05T10:00:04.000Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch\n*** Update File: a.py\n@@\n-foo()\n+bar()\n*** End Patch\n"}}',  # noqa: E501
+    r'{"timestamp":"2026-01-05T10:00:04.300Z","type":"event_msg","payload":{"type":"patch_apply_end","call_id":"call_1","turn_id":"t1","success":true,"stdout":"Success. Updated the following files:\nM a.py\n","stderr":"","changes":{"/home/me/w/a.py":{"type":"update","unified_diff":"@@ -1 +1 @@\n-foo()\n+bar()\n","move_path":null}}}}',  # noqa: E501
+    r'{"timestamp":"2026-01-05T10:00:04.301Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_1","output":"Success. Updated the following files:\nM a.py\n"}}',  # noqa: E501
+    r'{"timestamp":"2026-01-05T10:00:06.000Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"Done."}}',
+]
+
+
+def codex_line(kind: str, payload: dict[str, Any], ts: str = "2026-01-05T10:00:05.000Z") -> str:
+    return json.dumps({"timestamp": ts, "type": kind, "payload": payload}, separators=(",", ":"))
+
+
+def test_codex_turn_with_a_patch() -> None:
+    parsed = parse_all(CODEX, CODEX_S6)
+    raw = [line.encode() for line in CODEX_S6]
+    assert turns(parsed) == [
+        TurnDraft(line_id(raw[3]), Role.USER, "rename foo to bar in a.py", (), "2026-01-05T10:00:01.002Z"),
+        TurnDraft(line_id(raw[5]), Role.TOOL,
+                  "[tool apply_patch] *** Begin Patch\n*** Update File: a.py\n@@\n-foo()\n+bar()\n*** End Patch\n",
+                  (), "2026-01-05T10:00:04.000Z"),
+        TurnDraft(line_id(raw[6]), Role.TOOL, "[patch applied]\nupdate /home/me/w/a.py", ("/home/me/w/a.py",),
+                  "2026-01-05T10:00:04.300Z"),
+        TurnDraft(line_id(raw[7]), Role.TOOL, "[tool result]\nSuccess. Updated the following files:\nM a.py\n", (),
+                  "2026-01-05T10:00:04.301Z"),
+    ]
+    assert dropped(parsed) == Counter({"event_copy": len("rename foo to bar in a.py")})
+    assert session(parsed) == ("/home/me/w", "rename foo to bar in a.py")
+    assert turns(parse_all(CODEX, CODEX_S6)) == turns(parsed)  # stable on a re-read
+
+
+def test_codex_keeps_response_items_and_counts_event_copies() -> None:
+    lines = [
+        codex_line("response_item", {"type": "message", "role": "assistant", "phase": "final_answer",
+                                     "content": [{"type": "output_text", "text": "We'll use sqlite."}]}),
+        codex_line("event_msg", {"type": "agent_message", "message": "We'll use sqlite."}),
+        codex_line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Weighing."}],
+                                     "content": None, "encrypted_content": "gAAAA" * 4}),
+        codex_line("event_msg", {"type": "agent_reasoning", "text": "Weighing."}),
+        codex_line("response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
+                                     "arguments": "{\"cmd\":\"ls\"}"}),
+        codex_line("response_item", {"type": "function_call_output", "call_id": "c1",
+                                     "output": {"type": "input_text", "text": "a.py\n"}}),
+        codex_line("response_item", {"type": "local_shell_call", "call_id": "c2", "status": "completed",
+                                     "action": {"type": "exec", "command": ["git", "status"]}}),
+        codex_line("event_msg", {"type": "token_count", "info": None}),
+        codex_line("event_msg", {"type": "token_count", "info": None}),
+    ]
+    parsed = parse_all(CODEX, lines)
+    assert [(t.role, t.text) for t in turns(parsed)] == [
+        (Role.ASSISTANT, "We'll use sqlite."),
+        (Role.ASSISTANT, "(reasoning) Weighing."),
+        (Role.TOOL, '[tool exec_command] {"cmd":"ls"}'),
+        (Role.TOOL, "[tool result]\na.py\n"),
+        (Role.TOOL, "[shell] git status"),
+    ]
+    assert dropped(parsed) == Counter({"event_copy": len("We'll use sqlite.") + len("Weighing."),
+                                       "encrypted_reasoning": 20})
+
+
+def test_codex_injected_context_is_left_out_and_counted() -> None:
+    agents = "# AGENTS.md instructions for /home/me/w\n\n<INSTRUCTIONS>\nUse tabs.\n</INSTRUCTIONS>"
+    envc = "<environment_context>\n  <cwd>/home/me/w</cwd>\n  <approval_policy>on-request</approval_policy>\n"
+    def message(role: str, *content: dict[str, Any]) -> str:
+        return codex_line("response_item", {"type": "message", "role": role, "content": list(content)})
+
+    lines = [
+        message("developer", {"type": "input_text", "text": "<permissions>sandboxed</permissions>"}),
+        message("user", {"type": "input_text", "text": agents}),
+        message("user", {"type": "input_text", "text": envc}),
+        message("user", {"type": "input_text", "text": "<user_instructions>be brief</user_instructions>"}),
+        message("user", {"type": "input_text", "text": "what is this?"},
+                {"type": "input_image", "image_url": "data:image/png;base64,iVBOR"}),
+    ]
+    parsed = parse_all(CODEX, lines)
+    assert [(t.role, t.text) for t in turns(parsed)] == [(Role.USER, "what is this?")]
+    assert dropped_records(parsed) == Counter({"injected_context": 4, "base64_image": 1})
+    assert dropped(parsed)["base64_image"] == len("data:image/png;base64,iVBOR")
+    assert session(parsed) == ("/home/me/w", "what is this?")  # the cwd named by the environment context
+
+
+def test_codex_failed_patch_touches_nothing_and_relative_paths_resolve_against_the_turn_cwd() -> None:
+    lines = [
+        codex_line("turn_context", {"turn_id": "t2", "cwd": "/home/me/w/sub"}),
+        codex_line("event_msg", {"type": "patch_apply_end", "call_id": "c1", "success": False,
+                                 "changes": {"/home/me/w/a.py": {"type": "update"}}}),
+        codex_line("event_msg", {"type": "patch_apply_end", "call_id": "c2", "success": True,
+                                 "changes": {"docs/new.md": {"type": "add"}, "/abs/x.py": {"type": "delete"}}}),
+    ]
+    [turn] = turns(parse_all(CODEX, lines))
+    assert (turn.text, turn.files) == ("[patch applied]\nadd docs/new.md\ndelete /abs/x.py",
+                                       ("/home/me/w/sub/docs/new.md", "/abs/x.py"))
+
+
+def test_codex_fork_keeps_the_first_session_meta() -> None:
+    lines = [
+        codex_line("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000001", "cwd": "/w/fork",
+                                    "forked_from_id": "0199aaaa-0000-7000-8000-000000000000"}),
+        codex_line("response_item", {"type": "message", "role": "user",
+                                     "content": [{"type": "input_text", "text": "continue from here"}]}),
+        # the parent's history, copied: its meta (other id, other cwd) does not change the session
+        codex_line("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000000", "cwd": "/w/parent"}),
+        codex_line("response_item", {"type": "message", "role": "user",
+                                     "content": [{"type": "input_text", "text": "original first prompt"}]}),
+    ]
+    parsed = parse_all(CODEX, lines)
+    assert parsed[0].session == SessionInfo(id="", agent="codex", cwd="/w/fork")
+    assert parsed[2] == ParsedLine()
+    assert session(parsed) == ("/w/fork", "continue from here")
+
+
+def test_codex_fork_file_keeps_its_identity_through_a_scan(
+    roots: tuple[Path, Path], settings: Settings, store: Store
+) -> None:
+    fork_id = "0199aaaa-0000-7000-8000-000000000001"
+    path = roots[1] / "2026" / "03" / "01" / f"rollout-2026-03-01T09-00-00-{fork_id}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join([
+        codex_line("session_meta", {"id": fork_id, "cwd": "/w/fork"}),
+        codex_line("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000000", "cwd": "/w/parent"}),
+        codex_line("response_item", {"type": "message", "role": "user",
+                                     "content": [{"type": "input_text", "text": "go on"}]}),
+    ]) + "\n")
+    pipeline.scan(store, settings)
+    [info] = store.session_counts()
+    assert (info.id, info.agent, info.cwd, info.title, info.turns) == (fork_id, "codex", "/w/fork", "go on", 1)
+
+
+LEGACY = [
+    r'{"id":"5f0c0000-0000-4000-8000-000000000000","timestamp":"2025-08-20T13:20:47.060Z","instructions":null,"git":{"branch":"main"}}',
+    r'{"record_type":"state"}',
+    r'{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/home/me/legacy</cwd>\n</environment_context>"}]}',  # noqa: E501
+    r'{"type":"message","role":"user","content":[{"type":"input_text","text":"yes"}]}',
+    r'{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}',
+    r'{"type":"message","role":"user","content":[{"type":"input_text","text":"yes"}]}',
+    r'{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"c1"}',
+    r'{"record_type":"state"}',
+]
+
+
+def test_codex_legacy_rollout_without_envelope() -> None:
+    parsed = parse_all(CODEX, LEGACY)
+    got = turns(parsed)
+    assert [(t.role, t.text, t.timestamp) for t in got] == [
+        (Role.USER, "yes", None),
+        (Role.ASSISTANT, "Done.", None),
+        (Role.USER, "yes", None),  # said twice: two turns
+        (Role.TOOL, '[tool shell] {"command":["bash","-lc","ls"]}', None),
+    ]
+    assert len({t.id for t in got}) == 4
+    assert got[0].id == line_id(LEGACY[3].encode())
+    assert turns(parse_all(CODEX, LEGACY)) == got  # the same ids on a re-read
+    assert session(parsed) == ("/home/me/legacy", "yes")
+    assert dropped_records(parsed) == Counter({"injected_context": 1})
+
+
+def test_codex_legacy_rollout_through_a_scan_and_a_rescan(
+    roots: tuple[Path, Path], settings: Settings, store: Store
+) -> None:
+    path = roots[1] / "rollout-2025-08-20T13-20-47-5f0c0000-0000-4000-8000-000000000000.jsonl"  # flat, old builds
+    path.write_text("\n".join(LEGACY) + "\n")
+    assert pipeline.scan(store, settings).turns_added == 4
+    assert pipeline.scan(store, settings).turns_added == 0
+    [info] = store.session_counts()
+    assert (info.id, info.cwd, info.turns) == ("5f0c0000-0000-4000-8000-000000000000", "/home/me/legacy", 4)
+
+
+# -- Codex: the real samples --------------------------------------------------------------------
+
+
+def test_codex_sample_localpush() -> None:
+    path = next(p for p in CODEX_SAMPLES if p.name.startswith("localpush"))
+    lines = sample_lines(path)
+    parsed = parse_all(CODEX, lines)
+    objs = [json.loads(r) for r in lines]
+    developer = sum(o["type"] == "response_item" and o["payload"].get("role") == "developer" for o in objs)
+    copies = sum(o["type"] == "event_msg"
+                 and o["payload"]["type"] in ("user_message", "agent_message", "agent_reasoning") for o in objs)
+    assert dropped_records(parsed) == Counter({"injected_context": developer, "event_copy": copies,
+                                               "encrypted_reasoning": 1})
+    for raw, obj, p in zip(lines, objs, parsed, strict=True):
+        if p.turns:
+            assert p.turns == [TurnDraft(line_id(raw), p.turns[0].role, p.turns[0].text, (), obj["timestamp"])]
+            assert obj["type"] == "response_item"
+    assert session(parsed)[0] == "/redacted/path/da0ba47443"
+
+
+def test_codex_sample_with_injected_agents_md() -> None:
+    path = next(p for p in CODEX_SAMPLES if p.name.startswith("claude-code-transcripts"))
+    parsed = parse_all(CODEX, sample_lines(path))
+    prompt = ("can you analyse the MD files in this directory and determine if the info we have is clear enough to "
+              "start planning the migration?")
+    assert [(t.role, t.text) for t in turns(parsed)] == [(Role.USER, prompt)]
+    assert dropped_records(parsed) == Counter({"injected_context": 2, "event_copy": 1})
+    assert session(parsed) == ("/Users/macmini/Code/homelab-migration", prompt[:120])
+
+
+def test_codex_sample_shape_catalogue() -> None:
+    path = next(p for p in CODEX_SAMPLES if p.name.startswith("agent-sessions"))
+    lines = sample_lines(path)
+    parsed = parse_all(CODEX, lines)
+    metas = [p for raw, p in zip(lines, parsed, strict=True) if json.loads(raw)["type"] == "session_meta"]
+    assert len(metas) == 7
+    assert [m.session for m in metas] == [SessionInfo(id="", agent="codex", cwd="/tmp/repo")] + [None] * 6
+    assert [t.files for t in turns(parsed) if t.files] == [("/tmp/repo/a.txt",)]
+    assert session(parsed) == ("/tmp/repo", "List the files")
+    assert next(t.text for t in turns(parsed) if t.text.startswith("[tool result]")) == "[tool result]\na.txt\n"
+
+
+# -- the registry ---------------------------------------------------------------------------------
+
+
+def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> None:
+    claude_root, codex_root = roots
+    rollout = codex_root / "2026" / "01" / "05" / f"rollout-2026-01-05T10-00-00-{CODEX_ID}.jsonl"
+    session_file = claude_root / "-home-me-w" / f"{S}.jsonl"
+    for p in (rollout, session_file, codex_root / "history.jsonl.txt"):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("")
+    warnings: list[str] = []
+    listed = sorted(transcript_paths([claude_root, codex_root], warnings))
+    assert listed == [(claude_root, str(session_file)), (codex_root, str(rollout))]
+    assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]
+    assert warnings == []
+    assert set(READERS) == {"claude", "codex"}
+    assert CLAUDE.locate(rollout) is None and CODEX.locate(session_file) is None
