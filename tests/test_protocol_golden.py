@@ -119,7 +119,9 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     after = await daemon.wait_status(lambda s: s["last_run"] and not s["running"], what="the run's status")
     write_golden("status-after-run", after, tmp_path)
 
-    items = plain(await daemon.client.protocol.send_request_async(protocol.CHECKPOINT_ITEMS, {"scope": "all"}))
+    raw = await daemon.client.protocol.send_request_async(  # type: ignore[no-untyped-call]
+        protocol.CHECKPOINT_ITEMS, {"scope": "all"})
+    items = plain(raw)
     assert {i["kind"] for i in items["items"]} == {"decision", "constraint", "question"}
     write_golden("items-result", items, tmp_path)
 
@@ -135,12 +137,13 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
 
 def test_the_protocol_names_are_written_for_the_extension() -> None:
     """The extension's constants.ts is checked against these, so a rename on one side fails a test."""
+    commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT}
+    assert set(commands.values()) == set(protocol.COMMANDS)  # a new command is added here too
     names = {
         "server_name": protocol.SERVER_NAME,
         "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS},
-        "commands": {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT},
+        "commands": commands,
         "diagnostic_source": protocol.DIAGNOSTIC_SOURCE,
     }
-    assert set(names["commands"].values()) == set(protocol.COMMANDS)  # type: ignore[union-attr]
     GOLDEN.mkdir(parents=True, exist_ok=True)
     (GOLDEN / "protocol-names.json").write_text(json.dumps(names, indent=2, sort_keys=True) + "\n", encoding="utf-8")
