@@ -2,7 +2,6 @@ import * as vscode from 'vscode';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
-  Commands,
   checkpointNow,
   exportDecisions,
   formatNowResult,
@@ -16,6 +15,7 @@ import {
   type CommandDeps,
   type Daemon,
 } from '../src/commands';
+import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
 import type { Item } from '../src/protocol';
 import { files, resetVscodeMock } from './__mocks__/vscode';

@@ -3,8 +3,7 @@ import * as path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { Commands } from '../src/commands';
-import { ServerCommands } from '../src/protocol';
+import { Commands, ServerCommands } from '../src/constants';
 import { readSettings } from '../src/settings';
 
 interface Manifest {
