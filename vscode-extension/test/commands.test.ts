@@ -116,6 +116,24 @@ describe('argument handling', () => {
     expect(formatNowResult(null).text).toBe('Checkpoint: run finished.');
   });
 
+  it('formatNowResult shows the run layer’s sentence when the daemon sends one, instead of composing its own', () => {
+    const sentence = 'Extracted 4 chunks with the heuristic extractor: 3 captured, 1 failed; 7 new items';
+    expect(
+      formatNowResult({
+        run: { sentence, tried: 4, captured: 3, failed: 1, lost: 0, items_added: 7, stopped_by: null, failures: [{ cause: 'timeout' }] },
+        totals: { turns: 10, captured: 8, pending: 2, failed: 1 },
+      }),
+    ).toEqual({
+      text: `Checkpoint: ${sentence}. Now 2 turns pending, 8 captured, 1 failed. First failure: timeout`,
+      ok: false,
+    });
+    // The sentence replaces only the wording: success is still judged from the counts.
+    expect(formatNowResult({ run: { sentence: 'Nothing to extract.', tried: 0, captured: 0, failed: 0, items_added: 0 }, totals: { turns: 5, captured: 0, pending: 5, failed: 0 } })).toEqual({
+      text: 'Checkpoint: Nothing to extract. Now 5 turns pending, 0 captured, 0 failed.',
+      ok: false,
+    });
+  });
+
   it('resolveItemFile keeps absolute paths and resolves relative ones against the session folder', () => {
     expect(resolveItemFile('/a/b.py', '/w')).toBe('/a/b.py');
     expect(resolveItemFile('src/b.py', '/w')).toBe('/w/src/b.py');
