@@ -25,6 +25,7 @@ import pytest_asyncio
 
 from checkpoint.server import protocol
 from checkpoint.server.items import plain
+from fakes.fake_anthropic import FakeAnthropic
 from lsp_support import Daemon, Transcript, server_env, slug
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,12 +38,23 @@ WALL_CLOCK = 1767225600.0
 SESSIONS = 9  # the samples that hold a session, and the one written here
 
 
+# Lists whose order the daemon does not promise (items made in the same second, sessions with the
+# same last turn): sorted, so that only a change of the wire changes the file.
+UNORDERED: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "items": lambda i: i["id"], "sessions": lambda s: s["id"], "problems": lambda p: (p["path"], p["line"]),
+}
+
+
 def stable(value: Any, tmp: Path) -> Any:
     """`value` with the run's temporary directory (also as a Claude project slug) and wall-clock
-    stamps replaced by fixed values."""
+    stamps replaced by fixed values, and unordered lists sorted."""
     if isinstance(value, dict):
-        return {k: (WALL_CLOCK if k in WALL_CLOCK_KEYS and isinstance(v, int | float) else stable(v, tmp))
-                for k, v in value.items()}
+        out = {k: (WALL_CLOCK if k in WALL_CLOCK_KEYS and isinstance(v, int | float) else stable(v, tmp))
+               for k, v in value.items()}
+        for key, order in UNORDERED.items():
+            if isinstance(out.get(key), list):
+                out[key] = sorted(out[key], key=order)
+        return out
     if isinstance(value, list):
         return [stable(v, tmp) for v in value]
     if isinstance(value, str):
@@ -133,6 +145,27 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     triage = await daemon.command(protocol.CMD_DISMISS, decision["id"])
     assert triage["changed"] is True
     write_golden("triage-result", triage, tmp_path)
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_a_failed_run_is_written_as_golden_files(tmp_path: Path, workspace: Path, claude_root: Path) -> None:
+    """Failures, causes and last_error are empty in a heuristic run: a refusing (fake) API fills them."""
+    for sample in (claude_root / "samples").iterdir():
+        sample.unlink()  # only the one session: one refused chunk
+    with FakeAnthropic() as fake:
+        fake.set_rates({"refusal": 1.0}, seed=1)
+        env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [claude_root],
+                         CHECKPOINT_EXTRACTOR="anthropic", ANTHROPIC_BASE_URL=fake.base_url,
+                         ANTHROPIC_API_KEY="sk-ant-golden-0000")
+        daemon = await Daemon.start(env, [workspace], {"checkpoint": {"extraction": "manual"}})
+        try:
+            now = await daemon.command(protocol.CMD_NOW)
+            assert now["run"]["failed"] == 1 and now["run"]["failures"]
+            write_golden("now-result-failed", now, tmp_path)
+            status = await daemon.wait_status(lambda s: s["last_run"] and s["sessions"][0]["causes"])
+            write_golden("status-after-failed-run", status, tmp_path)
+        finally:
+            await daemon.stop()
 
 
 def test_the_protocol_names_are_written_for_the_extension() -> None:

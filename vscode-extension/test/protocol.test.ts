@@ -29,6 +29,8 @@ const CONTRACT: Record<string, Shape<unknown>> = {
   'status-before-run.json': StatusShape,
   'status-after-run.json': StatusShape,
   'now-result.json': NowResultShape,
+  'now-result-failed.json': NowResultShape,
+  'status-after-failed-run.json': StatusShape,
   'items-result.json': ItemsResultShape,
   'triage-result.json': TriageResultShape,
   'diagnostic-data.json': array(DiagnosticDataShape),
@@ -50,7 +52,7 @@ describe('the daemon’s payloads match protocol.ts', () => {
     });
   }
 
-  it('the goldens are not trivially empty: sessions, items of every kind, a run and diagnostics', () => {
+  it('the goldens are not trivially empty: sessions, items of every kind, a run, a failure and diagnostics', () => {
     const after = golden('status-after-run.json') as { sessions: unknown[]; last_run: unknown; problems: unknown[] };
     expect(after.sessions.length).toBeGreaterThan(1);
     expect(after.last_run).not.toBeNull();
@@ -58,6 +60,9 @@ describe('the daemon’s payloads match protocol.ts', () => {
     const kinds = new Set((golden('items-result.json') as { items: { kind: string }[] }).items.map((i) => i.kind));
     expect([...kinds].sort()).toEqual(['constraint', 'decision', 'question']);
     expect((golden('diagnostic-data.json') as unknown[]).length).toBe(3);
+    const failed = golden('status-after-failed-run.json') as { sessions: { causes: string[] }[]; last_run: { failures: unknown[] } };
+    expect(failed.last_run.failures.length).toBe(1);
+    expect(failed.sessions[0].causes.length).toBe(1);
   });
 });
 
