@@ -49,11 +49,13 @@ def stable(value: Any, tmp: Path) -> Any:
     """`value` with the run's temporary directory (also as a Claude project slug) and wall-clock
     stamps replaced by fixed values, and unordered lists sorted."""
     if isinstance(value, dict):
-        out = {k: (WALL_CLOCK if k in WALL_CLOCK_KEYS and isinstance(v, int | float) else stable(v, tmp))
-               for k, v in value.items()}
+        out: dict[str, Any] = {
+            k: (WALL_CLOCK if k in WALL_CLOCK_KEYS and isinstance(v, int | float) else stable(v, tmp))
+            for k, v in value.items()
+        }
         for key, order in UNORDERED.items():
-            if isinstance(out.get(key), list):
-                out[key] = sorted(out[key], key=order)
+            if isinstance(listed := out.get(key), list):
+                out[key] = sorted(listed, key=order)
         return out
     if isinstance(value, list):
         return [stable(v, tmp) for v in value]
