@@ -23,7 +23,6 @@ export type Node =
   | { type: 'group'; sessionId: string; kind: ItemKind; items: Item[] }
   | { type: 'item'; item: Item };
 
-
 const KIND_ICONS: Record<ItemKind, string> = { decision: 'milestone', constraint: 'lock', question: 'question' };
 
 const MAX_LABEL = 160;
