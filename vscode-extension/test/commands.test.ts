@@ -367,6 +367,26 @@ describe('registerCommands', () => {
     expect(ids.sort()).toEqual(Object.values(Commands).sort());
   });
 
+  it('wraps every command: whatever fails inside reaches the user as an error message, none rejects', async () => {
+    const { deps, asDeps } = fakeDeps();
+    const boom = (): never => {
+      throw new Error('boom');
+    };
+    deps.daemon.executeCommand.mockRejectedValue(new Error('boom'));
+    deps.daemon.items.mockRejectedValue(new Error('boom'));
+    deps.daemon.restart.mockRejectedValue(new Error('boom'));
+    deps.log.show.mockImplementation(boom);
+    deps.tree.refresh.mockImplementation(boom);
+    vi.mocked(vscode.window.showInputBox).mockRejectedValue(new Error('boom'));
+    registerCommands(asDeps);
+    for (const id of Object.values(Commands)) {
+      vi.mocked(vscode.window.showErrorMessage).mockClear();
+      await expect(handler(id)(), id).resolves.toBeUndefined();
+      expect(vscode.window.showErrorMessage, id).toHaveBeenCalledTimes(1);
+      expect(String(vi.mocked(vscode.window.showErrorMessage).mock.calls[0][0]), id).toMatch(/^Checkpoint: .+ failed: /);
+    }
+  });
+
   it('Restart Daemon, Show Log and Refresh do what they say', async () => {
     const { deps, asDeps } = fakeDeps();
     registerCommands(asDeps);
