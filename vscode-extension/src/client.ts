@@ -23,7 +23,8 @@ import {
 } from 'vscode-languageclient/node';
 
 import { DaemonNotRunningError, RestartQueue } from './lifecycle';
-import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, itemsOf, type Item, type ItemsQuery, type Status } from './protocol';
+import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, SettingIds } from './constants';
+import { itemsOf, type Item, type ItemsQuery, type Status } from './protocol';
 import { findExecutable, startFailureMessage, type DaemonLaunch } from './settings';
 import type { DaemonPhase } from './status';
 
@@ -116,7 +117,7 @@ export class DaemonClient implements vscode.Disposable {
       if (bare) {
         log.info(`PATH=${launch.env.PATH ?? ''}`);
       }
-      this.fail(`"${launch.command}" was not found${bare ? ' on PATH' : ''} (setting checkpoint.command)`, launch);
+      this.fail(`"${launch.command}" was not found${bare ? ' on PATH' : ''} (setting ${SettingIds.command})`, launch);
       return;
     }
 

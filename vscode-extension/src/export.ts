@@ -6,7 +6,8 @@
  * no links.
  */
 
-import type { Item, ItemKind } from './protocol';
+import { KIND_LABELS as SECTION_TITLE, KIND_TITLE } from './constants';
+import type { Item } from './protocol';
 import { ITEM_KINDS } from './protocol';
 
 export type ExportFormat = 'markdown' | 'adr';
@@ -16,12 +17,6 @@ export interface ExportFile {
   content: string;
 }
 
-const KIND_TITLE: Record<ItemKind, string> = { decision: 'Decision', constraint: 'Constraint', question: 'Open question' };
-const SECTION_TITLE: Record<ItemKind, string> = {
-  decision: 'Decisions',
-  constraint: 'Constraints',
-  question: 'Open questions',
-};
 
 /** Text made safe for Markdown: no HTML, no links, no line structure of its own. */
 export function mdText(text: string): string {

@@ -7,10 +7,9 @@ import * as vscode from 'vscode';
 
 import { DaemonClient, type LaunchPlan } from './client';
 import { registerCommands, showDaemonError } from './commands';
+import { API_KEY_SECRET, SECTION, Views } from './constants';
 import {
   API_KEY_ENV,
-  API_KEY_SECRET,
-  SECTION,
   daemonLaunch,
   describeLaunch,
   initializationOptions,
@@ -72,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const tree = new CheckpointTree((session) => client.items({ session }));
   context.subscriptions.push(tree);
-  const view = vscode.window.createTreeView('checkpoint.sessions', { treeDataProvider: tree, showCollapseAll: true });
+  const view = vscode.window.createTreeView(Views.sessions, { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(view);
 
   function update(next: ViewState): void {

@@ -1,104 +1,122 @@
 /**
- * Every name the daemon and this extension agree on, mirroring the Python constants module
- * `daemon/checkpoint/server/protocol.py`. Rename nothing here without renaming it there.
+ * The payloads the daemon sends, declared once as {@link Shape}s: the types below are derived from
+ * them, and the contract test (test/protocol.test.ts) checks the daemon's real JSON (test/golden/,
+ * written by tests/test_protocol_golden.py) against the same shapes. The names the two sides agree
+ * on are in constants.ts.
  *
- * Payloads use the snake_case keys of `checkpoint status --json` and `checkpoint items --json`.
- * Fields the daemon may not send yet are optional, and every reader tolerates their absence.
+ * Keys are the snake_case keys of `checkpoint status --json` and `checkpoint items --json`. A key
+ * is required when the daemon always sends it, `nullable` when it sends null, `optional` only when
+ * it may leave the key out.
  */
 
-export const SERVER_NAME = 'checkpoint';
+import { Methods } from './constants';
+import { array, boolean, literal, nullable, number, object, optional, record, recordOf, string, type TypeOf } from './shape';
 
-/** Custom LSP methods. */
-export const Methods = {
-  /** Server -> client notification whenever a count or the run state changes. Params: {@link Status}. */
-  status: 'checkpoint/status',
-  /** Client -> server request. Params: {@link ItemsQuery}. Result: {@link ItemsResult} (or a bare list). */
-  items: 'checkpoint/items',
-} as const;
+export const ItemKindShape = literal('decision', 'constraint', 'question');
+export const ItemStateShape = literal('new', 'accepted', 'dismissed');
+export const ScopeShape = literal('workspace', 'all');
+export type ItemKind = TypeOf<typeof ItemKindShape>;
+export type ItemState = TypeOf<typeof ItemStateShape>;
+export const ITEM_KINDS: readonly ItemKind[] = ItemKindShape.values;
 
-/** `workspace/executeCommand` ids the daemon handles. */
-export const ServerCommands = {
-  /** Arguments: none, or [session_id]. Result: {@link NowResult}. */
-  now: 'checkpoint.now',
-  /** Arguments: [item_id]. Result: {@link TriageResult}. */
-  dismiss: 'checkpoint.dismiss',
-  /** Arguments: [item_id]. Result: {@link TriageResult}. */
-  accept: 'checkpoint.accept',
-} as const;
+export const TotalsShape = object({ turns: number, captured: number, pending: number, failed: number });
+export type Totals = TypeOf<typeof TotalsShape>;
 
-/** `source` of every diagnostic the daemon publishes. */
-export const DIAGNOSTIC_SOURCE = 'checkpoint';
+/** What extracting cost. */
+export const UsageShape = object({
+  input_tokens: number,
+  output_tokens: number,
+  cache_creation_input_tokens: number,
+  cache_read_input_tokens: number,
+  requests: number,
+  cost_usd: number,
+});
 
-export type ItemKind = 'decision' | 'constraint' | 'question';
-export type ItemState = 'new' | 'accepted' | 'dismissed';
-export const ITEM_KINDS: readonly ItemKind[] = ['decision', 'constraint', 'question'];
-
-export interface Totals {
-  turns: number;
-  captured: number;
-  pending: number;
-  failed: number;
-}
-
-export interface SessionStatus {
-  id: string;
-  agent: string;
-  title: string | null;
-  cwd: string | null;
-  turns: number;
-  captured: number;
-  pending: number;
-  failed: number;
-  watermark?: number;
-  last_ts: string | null;
+export const SessionStatusShape = object({
+  id: string,
+  agent: string,
+  title: nullable(string),
+  cwd: nullable(string),
+  turns: number,
+  captured: number,
+  pending: number,
+  failed: number,
+  watermark: number,
+  last_ts: nullable(string),
   /** Why chunks of this session failed, one entry per distinct cause. */
-  causes?: string[];
+  causes: array(string),
   /** Policy -> {records, chars}: content left out on purpose, counted. */
-  dropped?: Record<string, { records: number; chars: number }>;
+  dropped: record(object({ records: number, chars: number })),
   /** Transcript lines that could not be read. */
-  problems?: number;
+  problems: number,
+  usage: UsageShape,
+  /** Secrets replaced before storing, by kind. */
+  redacted: record(number),
+  /** Claude Code deletes the transcript soon while turns are not captured yet. */
+  at_risk: boolean,
+  deletes_in_days: nullable(number),
   /** URI of the workspace folder holding the session's cwd, if any. */
-  workspace?: string | null;
-}
+  workspace: nullable(string),
+});
+export type SessionStatus = TypeOf<typeof SessionStatusShape>;
 
-export interface RunProgress {
-  done: number;
-  total: number;
-}
+export const RunProgressShape = object({ done: number, total: number });
+export type RunProgress = TypeOf<typeof RunProgressShape>;
 
-export interface RunSummary {
-  explicit?: boolean;
-  extractor?: string;
-  tried: number;
-  captured: number;
-  failed: number;
+export const RunFailureShape = object({
+  chunk_id: number,
+  session_id: string,
+  cause: string,
+  /** Taken over by another worker: not captured, not failed. */
+  lost: boolean,
+});
+
+export const RunSummaryShape = object({
+  /** checkpoint.now (true) or background extraction (false). */
+  explicit: boolean,
+  extractor: string,
+  tried: number,
+  captured: number,
+  failed: number,
   /** Chunks whose answer was refused because another worker took them over: still due, not captured. */
-  lost?: number;
+  lost: number,
+  items_added: number,
   /** Items dropped because they cited no turn of their chunk. */
-  items_rejected?: number;
-  items_added: number;
+  items_rejected: number,
   /** A budget that ended the run early; the rest stays pending. */
-  stopped_by?: string | null;
-  failures?: { chunk_id?: number | string; session_id?: string; cause: string }[];
-  finished_at?: number;
-}
+  stopped_by: nullable(string),
+  failures: array(RunFailureShape),
+  finished_at: number,
+  /** The run layer's one human sentence for the run; optional until every daemon sends it. */
+  sentence: optional(string),
+});
+export type RunSummary = TypeOf<typeof RunSummaryShape>;
 
-export interface Status {
-  totals: Totals;
-  sessions: SessionStatus[];
-  running: boolean;
-  last_error?: string | null;
-  scope?: 'workspace' | 'all';
-  workspace_folders?: string[];
-  problems?: { path: string; line: number; message: string; session_id?: string | null }[];
-  items?: { by_kind?: Partial<Record<ItemKind, number>>; by_state?: Partial<Record<ItemState, number>> };
-  progress?: RunProgress | null;
-  extraction?: 'auto' | 'manual';
+export const ProblemShape = object({ path: string, line: number, message: string, session_id: nullable(string) });
+
+export const StatusShape = object({
+  scope: ScopeShape,
+  workspace_folders: array(string),
+  totals: TotalsShape,
+  sessions: array(SessionStatusShape),
+  problems: array(ProblemShape),
+  usage: UsageShape,
+  redacted: record(number),
+  /** Sessions the user asked to forget. */
+  forgotten: array(object({ session_id: string, forgotten_at: number, turns: number })),
+  /** by_kind leaves dismissed items out. */
+  items: object({ by_kind: recordOf(ItemKindShape, number), by_state: recordOf(ItemStateShape, number) }),
+  running: boolean,
+  progress: nullable(RunProgressShape),
+  extraction: literal('auto', 'manual'),
   /** Why background extraction waits (a budget was reached), else null. */
-  paused?: string | null;
-  last_run?: RunSummary | null;
-}
+  paused: nullable(string),
+  last_run: nullable(RunSummaryShape),
+  last_error: nullable(string),
+});
+export type Status = TypeOf<typeof StatusShape>;
 
+/** What the extension asks `checkpoint/items` for: every key optional (sent, not received). */
 export interface ItemsQuery {
   scope?: 'workspace' | 'all';
   workspace?: string;
@@ -108,49 +126,54 @@ export interface ItemsQuery {
   file?: string;
 }
 
-export interface Source {
-  turn_id: string;
+export const SourceShape = object({
+  turn_id: string,
   /** Transcript file. */
-  path: string;
+  path: string,
   /** 1-based line in it. */
-  line: number;
-  timestamp: string | null;
-  uri?: string;
-}
+  line: number,
+  timestamp: nullable(string),
+  uri: string,
+});
+export type Source = TypeOf<typeof SourceShape>;
 
-export interface Item {
-  id: string;
-  session_id: string;
-  kind: ItemKind;
-  statement: string;
-  rationale: string | null;
-  confidence: number;
-  turn_ids: string[];
-  files: string[];
-  state: ItemState;
-  extractor: string;
-  created_at: number | string;
-  session_title: string | null;
-  cwd: string | null;
-  sources: Source[];
-  workspace?: string | null;
-}
+export const ItemShape = object({
+  id: string,
+  session_id: string,
+  kind: ItemKindShape,
+  statement: string,
+  rationale: nullable(string),
+  confidence: number,
+  turn_ids: array(string),
+  files: array(string),
+  state: ItemStateShape,
+  extractor: string,
+  /** Seconds since the epoch. */
+  created_at: number,
+  session_title: nullable(string),
+  cwd: nullable(string),
+  sources: array(SourceShape),
+  /** URI of the workspace folder holding the session's cwd, if any. */
+  workspace: nullable(string),
+});
+export type Item = TypeOf<typeof ItemShape>;
 
-export interface ItemsResult {
-  items: Item[];
-}
+export const ItemsResultShape = object({ items: array(ItemShape) });
+export type ItemsResult = TypeOf<typeof ItemsResultShape>;
 
-export interface NowResult {
-  scanned?: { files_seen?: number; files_read?: number; turns_added?: number; chunks_created?: number };
-  run?: RunSummary;
-  totals?: Totals;
-}
+export const NowResultShape = object({
+  scanned: object({ files_seen: number, files_read: number, turns_added: number, chunks_created: number }),
+  run: RunSummaryShape,
+  totals: TotalsShape,
+});
+export type NowResult = TypeOf<typeof NowResultShape>;
 
-export interface TriageResult {
-  id: string;
-  state: ItemState;
-  changed: boolean;
-}
+export const TriageResultShape = object({ id: string, state: ItemStateShape, changed: boolean });
+export type TriageResult = TypeOf<typeof TriageResultShape>;
+
+/** The `data` of every diagnostic the daemon publishes (its `code` is the item id too). */
+export const DiagnosticDataShape = object({ item_id: string, session_id: string, kind: ItemKindShape });
+export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
 
 /** The items of a `checkpoint/items` answer, whether it came as `{items: [...]}` or a bare list. */
 export function itemsOf(result: unknown): Item[] {

@@ -13,11 +13,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import { SettingIds } from './constants';
 import type { ItemKind } from './protocol';
 
-export const SECTION = 'checkpoint';
 export const DEFAULT_COMMAND: readonly string[] = ['checkpoint', 'serve'];
-export const API_KEY_SECRET = 'checkpoint.anthropicApiKey';
 export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
 
 /**
@@ -230,6 +229,6 @@ export function startFailureMessage(launch: Pick<DaemonLaunch, 'command' | 'args
   return (
     `Checkpoint: the daemon (${argv}) is not running: ${reason}. ` +
     `Install it in a clone of the Checkpoint repository with \`${INSTALL_COMMAND}\`, ` +
-    `then set "checkpoint.command" to ["<clone>/.venv/bin/checkpoint", "serve"] and run Checkpoint: Restart Daemon.`
+    `then set "${SettingIds.command}" to ["<clone>/.venv/bin/checkpoint", "serve"] and run Checkpoint: Restart Daemon.`
   );
 }

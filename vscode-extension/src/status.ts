@@ -7,10 +7,8 @@
 
 import * as vscode from 'vscode';
 
+import { Commands, STATUS_BAR_ITEM_ID } from './constants';
 import type { Status } from './protocol';
-
-export const CHECKPOINT_NOW_COMMAND = 'checkpoint.checkpointNow';
-export const SHOW_LOG_COMMAND = 'checkpoint.showLog';
 
 export type DaemonPhase = 'starting' | 'running' | 'stopped' | 'failed';
 
@@ -67,7 +65,7 @@ export function renderStatus(state: ViewState): StatusPresentation {
       text: '$(error) Checkpoint: daemon not running',
       tooltip: `The Checkpoint daemon is not running: ${state.error ?? 'unknown cause'}.\nClick to see how to start it.`,
       look: 'error',
-      command: CHECKPOINT_NOW_COMMAND,
+      command: Commands.checkpointNow,
     };
   }
   if (state.phase === 'stopped') {
@@ -75,7 +73,7 @@ export function renderStatus(state: ViewState): StatusPresentation {
       text: '$(circle-slash) Checkpoint: stopped',
       tooltip: 'The Checkpoint daemon is stopped. Click to start it and checkpoint now.',
       look: 'warning',
-      command: CHECKPOINT_NOW_COMMAND,
+      command: Commands.checkpointNow,
     };
   }
   const status = state.status;
@@ -87,7 +85,7 @@ export function renderStatus(state: ViewState): StatusPresentation {
           ? 'Starting the Checkpoint daemon…'
           : 'The Checkpoint daemon is running; waiting for its first status.',
       look: 'normal',
-      command: CHECKPOINT_NOW_COMMAND,
+      command: Commands.checkpointNow,
     };
   }
 
@@ -133,7 +131,7 @@ export function renderStatus(state: ViewState): StatusPresentation {
     }
   }
   lines.push('Click to checkpoint now.');
-  return { text, tooltip: lines.join('\n'), look: problem ? 'warning' : 'normal', command: CHECKPOINT_NOW_COMMAND };
+  return { text, tooltip: lines.join('\n'), look: problem ? 'warning' : 'normal', command: Commands.checkpointNow };
 }
 
 /** Owns the one status bar item. */
@@ -141,7 +139,7 @@ export class StatusItem implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
 
   constructor() {
-    this.item = vscode.window.createStatusBarItem('checkpoint.status', vscode.StatusBarAlignment.Left, 50);
+    this.item = vscode.window.createStatusBarItem(STATUS_BAR_ITEM_ID, vscode.StatusBarAlignment.Left, 50);
     this.item.name = 'Checkpoint';
     this.update({ phase: 'starting' });
     this.item.show();

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 
 import * as vscode from 'vscode';
 
+import { Commands, ContextValues, KIND_LABELS, KIND_TITLE, SettingIds } from './constants';
 import type { Item, ItemKind, SessionStatus } from './protocol';
 import { ITEM_KINDS } from './protocol';
 import type { ViewState } from './status';
@@ -21,12 +22,6 @@ export type Node =
   | { type: 'cause'; sessionId: string; text: string; index: number }
   | { type: 'group'; sessionId: string; kind: ItemKind; items: Item[] }
   | { type: 'item'; item: Item };
-
-export const KIND_LABELS: Record<ItemKind, string> = {
-  decision: 'Decisions',
-  constraint: 'Constraints',
-  question: 'Open questions',
-};
 
 const KIND_ICONS: Record<ItemKind, string> = { decision: 'milestone', constraint: 'lock', question: 'question' };
 
@@ -83,16 +78,16 @@ export function rootNodes(state: ViewState): Node[] {
         label: 'The Checkpoint daemon is not running.',
         detail: state.error ?? 'unknown cause',
         icon: 'error',
-        command: 'checkpoint.showLog',
+        command: Commands.showLog,
       },
-      { type: 'message', id: 'msg:log', label: 'Show the log', icon: 'output', command: 'checkpoint.showLog' },
-      { type: 'message', id: 'msg:restart', label: 'Restart the daemon', icon: 'debug-restart', command: 'checkpoint.restartDaemon' },
+      { type: 'message', id: 'msg:log', label: 'Show the log', icon: 'output', command: Commands.showLog },
+      { type: 'message', id: 'msg:restart', label: 'Restart the daemon', icon: 'debug-restart', command: Commands.restartDaemon },
     ];
   }
   if (state.phase === 'stopped') {
     return [
       { type: 'message', id: 'msg:stopped', label: 'The Checkpoint daemon is stopped.', icon: 'circle-slash' },
-      { type: 'message', id: 'msg:restart', label: 'Start the daemon', icon: 'debug-start', command: 'checkpoint.restartDaemon' },
+      { type: 'message', id: 'msg:restart', label: 'Start the daemon', icon: 'debug-start', command: Commands.restartDaemon },
     ];
   }
   if (state.phase === 'starting') {
@@ -109,7 +104,7 @@ export function rootNodes(state: ViewState): Node[] {
       id: 'msg:last-error',
       label: `Last error: ${oneLine(status.last_error)}`,
       icon: 'warning',
-      command: 'checkpoint.showLog',
+      command: Commands.showLog,
     });
   }
   if (status.sessions.length === 0) {
@@ -119,8 +114,8 @@ export function rootNodes(state: ViewState): Node[] {
       id: 'msg:empty',
       label: inWorkspace ? 'No agent sessions for this workspace yet.' : 'No agent sessions found yet.',
       detail: inWorkspace
-        ? 'Sessions whose folder is outside this workspace are hidden (setting checkpoint.scope).'
-        : 'Transcripts are read from ~/.claude/projects and ~/.codex/sessions (setting checkpoint.sources).',
+        ? `Sessions whose folder is outside this workspace are hidden (setting ${SettingIds.scope}).`
+        : `Transcripts are read from ~/.claude/projects and ~/.codex/sessions (setting ${SettingIds.sources}).`,
       icon: 'info',
     });
     return nodes;
@@ -146,7 +141,7 @@ export function sessionChildren(session: SessionStatus, items: Item[] | Error): 
       id: `msg:items-error:${session.id}`,
       label: `Could not load items: ${oneLine(items.message)}`,
       icon: 'error',
-      command: 'checkpoint.showLog',
+      command: Commands.showLog,
     });
     return nodes;
   }
@@ -208,7 +203,7 @@ function sessionTooltip(s: SessionStatus): string {
 
 /** Context flags for an item's menus: `checkpoint.item state-<state> [files] [source]`. */
 export function itemContext(item: Item): string {
-  const flags = ['checkpoint.item', `state-${item.state}`];
+  const flags: string[] = [ContextValues.item, `state-${item.state}`];
   if (item.files.length) {
     flags.push('files');
   }
@@ -219,7 +214,7 @@ export function itemContext(item: Item): string {
 }
 
 export function itemTooltip(item: Item): string {
-  const lines = [`${KIND_LABELS[item.kind]?.replace(/s$/, '') ?? item.kind}: ${item.statement}`];
+  const lines = [`${KIND_TITLE[item.kind] ?? item.kind}: ${item.statement}`];
   if (item.rationale) {
     lines.push(`Why: ${item.rationale}`);
   }
@@ -247,7 +242,7 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
       if (node.command) {
         t.command = { command: node.command, title: node.label };
       }
-      t.contextValue = 'checkpoint.message';
+      t.contextValue = ContextValues.message;
       return t;
     }
     case 'session': {
@@ -259,7 +254,7 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
       t.iconPath = new vscode.ThemeIcon(
         s.failed > 0 || (s.causes ?? []).length ? 'warning' : s.pending > 0 ? 'clock' : 'pass',
       );
-      t.contextValue = 'checkpoint.session';
+      t.contextValue = ContextValues.session;
       return t;
     }
     case 'cause': {
@@ -267,7 +262,7 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
       t.id = `cause:${node.sessionId}:${node.index}`;
       t.tooltip = node.text;
       t.iconPath = new vscode.ThemeIcon('warning');
-      t.contextValue = 'checkpoint.cause';
+      t.contextValue = ContextValues.cause;
       return t;
     }
     case 'group': {
@@ -275,7 +270,7 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
       t.id = `group:${node.sessionId}:${node.kind}`;
       t.description = String(node.items.length);
       t.iconPath = new vscode.ThemeIcon(KIND_ICONS[node.kind]);
-      t.contextValue = `checkpoint.group ${node.kind}`;
+      t.contextValue = `${ContextValues.group} ${node.kind}`;
       return t;
     }
     case 'item': {
@@ -294,9 +289,9 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
       t.iconPath = new vscode.ThemeIcon(item.state === 'accepted' ? 'verified' : KIND_ICONS[item.kind] ?? 'circle-small');
       t.contextValue = itemContext(item);
       if (item.files.length) {
-        t.command = { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] };
+        t.command = { command: Commands.goToCode, title: 'Go to Code', arguments: [node] };
       } else if (item.sources.length) {
-        t.command = { command: 'checkpoint.openTranscript', title: 'Open Transcript at Turn', arguments: [node] };
+        t.command = { command: Commands.openTranscript, title: 'Open Transcript at Turn', arguments: [node] };
       }
       return t;
     }

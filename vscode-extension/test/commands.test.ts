@@ -2,7 +2,6 @@ import * as vscode from 'vscode';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
-  Commands,
   checkpointNow,
   exportDecisions,
   formatNowResult,
@@ -16,6 +15,7 @@ import {
   type CommandDeps,
   type Daemon,
 } from '../src/commands';
+import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
 import type { Item } from '../src/protocol';
 import { files, resetVscodeMock } from './__mocks__/vscode';
@@ -114,6 +114,24 @@ describe('argument handling', () => {
     });
     expect(formatNowResult('done')).toEqual({ text: 'Checkpoint: done', ok: true });
     expect(formatNowResult(null).text).toBe('Checkpoint: run finished.');
+  });
+
+  it('formatNowResult shows the run layer’s sentence when the daemon sends one, instead of composing its own', () => {
+    const sentence = 'Extracted 4 chunks with the heuristic extractor: 3 captured, 1 failed; 7 new items';
+    expect(
+      formatNowResult({
+        run: { sentence, tried: 4, captured: 3, failed: 1, lost: 0, items_added: 7, stopped_by: null, failures: [{ cause: 'timeout' }] },
+        totals: { turns: 10, captured: 8, pending: 2, failed: 1 },
+      }),
+    ).toEqual({
+      text: `Checkpoint: ${sentence}. Now 2 turns pending, 8 captured, 1 failed. First failure: timeout`,
+      ok: false,
+    });
+    // The sentence replaces only the wording: success is still judged from the counts.
+    expect(formatNowResult({ run: { sentence: 'Nothing to extract.', tried: 0, captured: 0, failed: 0, items_added: 0 }, totals: { turns: 5, captured: 0, pending: 5, failed: 0 } })).toEqual({
+      text: 'Checkpoint: Nothing to extract. Now 5 turns pending, 0 captured, 0 failed.',
+      ok: false,
+    });
   });
 
   it('resolveItemFile keeps absolute paths and resolves relative ones against the session folder', () => {
@@ -347,6 +365,26 @@ describe('registerCommands', () => {
     registerCommands(fakeDeps().asDeps);
     const ids = vi.mocked(vscode.commands.registerCommand).mock.calls.map((c) => c[0]);
     expect(ids.sort()).toEqual(Object.values(Commands).sort());
+  });
+
+  it('wraps every command: whatever fails inside reaches the user as an error message, none rejects', async () => {
+    const { deps, asDeps } = fakeDeps();
+    const boom = (): never => {
+      throw new Error('boom');
+    };
+    deps.daemon.executeCommand.mockRejectedValue(new Error('boom'));
+    deps.daemon.items.mockRejectedValue(new Error('boom'));
+    deps.daemon.restart.mockRejectedValue(new Error('boom'));
+    deps.log.show.mockImplementation(boom);
+    deps.tree.refresh.mockImplementation(boom);
+    vi.mocked(vscode.window.showInputBox).mockRejectedValue(new Error('boom'));
+    registerCommands(asDeps);
+    for (const id of Object.values(Commands)) {
+      vi.mocked(vscode.window.showErrorMessage).mockClear();
+      await expect(handler(id)(), id).resolves.toBeUndefined();
+      expect(vscode.window.showErrorMessage, id).toHaveBeenCalledTimes(1);
+      expect(String(vi.mocked(vscode.window.showErrorMessage).mock.calls[0][0]), id).toMatch(/^Checkpoint: .+ failed: /);
+    }
   });
 
   it('Restart Daemon, Show Log and Refresh do what they say', async () => {

@@ -1,5 +1,5 @@
 /** Payloads shaped like the daemon's `checkpoint/status` and `checkpoint/items`. */
-import type { Item, SessionStatus, Status } from '../src/protocol';
+import type { Item, RunSummary, SessionStatus, Status } from '../src/protocol';
 
 export function session(over: Partial<SessionStatus> = {}): SessionStatus {
   return {
@@ -16,9 +16,34 @@ export function session(over: Partial<SessionStatus> = {}): SessionStatus {
     causes: [],
     dropped: {},
     problems: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, requests: 0, cost_usd: 0 },
+    redacted: {},
+    at_risk: false,
+    deletes_in_days: null,
     workspace: 'file:///home/dev/proj',
     ...over,
   };
+}
+
+export function runSummary(over: Partial<RunSummary> = {}): RunSummary {
+  return {
+    explicit: true,
+    extractor: 'heuristic',
+    tried: 0,
+    captured: 0,
+    failed: 0,
+    lost: 0,
+    items_added: 0,
+    items_rejected: 0,
+    stopped_by: null,
+    failures: [],
+    finished_at: 1767607200,
+    ...over,
+  };
+}
+
+export function failure(cause: string, session_id = 'sess-aaaa-1111'): RunSummary['failures'][number] {
+  return { chunk_id: 1, session_id, cause, lost: false };
 }
 
 export function status(over: Partial<Status> = {}): Status {
@@ -30,7 +55,14 @@ export function status(over: Partial<Status> = {}): Status {
     running: false,
     last_error: null,
     scope: 'workspace',
+    workspace_folders: ['file:///home/dev/proj'],
+    problems: [],
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, requests: 0, cost_usd: 0 },
+    redacted: {},
+    forgotten: [],
+    items: { by_kind: {}, by_state: {} },
     progress: null,
+    extraction: 'auto',
     paused: null,
     last_run: null,
     ...over,
@@ -52,7 +84,16 @@ export function item(over: Partial<Item> = {}): Item {
     created_at: 1767607200,
     session_title: 'Refactor the parser',
     cwd: '/home/dev/proj',
-    sources: [{ turn_id: 't1', path: '/home/dev/.claude/projects/p/s.jsonl', line: 12, timestamp: '2026-01-05T10:00:00Z' }],
+    sources: [
+      {
+        turn_id: 't1',
+        path: '/home/dev/.claude/projects/p/s.jsonl',
+        line: 12,
+        timestamp: '2026-01-05T10:00:00Z',
+        uri: 'file:///home/dev/.claude/projects/p/s.jsonl',
+      },
+    ],
+    workspace: 'file:///home/dev/proj',
     ...over,
   };
 }

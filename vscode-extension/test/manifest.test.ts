@@ -3,8 +3,7 @@ import * as path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { Commands } from '../src/commands';
-import { ServerCommands } from '../src/protocol';
+import { Commands, ContextValues, ServerCommands, Views } from '../src/constants';
 import { readSettings } from '../src/settings';
 
 interface Manifest {
@@ -14,7 +13,7 @@ interface Manifest {
     viewsContainers: { activitybar: { id: string; title: string; icon: string }[] };
     views: Record<string, { id: string; name: string }[]>;
     commands: { command: string; title: string; category?: string }[];
-    menus: { commandPalette: { command: string; when: string }[] };
+    menus: { commandPalette: { command: string; when: string }[] } & Record<string, { command: string; when?: string }[]>;
     configuration: { properties: Record<string, { default?: unknown }> };
   };
   scripts: Record<string, string>;
@@ -22,6 +21,25 @@ interface Manifest {
 
 const root = path.resolve(__dirname, '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as Manifest;
+
+/** Where a quoted `checkpoint.` id is written outside comments: `file:line: text`. */
+export function strayIds(file: string, source: string): string[] {
+  const code = source
+    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ' '))
+    .replace(/(^|[^:])\/\/.*$/gm, '$1');
+  return code
+    .split('\n')
+    .map((line, n) => ({ line, n }))
+    .filter(({ line }) => /['"`]checkpoint\./.test(line))
+    .map(({ line, n }) => `${file}:${n + 1}: ${line.trim()}`);
+}
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
 
 describe('package.json contracts', () => {
   it('targets VS Code 1.100 or older, so code-server 4.100.3 runs it', () => {
@@ -81,6 +99,54 @@ describe('package.json contracts', () => {
     });
     expect(fromManifest).toEqual(defaults);
     expect(Object.keys(props).some((k) => /key|secret|token/i.test(k.replace('maxTokens', '')))).toBe(false);
+  });
+
+  it('writes no `checkpoint.` id outside src/constants.ts', () => {
+    const src = path.join(root, 'src');
+    const stray = sourceFiles(src)
+      .filter((f) => path.basename(f) !== 'constants.ts')
+      .flatMap((f) => strayIds(path.relative(root, f), fs.readFileSync(f, 'utf8')));
+    expect(stray).toEqual([]);
+  });
+
+  it('the stray-id scan finds quoted ids in code and leaves comments alone', () => {
+    const sample = [
+      "/** Runs `checkpoint.command`. */",
+      "const a = 'checkpoint.refresh';",
+      'const b = "checkpoint.x"; // and `checkpoint.y` here is a comment',
+      'const c = `checkpoint.${name}`;',
+      "const url = 'https://x.invalid/checkpoint'; // 'checkpoint.z'",
+    ].join('\n');
+    expect(strayIds('s.ts', sample)).toEqual([
+      "s.ts:2: const a = 'checkpoint.refresh';",
+      's.ts:3: const b = "checkpoint.x";',
+      's.ts:4: const c = `checkpoint.${name}`;',
+    ]);
+  });
+
+  it('declares the views the extension creates', () => {
+    expect(Object.values(manifest.contributes.views).flat().map((v) => v.id)).toEqual(Object.values(Views));
+  });
+
+  it('matches menus on context values the panel sets', () => {
+    const menus = Object.values(manifest.contributes.menus).flat();
+    const whens = menus.map((m) => m.when ?? '').filter((w) => w.includes('viewItem'));
+    expect(whens.length).toBeGreaterThan(0);
+    const known: string[] = Object.values(ContextValues);
+    for (const when of whens) {
+      for (const [, value] of when.matchAll(/viewItem == ([\w.]+)/g)) {
+        expect(known, when).toContain(value);
+      }
+      for (const [, source] of when.matchAll(/viewItem =~ \/(.*?)\/(?=\s|$)/g)) {
+        const pattern = new RegExp(source);
+        // Each pattern matches some value the panel sets: an item's flags or a plain context value.
+        const samples = [...known, `${ContextValues.item} state-new files source`, `${ContextValues.item} state-accepted files source`];
+        expect(samples.some((v) => pattern.test(v)), when).toBe(true);
+      }
+    }
+    for (const m of menus) {
+      expect(Object.values(Commands) as string[], m.command).toContain(m.command);
+    }
   });
 
   it('packages with one npm script', () => {

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { StatusItem, renderStatus, stuckCauses } from '../src/status';
 import { resetVscodeMock, type FakeStatusBarItem } from './__mocks__/vscode';
-import { session, status } from './fixtures';
+import { failure, runSummary, session, status } from './fixtures';
 
 beforeEach(() => resetVscodeMock());
 
@@ -104,7 +104,7 @@ describe('stuckCauses', () => {
   it('lists each session cause once and adds last-run failures not already listed', () => {
     const s = status({
       sessions: [session({ causes: ['timeout'] }), session({ id: 'b', title: null, cwd: '/x/y', causes: ['timeout'] })],
-      last_run: { tried: 2, captured: 0, failed: 2, items_added: 0, failures: [{ cause: 'timeout' }, { cause: 'bad json', session_id: 'b' }] },
+      last_run: runSummary({ tried: 2, failed: 2, failures: [failure('timeout'), failure('bad json', 'b')] }),
     });
     expect(stuckCauses(s)).toEqual(['Refactor the parser: timeout', '/x/y: timeout', 'b: bad json']);
   });

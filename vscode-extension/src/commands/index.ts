@@ -1,0 +1,41 @@
+/**
+ * Palette and panel commands, registered here, each wrapped by {@link guard} so a failure is logged
+ * and shown to the user with a Show Log button, never swallowed. One module per concern: run.ts
+ * (Checkpoint Now), triage.ts (accept, dismiss), navigate.ts (to the code, the transcript, the
+ * clipboard), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
+ */
+
+import * as vscode from 'vscode';
+
+import { Commands } from '../constants';
+import { setApiKey } from './apiKey';
+import { exportDecisions } from './exportDecisions';
+import { guard, type CommandDeps } from './guard';
+import { copyItemMarkdown, goToCode, openTranscript } from './navigate';
+import { checkpointNow } from './run';
+import { acceptItem, dismissItem } from './triage';
+
+export { itemFromArg, sessionIdFromArg } from './args';
+export { exportDecisions, isInsideAny } from './exportDecisions';
+export { guard, showDaemonError, type CommandDeps, type Daemon } from './guard';
+export { resolveItemFile } from './navigate';
+export { checkpointNow, formatNowResult } from './run';
+export { setApiKey } from './apiKey';
+
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const reg = (id: string, title: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
+    vscode.commands.registerCommand(id, guard(deps, title, fn));
+  return [
+    reg(Commands.checkpointNow, 'Checkpoint Now', (arg) => checkpointNow(deps, arg)),
+    reg(Commands.showLog, 'Show Log', async () => deps.log.show(true)),
+    reg(Commands.restartDaemon, 'Restart Daemon', () => deps.daemon.restart()),
+    reg(Commands.refresh, 'Refresh', async () => deps.tree.refresh()),
+    reg(Commands.exportDecisions, 'Export Decisions', () => exportDecisions(deps)),
+    reg(Commands.setApiKey, 'Set API Key', () => setApiKey(deps)),
+    reg(Commands.goToCode, 'Go to Code', (arg) => goToCode(arg)),
+    reg(Commands.openTranscript, 'Open Transcript', (arg) => openTranscript(arg)),
+    reg(Commands.acceptItem, 'Accept', (arg) => acceptItem(deps, arg)),
+    reg(Commands.dismissItem, 'Dismiss', (arg) => dismissItem(deps, arg)),
+    reg(Commands.copyItemMarkdown, 'Copy as Markdown', (arg) => copyItemMarkdown(arg)),
+  ];
+}

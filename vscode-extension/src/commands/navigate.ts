@@ -1,0 +1,68 @@
+/** From an item to where it lives: its code, its transcript turn, or the clipboard as Markdown. */
+
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+import * as vscode from 'vscode';
+
+import { DIAGNOSTIC_SOURCE } from '../constants';
+import { itemMarkdown } from '../export';
+import { requireItem } from './args';
+import { UserError } from './guard';
+
+/** An item's file as an absolute path: as given, or relative to the session's folder. */
+export function resolveItemFile(file: string, cwd: string | null): string {
+  if (path.isAbsolute(file)) {
+    return file;
+  }
+  return path.resolve(cwd ?? os.homedir(), file);
+}
+
+export async function goToCode(arg: unknown): Promise<void> {
+  const item = requireItem(arg);
+  if (!item.files.length) {
+    throw new UserError('this item names no files');
+  }
+  let file = resolveItemFile(item.files[0], item.cwd);
+  if (item.files.length > 1) {
+    const picked = await vscode.window.showQuickPick(
+      item.files.map((f) => ({ label: path.basename(f), description: resolveItemFile(f, item.cwd) })),
+      { placeHolder: 'Which file?' },
+    );
+    if (!picked) {
+      return;
+    }
+    file = picked.description;
+  }
+  const uri = vscode.Uri.file(file);
+  try {
+    await vscode.workspace.fs.stat(uri);
+  } catch {
+    throw new UserError(`${file} no longer exists`);
+  }
+  // Where the daemon placed this item's diagnostic, if it did; else the top of the file.
+  const diagnostic = vscode.languages
+    .getDiagnostics(uri)
+    .find(
+      (d) =>
+        d.source === DIAGNOSTIC_SOURCE && (d.code === item.id || (d.code as { value?: unknown })?.value === item.id),
+    );
+  await vscode.window.showTextDocument(uri, diagnostic ? { selection: diagnostic.range } : {});
+}
+
+export async function openTranscript(arg: unknown): Promise<void> {
+  const item = requireItem(arg);
+  const src = item.sources[0];
+  if (!src) {
+    throw new UserError('this item has no transcript source');
+  }
+  const uri = src.uri ? vscode.Uri.parse(src.uri) : vscode.Uri.file(src.path);
+  const line = Math.max(0, src.line - 1);
+  await vscode.window.showTextDocument(uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
+}
+
+export async function copyItemMarkdown(arg: unknown): Promise<void> {
+  const item = requireItem(arg);
+  await vscode.env.clipboard.writeText(itemMarkdown(item));
+  void vscode.window.showInformationMessage('Checkpoint: copied as Markdown.');
+}
