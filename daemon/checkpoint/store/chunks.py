@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from checkpoint import chunker
+from checkpoint import chunker, ledger
+from checkpoint.ledger import Move
 from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice, Usage
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.items import store_items
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from checkpoint.answer import Extraction
 
 LEASE_SECONDS = 300.0
+
+# The states as SQL literals, from the enum: no state is spelled out by hand in a statement.
+PENDING, SENT, CAPTURED, FAILED = (f"'{s.value}'" for s in (ChunkState.PENDING, ChunkState.SENT,
+                                                           ChunkState.CAPTURED, ChunkState.FAILED))
 
 
 def turn_text(c: sqlite3.Connection, session_id: str, seq: int) -> str:
@@ -35,7 +40,7 @@ def chunk_turns(
     one): they may join the session's open tail. Inserts the new chunks; returns how many."""
     tail_row = c.execute(
         "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
-        " AND state = 'pending' AND attempts = 0 AND last_seq = ("
+        f" AND state = {PENDING} AND attempts = 0 AND last_seq = ("
         "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
         (session_id, session_id),
     ).fetchone()
@@ -83,7 +88,7 @@ class ChunksMixin(StoreBase):
         now = self.clock()
         backoff = "next_try <= ?" if respect_backoff else "1"
         return (
-            f"((state = 'pending') OR (state = 'failed' AND {backoff}) OR (state = 'sent' AND lease_until < ?))",
+            f"((state = {PENDING}) OR (state = {FAILED} AND {backoff}) OR (state = {SENT} AND lease_until < ?))",
             ([now] if respect_backoff else []) + [now],
         )
 
@@ -134,7 +139,7 @@ class ChunksMixin(StoreBase):
             ids = [r[0] for r in rows if r[0] not in exclude][:limit]
             for chunk_id in ids:
                 c.execute(
-                    "UPDATE chunks SET state = 'sent', lease_owner = ?, lease_until = ?, updated_at = ?"
+                    f"UPDATE chunks SET state = {SENT}, lease_owner = ?, lease_until = ?, updated_at = ?"
                     " WHERE id = ?",
                     (owner, now + lease_seconds, now, chunk_id),
                 )
@@ -171,12 +176,12 @@ class ChunksMixin(StoreBase):
             row = c.execute(
                 "SELECT session_id, state, lease_owner FROM chunks WHERE id = ?", (extraction.chunk_id,)
             ).fetchone()
-            if row is None or row[1] != ChunkState.SENT or row[2] != owner:
+            if row is None or not ledger.allows(Move.CAPTURE, row[1]) or row[2] != owner:
                 raise LeaseLost(f"chunk {extraction.chunk_id} is not leased to this run")
             session_id = row[0]
             added = store_items(c, session_id, extraction, now)
             c.execute(
-                "UPDATE chunks SET state = 'captured', cause = NULL, lease_owner = NULL, lease_until = NULL,"
+                f"UPDATE chunks SET state = {CAPTURED}, cause = NULL, lease_owner = NULL, lease_until = NULL,"
                 " updated_at = ? WHERE id = ?",
                 (now, extraction.chunk_id),
             )
@@ -200,7 +205,7 @@ class ChunksMixin(StoreBase):
                 return False
             now = self.clock()
             c.execute(
-                "UPDATE chunks SET state = 'failed', cause = ?, attempts = attempts + 1, lease_owner = NULL,"
+                f"UPDATE chunks SET state = {FAILED}, cause = ?, attempts = attempts + 1, lease_owner = NULL,"
                 " lease_until = NULL, next_try = ?, updated_at = ? WHERE id = ?",
                 (cause[:2000], now + backoff(row[0] + 1), now, chunk_id),
             )
@@ -224,7 +229,7 @@ class ChunksMixin(StoreBase):
                 " FROM chunks WHERE id = ?",
                 (chunk_id,),
             ).fetchone()
-            if row is None or row[6] != ChunkState.SENT or row[7] != owner:
+            if row is None or not ledger.allows(Move.RESPLIT, row[6]) or row[7] != owner:
                 raise LeaseLost(f"chunk {chunk_id} is not leased to this run")
             session_id, first, last, start, end, tokens = row[:6]
             budget = tokens // 2 if target_tokens is None or target_tokens >= tokens else target_tokens
@@ -306,7 +311,7 @@ class ChunksMixin(StoreBase):
         that a slow answer is not taken over and sent twice. Returns how many were renewed."""
         with self.transaction() as c:
             return c.execute(
-                "UPDATE chunks SET lease_until = ? WHERE state = 'sent' AND lease_owner = ?",
+                f"UPDATE chunks SET lease_until = ? WHERE state = {SENT} AND lease_owner = ?",
                 (self.clock() + lease_seconds, owner),
             ).rowcount
 
@@ -314,21 +319,17 @@ class ChunksMixin(StoreBase):
         """Give back chunks leased but not attempted (a budget ran out): they stay pending, unharmed."""
         with self.transaction() as c:
             c.execute(
-                "UPDATE chunks SET state = CASE WHEN attempts > 0 THEN 'failed' ELSE 'pending' END,"
-                " lease_owner = NULL, lease_until = NULL WHERE state = 'sent' AND lease_owner = ?",
+                f"UPDATE chunks SET state = CASE WHEN attempts > 0 THEN '{ledger.released(1)}'"
+                f" ELSE '{ledger.released(0)}' END, lease_owner = NULL, lease_until = NULL"
+                f" WHERE state = {SENT} AND lease_owner = ?",
                 (owner,),
             )
 
     @staticmethod
     def _watermark(c: sqlite3.Connection, session_id: str) -> int:
-        """End of the contiguous captured prefix of chunks, in turn order."""
-        mark = 0
-        for first, last, part, parts, state in c.execute(
+        """The session's watermark, as the ledger derives it from its chunks in turn order."""
+        return ledger.watermark(c.execute(
             "SELECT first_seq, last_seq, part, parts, state FROM chunks WHERE session_id = ?"
             " ORDER BY first_seq, char_start",
             (session_id,),
-        ):
-            if state != ChunkState.CAPTURED or first > mark + 1:
-                break
-            mark = last if part == parts else first - 1
-        return mark
+        ))

@@ -8,9 +8,13 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import ItemState, Role, Usage
+from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
+from checkpoint.model import ChunkState, ItemState, Role, Usage
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.records import SessionCounts
+
+# The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
+_TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
 
 
 class QueriesMixin(StoreBase):
@@ -34,8 +38,9 @@ class QueriesMixin(StoreBase):
                 args,
             )
         }
-        # Per turn, the "worst" state of the chunks holding it: failed > pending/sent > captured.
-        rank = "CASE state WHEN 'captured' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END"
+        # Per turn, the worst state of the chunks holding it (ledger.turn_state, done in SQL: a status
+        # of a large history must not read every chunk); tests/test_ledger.py checks the two agree.
+        rank = _TURN_RANK
         for session_id, worst, n in self.conn.execute(
             f"SELECT session_id, r, sum(n) FROM ("
             f"  SELECT session_id, {rank} AS r, last_seq - first_seq + 1 AS n FROM chunks WHERE parts = 1"
@@ -47,14 +52,15 @@ class QueriesMixin(StoreBase):
             s = sessions.get(session_id)
             if s is None:
                 continue
-            if worst == 0:
+            state = TURN_BY_RANK[worst]
+            if state is TurnState.CAPTURED:
                 s.captured += n
-            elif worst == 2:
+            elif state is TurnState.FAILED:
                 s.failed += n
         for s in sessions.values():
             s.pending = s.turns - s.captured - s.failed
         for session_id, cause in self.conn.execute(
-            "SELECT session_id, cause FROM chunks WHERE state = 'failed' AND cause IS NOT NULL"
+            f"SELECT session_id, cause FROM chunks WHERE state = '{ChunkState.FAILED}' AND cause IS NOT NULL"
             " GROUP BY session_id, cause"
         ):
             if session_id in sessions:
