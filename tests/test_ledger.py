@@ -21,10 +21,11 @@ from checkpoint.store import Store
 
 NOW = 1_000.0
 STATES = st.sampled_from(list(ChunkState))
+Layout = tuple[int, list[tuple[ChunkSpan, int]]]  # turns, [(chunk, char_start)]
 
 
 @st.composite
-def sessions(draw: st.DrawFn) -> tuple[int, list[tuple[ChunkSpan, int]]]:
+def sessions(draw: st.DrawFn) -> Layout:
     """A session's turns covered as the chunker covers them: runs of whole turns, or one turn cut
     into parts, each with any state; the last turns perhaps in no chunk yet. (turns, [(chunk, char_start)])."""
     turns = draw(st.integers(0, 30))
@@ -70,7 +71,7 @@ def _insert(store: Store, session_id: str, turns: int, chunks: list[tuple[ChunkS
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(sessions(), min_size=1, max_size=4))
-def test_session_counts_sql_agrees_with_the_ledgers_turn_states(layouts: list[tuple[int, list[tuple[ChunkSpan, int]]]]) -> None:
+def test_session_counts_sql_agrees_with_the_ledgers_turn_states(layouts: list[Layout]) -> None:
     with _store() as store:
         for n, (turns, chunks) in enumerate(layouts):
             _insert(store, f"s{n}", turns, chunks)
@@ -84,7 +85,7 @@ def test_session_counts_sql_agrees_with_the_ledgers_turn_states(layouts: list[tu
 
 @settings(max_examples=150, deadline=None)
 @given(sessions())
-def test_the_watermark_is_the_last_turn_of_the_captured_prefix_of_turns(layout: tuple[int, list[tuple[ChunkSpan, int]]]) -> None:
+def test_the_watermark_is_the_last_turn_of_the_captured_prefix_of_turns(layout: Layout) -> None:
     """Two rules of the ledger agree: the chunk-order prefix rule, and "every turn up to the mark is
     captured (each chunk holding it is), the next one is not". The store's `_watermark` is the
     ledger's over the rows SQL returns."""
