@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from checkpoint import pipeline
+from checkpoint.model import FileCursor
 from checkpoint.sources import tailer
-from checkpoint.sources.tailer import SETTLE_SECONDS, FileCursor, TailEvent
+from checkpoint.sources.tailer import SETTLE_SECONDS, TailEvent
 from cli_run import item_markers, run
 from oracle import clean_scan
 from test_bad_input import (
@@ -309,7 +310,7 @@ def test_a_file_that_shrinks_while_being_read(tmp_path: Path, monkeypatch: pytes
     db = h.home / ".local" / "share" / "checkpoint" / "checkpoint.db"
     report = clean_scan(db, [h.path.parent.parent])
     monkeypatch.undo()
-    assert report.warnings == []
+    assert report.problems == []
     read = max(read_before_cut)
     assert 10 <= read < 30  # what was read before the cut, and no further
 

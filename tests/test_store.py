@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.model import ItemKind, Role
-from checkpoint.sources.base import TurnDraft
-from checkpoint.sources.tailer import FileCursor
+from checkpoint.model import FileCursor, ItemKind, Role, ScannedTurn, TurnDraft
 from checkpoint.store import MIGRATIONS, Migration, Store
 from checkpoint.store.schema import migrate
 
@@ -74,8 +72,9 @@ def test_migrations_are_named_and_each_statement_is_one_statement() -> None:
 
 def _store_with_items(path: Path, items: int) -> Store:
     store = Store(path)
-    turns = [(TurnDraft(id=f"t{i}", role=Role.USER, text=f"turn {i}", timestamp=f"2025-01-01T00:00:0{i % 10}Z"),
-              i + 1, 10, 5) for i in range(items * 2)]
+    drafts = [TurnDraft(id=f"t{i}", role=Role.USER, text=f"turn {i}", timestamp=f"2025-01-01T00:00:0{i % 10}Z")
+              for i in range(items * 2)]
+    turns = [ScannedTurn(draft, i + 1, 10, 5) for i, draft in enumerate(drafts)]
     store.ingest(FileCursor("/x.jsonl"), "claude", "s", False, {}, turns, None, Counter(), Counter(), [],
                  chunk_tokens=100_000)
     [chunk] = store.claim_chunks(1, "me")

@@ -15,13 +15,14 @@ chunk ledger's writes and what is due), items (items written with their chunk, t
 
 from __future__ import annotations
 
-from checkpoint.store.chunks import LEASE_SECONDS, ChunksMixin
+from checkpoint.config import LEASE_SECONDS
+from checkpoint.store.chunks import ChunksMixin
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import CursorMoved, FileRow, Ingested, LeaseLost, SessionCounts
+from checkpoint.store.records import CursorMoved, FileRow, Ingested, LeaseLost
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
 
@@ -34,7 +35,6 @@ __all__ = [
     "Ingested",
     "LeaseLost",
     "Migration",
-    "SessionCounts",
     "Store",
     "fingerprint",
 ]

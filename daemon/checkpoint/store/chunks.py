@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from checkpoint import chunker, ledger
+from checkpoint.config import LEASE_SECONDS
 from checkpoint.ledger import Move
 from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice, Usage
 from checkpoint.store.connection import StoreBase
@@ -21,7 +22,6 @@ from checkpoint.store.runs import add_usage
 if TYPE_CHECKING:
     from checkpoint.answer import Extraction
 
-LEASE_SECONDS = 300.0
 
 # The states as SQL literals, from the enum: no state is spelled out by hand in a statement.
 PENDING, SENT, CAPTURED, FAILED = (f"'{s.value}'" for s in (ChunkState.PENDING, ChunkState.SENT,

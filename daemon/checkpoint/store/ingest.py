@@ -10,9 +10,7 @@ from typing import Any
 import orjson
 
 from checkpoint import chunker
-from checkpoint.model import SessionInfo
-from checkpoint.sources.base import TurnDraft
-from checkpoint.sources.tailer import FileCursor
+from checkpoint.model import FileCursor, LineProblem, ScannedTurn, SessionInfo
 from checkpoint.store.chunks import chunk_turns, turn_text
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.records import CursorMoved, FileRow, Ingested
@@ -26,7 +24,7 @@ _INSERT_TURN = (
 
 
 def _turn_rows(
-    turns: Sequence[tuple[TurnDraft, int, int, int]], session_id: str, seq: int, path: str, chunked: int
+    turns: Sequence[ScannedTurn], session_id: str, seq: int, path: str, chunked: int
 ) -> list[tuple[Any, ...]]:
     """Rows of the turns table, numbered on from `seq`."""
     return [
@@ -76,16 +74,16 @@ class IngestMixin(StoreBase):
         session_id: str,
         subagent: bool,
         reader_state: dict[str, Any],
-        turns: Sequence[tuple[TurnDraft, int, int, int]],
+        turns: Sequence[ScannedTurn],
         session: SessionInfo | None,
         dropped: Counter[str],
         drop_records: Counter[str],
-        problems: Sequence[tuple[int, str]],
+        problems: Sequence[LineProblem],
         chunk_tokens: int | None = None,
         since: FileCursor | None = None,
         restart: bool = False,
     ) -> Ingested:
-        """Store a batch of turns (draft, line_no, tokens, header_tokens) and the file cursor that
+        """Store a batch of turns and the file cursor that
         follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
         already (a re-read, a copy) is skipped and takes no seq.
 
@@ -224,10 +222,10 @@ class IngestMixin(StoreBase):
 
     @staticmethod
     def _unseen(
-        c: sqlite3.Connection, turns: Sequence[tuple[TurnDraft, int, int, int]]
-    ) -> list[tuple[TurnDraft, int, int, int]]:
+        c: sqlite3.Connection, turns: Sequence[ScannedTurn]
+    ) -> list[ScannedTurn]:
         """The turns whose id is not stored yet, each id once (its first occurrence), in order."""
-        ids = [t[0].id for t in turns]
+        ids = [t.draft.id for t in turns]
         stored: set[str] = set()
         for i in range(0, len(ids), 500):
             part = ids[i:i + 500]
@@ -236,14 +234,14 @@ class IngestMixin(StoreBase):
             ))
         fresh = []
         for turn in turns:
-            if turn[0].id not in stored:
-                stored.add(turn[0].id)
+            if turn.draft.id not in stored:
+                stored.add(turn.draft.id)
                 fresh.append(turn)
         return fresh
 
     def _record_problems(
         self, c: sqlite3.Connection, path: str, session_id: str | None,
-        problems: Sequence[tuple[int, str]], now: float,
+        problems: Sequence[LineProblem], now: float,
     ) -> None:
         if not problems:
             return
@@ -263,7 +261,8 @@ class IngestMixin(StoreBase):
                 "UPDATE files SET last_error = ?, missing = ? WHERE path = ?", (message, int(missing), path)
             )
             session = c.execute("SELECT session_id FROM files WHERE path = ?", (path,)).fetchone()
-            self._record_problems(c, path, session[0] if session else None, [(line_no, message)], self.clock())
+            problem = LineProblem(line_no, message)
+            self._record_problems(c, path, session[0] if session else None, [problem], self.clock())
 
     def turn_text(self, session_id: str, seq: int) -> str:
         return turn_text(self.conn, session_id, seq)

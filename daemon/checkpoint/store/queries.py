@@ -9,9 +9,8 @@ from typing import Any
 import orjson
 
 from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
-from checkpoint.model import ChunkState, ItemState, Role, Usage
+from checkpoint.model import ChunkState, ItemState, Role, SessionCounts, Usage
 from checkpoint.store.connection import StoreBase
-from checkpoint.store.records import SessionCounts
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
