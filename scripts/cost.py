@@ -26,8 +26,7 @@ import tempfile
 from pathlib import Path
 
 from checkpoint import pipeline
-from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
-from checkpoint.config import Settings
+from checkpoint.config import CHUNK_TOKENS, Settings
 from checkpoint.extract.anthropic import SCHEMA, model_facts
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.model import ItemKind, KnownItem
@@ -93,7 +92,7 @@ def count_api(model: str, requests: list[tuple[str, list[str]]]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
-    parser.add_argument("--chunk-tokens", type=int, default=DEFAULT_CHUNK_TOKENS)
+    parser.add_argument("--chunk-tokens", type=int, default=CHUNK_TOKENS)
     parser.add_argument("--known-items", type=int, default=Settings.known_items)
     parser.add_argument("--output-ratio", type=float, default=0.10)
     parser.add_argument("--count-with-api", action="store_true")

@@ -16,7 +16,6 @@ from typing import NamedTuple
 # Claude's newer tokenizer averages ~2.7 characters per English token; 2.5 bytes per token
 # over-counts ASCII and counts multi-byte scripts at >1 token per character.
 BYTES_PER_TOKEN = 2.5
-DEFAULT_CHUNK_TOKENS = 16_000
 MIN_CHUNK_TOKENS = 256
 
 

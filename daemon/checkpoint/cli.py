@@ -14,8 +14,8 @@ from typing import Any, TextIO
 
 from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
-from checkpoint.model import Usage, plain_text
-from checkpoint.store import SessionCounts, Store
+from checkpoint.model import SessionCounts, Usage, plain_text
+from checkpoint.store import Store
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -147,10 +147,10 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
 
 
 def _warn(report: pipeline.ScanReport) -> None:
-    for warning in report.warnings[:50]:
-        print(f"warning: {plain_text(warning)}", file=sys.stderr)
-    if len(report.warnings) > 50:
-        print(f"warning: … and {len(report.warnings) - 50} more (checkpoint status --json lists them)",
+    for problem in report.problems[:50]:
+        print(f"warning: {plain_text(problem.text)}", file=sys.stderr)
+    if len(report.problems) > 50:
+        print(f"warning: … and {len(report.problems) - 50} more (checkpoint status --json lists them)",
               file=sys.stderr)
 
 
@@ -183,8 +183,8 @@ def _print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
     )
     if report.redacted:
         print(f"Redacted before storing: {_redactions(report.redacted)}.", file=out)
-    if report.warnings:
-        problems = _plural(len(report.warnings), "problem")
+    if report.problems:
+        problems = _plural(len(report.problems), "problem")
         print(f"{problems} reading transcripts (on stderr; `checkpoint status` lists them).", file=out)
 
 
@@ -198,7 +198,7 @@ def _scan_json(report: pipeline.ScanReport) -> dict[str, Any]:
         "turns_added": report.turns_added,
         "chunks_created": report.chunks_created,
         "redacted": dict(sorted(report.redacted.items())),
-        "warnings": report.warnings,
+        "warnings": [p.text for p in report.problems],
     }
 
 

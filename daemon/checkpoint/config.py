@@ -8,8 +8,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
-from checkpoint.sources.tailer import DEFAULT_MAX_LINE_BYTES
+# The defaults, here and nowhere else (the layers below take them from here).
+CHUNK_TOKENS = 16_000  # estimated tokens per chunk; a turn larger than this is cut into parts
+MAX_LINE_BYTES = 16 << 20  # a longer transcript line is skipped (and said), never held in memory
+# How long a run holds a chunk it sent before another run may take it. A live run renews its leases
+# while it waits (every third of this); a killed run's chunks are due again after it.
+LEASE_SECONDS = 300.0
+# A Claude Code session whose transcript is this close to being deleted (cleanupPeriodDays in
+# ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
+AT_RISK_DAYS = 7.0
 
 
 def _data_home() -> Path:
@@ -45,8 +52,8 @@ class Settings:
     extractor: str | None = None  # "anthropic" | "heuristic"; None: anthropic when a key is set
     model: str = "claude-haiku-4-5"
     fallback_models: list[str] = field(default_factory=list)
-    chunk_tokens: int = DEFAULT_CHUNK_TOKENS
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    chunk_tokens: int = CHUNK_TOKENS
+    max_line_bytes: int = MAX_LINE_BYTES
     concurrency: int = 2
     # run budgets: what is left when one is reached stays pending and is reported
     max_requests: int | None = None
@@ -59,17 +66,13 @@ class Settings:
     retry_max_delay: float = 30.0  # cap on any wait, retry-after included
     request_timeout: float = 120.0  # seconds per request
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
-    # How long a run holds a chunk it sent before another run may take it. A live run renews its
-    # leases while it waits (every third of this); a killed run's chunks are due again after it.
-    lease_seconds: float = 300.0
+    lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
     # (checkpoint.redact); `redact_patterns` adds detectors: name -> regex (a group named `secret`,
     # if any, is what goes).
     redact: bool = True
     redact_patterns: dict[str, str] = field(default_factory=dict)
-    # A Claude Code session whose transcript is this close to being deleted (cleanupPeriodDays in
-    # ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
-    at_risk_days: float = 7.0
+    at_risk_days: float = AT_RISK_DAYS
 
     def __post_init__(self) -> None:
         if not self.lease_seconds > 0:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, NamedTuple
 
 
 class Role(StrEnum):
@@ -42,6 +43,71 @@ class SessionInfo:
     agent: str
     cwd: str | None = None
     title: str | None = None
+
+
+@dataclass(frozen=True)
+class FileCursor:
+    """How far a file has been consumed, and what it looked like then."""
+
+    path: str
+    dev: int = 0
+    inode: int = 0
+    size: int = 0
+    mtime_ns: int = 0
+    offset: int = 0  # end of the last consumed line
+    line_no: int = 0  # lines consumed so far
+    head_hash: str = ""  # hash of the first head_len bytes, to notice a file replaced in place
+    head_len: int = 0
+
+
+@dataclass(slots=True)
+class TurnDraft:
+    """A turn as a reader sees it; the store gives it its place (seq) in the session."""
+
+    id: str
+    role: Role
+    text: str
+    files: tuple[str, ...] = ()
+    timestamp: str | None = None
+    message_id: str | None = None
+    redacted: dict[str, int] | None = None  # secrets the pipeline replaced in `text`, by kind
+
+
+class ScannedTurn(NamedTuple):
+    """A turn read from a file, ready to store: where it was read, and what it costs in a chunk."""
+
+    draft: TurnDraft
+    line_no: int  # the line of the file it was read from
+    tokens: int  # estimated, header included
+    header_tokens: int  # of those, the header the prompt gives it
+
+
+class LineProblem(NamedTuple):
+    """What was wrong with one line of a file being read (0: the file as a whole)."""
+
+    line_no: int
+    message: str
+
+
+class ProblemKind(StrEnum):
+    LINE = "line"  # a line (or the file's state at a line: rewritten, cut short) read with a problem
+    UNREADABLE = "unreadable"  # a file that cannot be read at all (not a file, no permission, gone)
+    UNLISTABLE = "unlistable"  # a directory under a root that cannot be listed
+    VANISHED = "vanished"  # a file read before that is no longer there
+
+
+@dataclass(frozen=True, slots=True)
+class ReadProblem:
+    """A problem a scan met, said once on stderr (CLI) or in the editor (daemon)."""
+
+    path: str
+    line: int | None  # None: the file or directory as a whole
+    kind: ProblemKind
+    message: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.path}: {self.message}" if self.line is None else f"{self.path}:{self.line}: {self.message}"
 
 
 @dataclass(slots=True)
@@ -110,6 +176,52 @@ class Usage:
                 "cache_creation_input_tokens": self.cache_creation_input_tokens,
                 "cache_read_input_tokens": self.cache_read_input_tokens, "requests": self.requests,
                 "cost_usd": self.cost_usd}
+
+
+@dataclass
+class SessionCounts:
+    id: str
+    agent: str
+    title: str | None
+    cwd: str | None
+    turns: int = 0
+    captured: int = 0
+    pending: int = 0
+    failed: int = 0
+    watermark: int = 0
+    last_ts: str | None = None
+    causes: list[str] = field(default_factory=list)
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    problems: int = 0
+    usage: Usage = field(default_factory=Usage)
+    redacted: dict[str, int] = field(default_factory=dict)  # secrets replaced before storing, by kind
+    # Claude Code deletes a transcript once it is cleanupPeriodDays old (by mtime): the newest of the
+    # session's Claude transcripts still on disk, and (set by pipeline.flag_at_risk) whether it goes
+    # soon while turns are not captured yet.
+    newest_file_mtime: float | None = None
+    at_risk: bool = False
+    deletes_in_days: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agent": self.agent,
+            "title": self.title,
+            "cwd": self.cwd,
+            "turns": self.turns,
+            "captured": self.captured,
+            "pending": self.pending,
+            "failed": self.failed,
+            "watermark": self.watermark,
+            "last_ts": self.last_ts,
+            "causes": self.causes,
+            "dropped": self.dropped,
+            "problems": self.problems,
+            "usage": self.usage.as_dict(),
+            "redacted": self.redacted,
+            "at_risk": self.at_risk,
+            "deletes_in_days": self.deletes_in_days,
+        }
 
 
 # C0 and C1 control characters but tab and newline (terminal escapes, NUL, backspace ...), and the

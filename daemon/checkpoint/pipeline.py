@@ -26,12 +26,21 @@ from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced
 from checkpoint.extract.prompt import planned_header, turn_labels
-from checkpoint.model import ChunkInput, SessionInfo, Usage
+from checkpoint.model import (
+    ChunkInput,
+    FileCursor,
+    LineProblem,
+    ProblemKind,
+    ReadProblem,
+    ScannedTurn,
+    SessionCounts,
+    SessionInfo,
+    Usage,
+)
 from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
-from checkpoint.sources.base import LineError, Reader, TurnDraft, decode_line
+from checkpoint.sources.base import LineError, Reader, decode_line
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
-    FileCursor,
     RawLine,
     TailEvent,
     advance,
@@ -40,7 +49,7 @@ from checkpoint.sources.tailer import (
     tail,
     unchanged,
 )
-from checkpoint.store import LEASE_SECONDS, CursorMoved, FileRow, LeaseLost, SessionCounts, Store
+from checkpoint.store import CursorMoved, FileRow, LeaseLost, Store
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -61,7 +70,7 @@ class ScanReport:
     files_read: int = 0
     turns_added: int = 0
     chunks_created: int = 0
-    warnings: list[str] = field(default_factory=list)
+    problems: list[ReadProblem] = field(default_factory=list)  # said on stderr or in the editor
     files_per_root: dict[Path, int] = field(default_factory=dict)
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the turns stored, by kind
 
@@ -74,7 +83,7 @@ def scan(store: Store, settings: Settings) -> ScanReport:
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
     known = store.file_cursors()  # one query, not one per file: a rescan of many files is stat-bound
-    for root, path in transcript_paths(report.roots, report.warnings):
+    for root, path in transcript_paths(report.roots, report.problems):
         row = known.get(path)
         if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
             role = locate(Path(path))
@@ -103,7 +112,7 @@ def _notice_vanished(store: Store, report: ScanReport, seen: set[str], known: di
             continue
         line = row.cursor.line_no
         message = f"file vanished after {line} lines were read; the turns already read from it are kept"
-        report.warnings.append(f"{path}:{line}: {message}")
+        report.problems.append(ReadProblem(path, line, ProblemKind.VANISHED, message))
         store.file_problem(path, message, missing=True, line_no=line)
 
 
@@ -111,11 +120,11 @@ class _Batch:
     """Turns and cursor of one file waiting to be stored together."""
 
     def __init__(self) -> None:
-        self.turns: list[tuple[TurnDraft, int, int, int]] = []
+        self.turns: list[ScannedTurn] = []
         self.session: SessionInfo | None = None
         self.dropped: Counter[str] = Counter()
         self.drop_records: Counter[str] = Counter()
-        self.problems: list[tuple[int, str]] = []
+        self.problems: list[LineProblem] = []
         self.bytes = 0
 
     def add_session(self, info: SessionInfo) -> None:
@@ -174,7 +183,8 @@ def _read_file(
     report.files_read += 1
     if reset is not None and not shrank:
         # Replaced or rewritten: said at the line reading had reached.
-        batch.problems.append((before.line_no, f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"))
+        message = f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"
+        batch.problems.append(LineProblem(before.line_no, message))
 
     last: TailEvent | None = None  # the cursor follows it; advanced once per batch, not once per line
     stored_from = before  # the cursor as stored: each batch is stored only if it still is
@@ -197,8 +207,7 @@ def _read_file(
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)
-        for line_no, problem in batch.problems:
-            report.warnings.append(f"{path}:{line_no}: {problem}")
+        report.problems.extend(ReadProblem(path, p.line_no, ProblemKind.LINE, p.message) for p in batch.problems)
         batch = _Batch()
 
     try:
@@ -207,7 +216,7 @@ def _read_file(
                 _parse_line(reader, event, reader_state, batch)
                 batch.bytes += len(event.data)
             else:
-                batch.problems.append((event.line_no, f"skipped: {event.reason} (policy oversized_line)"))
+                batch.problems.append(LineProblem(event.line_no, f"skipped: {event.reason} (policy oversized_line)"))
                 batch.dropped["oversized_line"] += event.size
                 batch.drop_records["oversized_line"] += 1
             last = event
@@ -224,14 +233,14 @@ def _read_file(
     if reset is not None and shrank:
         whole, partial = cursor.line_no, cursor.offset < st.st_size
         ends = f"breaks off in line {whole + 1}" if partial else f"ends after line {whole}" if whole else "is empty"
-        batch.problems.append((
+        batch.problems.append(LineProblem(
             whole + 1 if partial else whole,
             f"{reset.reason}: it now {ends}, {before.line_no} lines had been read; {_REREAD}",
         ))
     elif cursor.offset < st.st_size and time.time() - st.st_mtime_ns / 1e9 >= SETTLE_SECONDS:
         # The writer stopped mid-record (the bytes after the last newline are no whole record) and the
         # file has been quiet since: said, and read once a newline ends the line.
-        batch.problems.append((cursor.line_no + 1, (
+        batch.problems.append(LineProblem(cursor.line_no + 1, (
             f"unfinished last line: {st.st_size - cursor.offset} bytes without a newline that are not a whole"
             f" record, unchanged for {SETTLE_SECONDS:g}s; read once the line is finished")))
     flush()
@@ -249,15 +258,15 @@ def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
         if title is not None and new_title is None and " ".join(draft.text.split())[:120] == title:
             new_title = " ".join(result.text.split())[:120]  # the title a reader made of this prompt
         draft.text, draft.redacted = result.text, result.found
-        turns[i] = (draft, line_no, header + estimate_tokens(result.text), header)
+        turns[i] = ScannedTurn(draft, line_no, header + estimate_tokens(result.text), header)
     if batch.session is not None and title:
         new_title = new_title if new_title is not None else redactor.redact(title).text
         if new_title != title:
             batch.session = replace(batch.session, title=new_title)
     if batch.problems:
-        fixed = redactor.redact_many([message for _, message in batch.problems])
+        fixed = redactor.redact_many([p.message for p in batch.problems])
         for i, result in fixed.items():
-            batch.problems[i] = (batch.problems[i][0], result.text)
+            batch.problems[i] = batch.problems[i]._replace(message=result.text)
 
 
 _REREAD = "re-read from the start (turns already stored are kept, not duplicated)"
@@ -266,7 +275,7 @@ _REREAD = "re-read from the start (turns already stored are kept, not duplicated
 def _unreadable(store: Store, report: ScanReport, path: str, why: OSError | str) -> None:
     """Said on stderr and kept under the problems of `status` (also for a file never read before)."""
     message = why if isinstance(why, str) else f"cannot read: {why.strerror or why}"
-    report.warnings.append(f"{path}: {message}")
+    report.problems.append(ReadProblem(path, None, ProblemKind.UNREADABLE, message))
     store.file_problem(path, message)
 
 
@@ -286,29 +295,29 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     except LineError as exc:
         salvaged = _salvage_tail(data)
         if salvaged is None:
-            batch.problems.append((event.line_no, str(exc)))
+            batch.problems.append(LineProblem(event.line_no, str(exc)))
             return
         start, obj = salvaged
         # A record appended after a cut-off one (a file truncated mid-line, then written on): the
         # broken head is reported, the whole record after it is kept, with the id it has on its own.
-        batch.problems.append((event.line_no, f"{exc}; the first {start} bytes are a broken record, dropped,"
-                                              " and the whole record after them is kept"))
+        batch.problems.append(LineProblem(event.line_no, f"{exc}; the first {start} bytes are a broken record,"
+                                                         " dropped, and the whole record after them is kept"))
         data, objects, notes = data[start:], [obj], []
-    batch.problems.extend((event.line_no, note) for note in notes)
+    batch.problems.extend(LineProblem(event.line_no, note) for note in notes)
     for index, obj in enumerate(objects):
         raw = data if len(objects) == 1 else data + b"#%d" % index
         try:
             parsed = reader.parse(obj, raw, state)
         except RecursionError:
-            batch.problems.append((event.line_no, "record nested too deeply to read; skipped"))
+            batch.problems.append(LineProblem(event.line_no, "record nested too deeply to read; skipped"))
             continue
         except Exception as exc:  # a record no reader expected must not stop the scan or cost its neighbours
-            batch.problems.append((event.line_no, f"the {reader.agent} reader failed on this record"
-                                                  f" ({type(exc).__name__}: {exc}); skipped"))
+            batch.problems.append(LineProblem(event.line_no, f"the {reader.agent} reader failed on this record"
+                                                             f" ({type(exc).__name__}: {exc}); skipped"))
             continue
         for draft in parsed.turns:
             header = _header_tokens(draft.role.value, draft.files)
-            batch.turns.append((draft, event.line_no, header + estimate_tokens(draft.text), header))
+            batch.turns.append(ScannedTurn(draft, event.line_no, header + estimate_tokens(draft.text), header))
         if parsed.session is not None:
             batch.add_session(parsed.session)
         for policy, amount in parsed.dropped.items():
@@ -349,7 +358,7 @@ def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
 
 
 def flag_at_risk(
-    sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = 7.0,
+    sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = config.AT_RISK_DAYS,
     now: float | None = None,
 ) -> list[SessionCounts]:
     """Set `deletes_in_days` of every session with a Claude transcript on disk (whole days until
@@ -376,7 +385,9 @@ def redacted_totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def status(store: Store, session_ids: Sequence[str] | None = None, at_risk_days: float = 7.0) -> dict[str, Any]:
+def status(
+    store: Store, session_ids: Sequence[str] | None = None, at_risk_days: float = config.AT_RISK_DAYS
+) -> dict[str, Any]:
     """The status every surface shows: `totals` and `sessions` (the contract of `status --json`);
     each session says what was redacted in it and whether its transcript is about to be deleted."""
     sessions = store.session_counts(session_ids)
@@ -512,10 +523,10 @@ def checkpoint(
     *,
     on_update: Update | None = None,
     known_items: int = 30,
-    lease_seconds: float = LEASE_SECONDS,
+    lease_seconds: float = config.LEASE_SECONDS,
     redactor: redact.Redactor | None = None,
     cleanup_days: float | None = None,
-    at_risk_days: float = 7.0,
+    at_risk_days: float = config.AT_RISK_DAYS,
 ) -> RunReport:
     """One run over the due chunks: each tried at most once, at most `concurrency` in flight, the
     answers committed here on the calling thread. A chunk too large for the model is replaced by

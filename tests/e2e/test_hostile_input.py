@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 
 from checkpoint import pipeline
+from checkpoint.model import FileCursor
 from checkpoint.sources import tailer
-from checkpoint.sources.tailer import SETTLE_SECONDS, FileCursor, TailEvent
+from checkpoint.sources.tailer import SETTLE_SECONDS, TailEvent
 from tests.e2e.test_bad_input import (
     MAX_LINE,
     SESSION,
@@ -310,7 +311,7 @@ def test_a_file_that_shrinks_while_being_read(tmp_path: Path, monkeypatch: pytes
     db = h.home / ".local" / "share" / "checkpoint" / "checkpoint.db"
     report = clean_scan(db, [h.path.parent.parent])
     monkeypatch.undo()
-    assert report.warnings == []
+    assert report.problems == []
     read = max(read_before_cut)
     assert 10 <= read < 30  # what was read before the cut, and no further
 

@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from checkpoint import pipeline
-from checkpoint.chunker import DEFAULT_CHUNK_TOKENS
-from checkpoint.config import Settings
+from checkpoint.config import CHUNK_TOKENS, Settings
 from checkpoint.store import Store
 
 
-def clean_scan(db: Path, sources: Sequence[Path], chunk_tokens: int = DEFAULT_CHUNK_TOKENS) -> pipeline.ScanReport:
+def clean_scan(db: Path, sources: Sequence[Path], chunk_tokens: int = CHUNK_TOKENS) -> pipeline.ScanReport:
     store = Store(db)
     try:
         return pipeline.scan(store, Settings(db=db, sources=list(sources), chunk_tokens=chunk_tokens))

@@ -22,9 +22,7 @@ from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.anthropic import SCHEMA, Answer, AnthropicExtractor, price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT
-from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice
-from checkpoint.sources.base import TurnDraft
-from checkpoint.sources.tailer import FileCursor
+from checkpoint.model import ChunkInput, ChunkState, FileCursor, Role, ScannedTurn, TurnDraft, TurnSlice
 from checkpoint.store import LeaseLost, Store
 from tests.support import synth
 from tests.support.fake_anthropic import (
@@ -333,7 +331,7 @@ def test_resplit_of_a_part_keeps_exactly_its_characters_and_renumbers_the_parts(
     store = Store(settings.db)
     text = "".join(f"line {i} of a long turn\n" for i in range(400))
     store.ingest(FileCursor("/x.jsonl"), "claude", "s", False, {},
-                 [(TurnDraft(id="t1", role=Role.USER, text=text), 1, len(text) // 2, 5)],
+                 [ScannedTurn(TurnDraft(id="t1", role=Role.USER, text=text), 1, len(text) // 2, 5)],
                  None, Counter(), Counter(), [])
     store.form_chunks(1_500)
     parts = store.conn.execute("SELECT id, char_start, char_end FROM chunks ORDER BY char_start").fetchall()

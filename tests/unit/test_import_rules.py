@@ -45,15 +45,6 @@ RULES = (
          why="config never imports the sources (defaults are in checkpoint.config)"),
 )
 
-# The store's and config's imports of the sources, still there when this test was written; the store
-# part of issue #12 removes them. AT THE MERGE, DELETE THESE ENTRIES (then the set, and the stale
-# test, can go): test_the_allowlist_is_not_stale fails while an entry is no longer violated.
-KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset({
-    ("checkpoint.store", "checkpoint.sources.base"),
-    ("checkpoint.store", "checkpoint.sources.tailer"),
-    ("checkpoint.config", "checkpoint.sources.tailer"),
-})
-
 
 @dataclass(frozen=True)
 class Import:
@@ -117,15 +108,8 @@ def said(imp: Import, rule: Rule) -> str:
 
 
 def test_no_layer_imports_one_above_it() -> None:
-    broken = [said(imp, rule) for imp, rule in violations(PACKAGE_DIR)
-              if (imp.importer, imp.imported) not in KNOWN_VIOLATIONS]
+    broken = [said(imp, rule) for imp, rule in violations(PACKAGE_DIR)]
     assert not broken, "imports against the layering:\n" + "\n".join(broken)
-
-
-def test_the_allowlist_is_not_stale() -> None:
-    still = {(imp.importer, imp.imported) for imp, _ in violations(PACKAGE_DIR)}
-    gone = sorted(KNOWN_VIOLATIONS - still)
-    assert not gone, f"no longer violated, delete from KNOWN_VIOLATIONS: {gone}"
 
 
 def test_the_rules_see_every_kind_of_import(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ import pytest
 
 from checkpoint import pipeline
 from checkpoint.config import Settings
-from checkpoint.model import Role, SessionInfo
+from checkpoint.model import ReadProblem, Role, SessionInfo, TurnDraft
 from checkpoint.sources import READERS, locate, transcript_paths
-from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, TurnDraft, decode_line, line_id
+from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, decode_line, line_id
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.tailer import SETTLE_SECONDS
@@ -424,7 +424,8 @@ def test_claude_edge_cases_sample_reports_non_object_lines(
     expected = {(str(path), 13, "not a JSON object but str"), (str(path), 15, "not a JSON object but int"),
                 (str(path), 16, "not a JSON object but list")}
     assert {(p["path"], p["line"], p["message"]) for p in store.problems()} == expected
-    assert {f"{p}:{n}: {m}" for p, n, m in expected} <= set(report.warnings)
+    assert {f"{p}:{n}: {m}" for p, n, m in expected} <= {p.text for p in report.problems}
+    assert {(p, n, m) for p, n, m in expected} <= {(p.path, p.line, p.message) for p in report.problems}
     [info] = store.session_counts()
     # the last line (a summary, no newline) was read once settled: it titles the session
     assert info.title is not None and info.title.startswith("Tested various edge cases")
@@ -739,7 +740,7 @@ def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> No
     for p in (rollout, session_file, codex_root / "history.jsonl.txt"):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("")
-    warnings: list[str] = []
+    warnings: list[ReadProblem] = []
     listed = sorted(transcript_paths([claude_root, codex_root], warnings))
     assert listed == [(claude_root, str(session_file)), (codex_root, str(rollout))]
     assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]

@@ -258,7 +258,7 @@ def test_samples_every_turn_captured_once(
         _same_bytes_new_inode(path)
     reread = pipeline.scan(store, sample_settings)
     assert reread.files_read == len(layout)
-    assert {w.split(":", 1)[0] for w in reread.warnings if "re-read from the start" in w} == {
+    assert {w.split(":", 1)[0] for w in (p.text for p in reread.problems) if "re-read from the start" in w} == {
         str(p) for p in layout}
     assert (reread.turns_added, reread.chunks_created) == (0, 0)
     assert _turn_rows(store) == rows

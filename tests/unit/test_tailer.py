@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from checkpoint.config import MAX_LINE_BYTES
+from checkpoint.model import FileCursor
 from checkpoint.sources import tailer
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
-    FileCursor,
     RawLine,
     Reset,
     SkippedLine,
@@ -37,7 +38,7 @@ def _fresh(path: Path) -> float:
 
 
 def read(path: Path, cursor: FileCursor | None = None, now: float | None = None,
-         max_line_bytes: int = tailer.DEFAULT_MAX_LINE_BYTES) -> tuple[list[TailEvent], FileCursor]:
+         max_line_bytes: int = MAX_LINE_BYTES) -> tuple[list[TailEvent], FileCursor]:
     """One pass as the pipeline does it: identity check, tail, advance the cursor per event."""
     st = os.stat(path)
     if cursor is None or check_identity(cursor, st) is not None:

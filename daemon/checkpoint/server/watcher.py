@@ -22,6 +22,7 @@ from lsprotocol import types
 from watchfiles import Change, awatch
 
 from checkpoint import config, pipeline
+from checkpoint.model import ProblemKind
 from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 DEBOUNCE_MS = 100  # most a burst of writes is held back before it is scanned
 STEP_MS = 15  # quiet time that ends a burst
-_UNREADABLE = ("cannot read", "cannot stat", "cannot list")
+_UNREADABLE = frozenset({ProblemKind.UNREADABLE, ProblemKind.UNLISTABLE})  # said in a message, not only logged
 
 
 def _keep(change: Change, path: str) -> bool:
@@ -141,11 +142,11 @@ class Watcher(Feature):
     async def _after(self, report: pipeline.ScanReport) -> None:
         self.scans += 1
         messages = self.server.messages
-        for warning in report.warnings:
-            if any(marker in warning for marker in _UNREADABLE):
-                path = warning.split(": ", 1)[0]
+        for problem in report.problems:
+            warning = problem.text
+            if problem.kind in _UNREADABLE:
                 text = f"Checkpoint cannot read a transcript: {warning}"
-                if messages.show_once(once_key("unreadable", path), text, log_again=False):
+                if messages.show_once(once_key("unreadable", problem.path), text, log_again=False):
                     self.server.events.publish(ProblemSeen(warning))
             else:
                 messages.log_once(once_key("scan", warning), f"transcript: {warning}", types.MessageType.Warning)
@@ -153,7 +154,7 @@ class Watcher(Feature):
             messages.log(f"ingested {report.turns_added} new turns from {report.files_read} changed files"
                          f" ({report.chunks_created} new chunks)", types.MessageType.Log)
             self.server.events.publish(TurnsAdded(report.turns_added))
-        if report.files_read or report.warnings:
+        if report.files_read or report.problems:
             self.server.events.publish(CountsChanged())
 
     async def _rescan_loop(self) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from checkpoint.model import ProblemKind, ReadProblem
 from checkpoint.sources.base import FileRole, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
@@ -31,7 +32,7 @@ def locate(path: Path) -> FileRole | None:
     return None
 
 
-def transcript_paths(roots: list[Path], warn: list[str]) -> Iterator[tuple[Path, str]]:
+def transcript_paths(roots: list[Path], warn: list[ReadProblem]) -> Iterator[tuple[Path, str]]:
     """(root, path) of every file named like a transcript under the roots, as strings: a rescan
     skips the unchanged ones on a stat, before any Path or reader looks at them. Symlinked
     directories are not followed (no loops); unreadable directories are reported in `warn` and
@@ -39,7 +40,8 @@ def transcript_paths(roots: list[Path], warn: list[str]) -> Iterator[tuple[Path,
     it says what it is."""
 
     def on_error(err: OSError) -> None:
-        warn.append(f"{err.filename}: cannot list directory: {err.strerror}")
+        message = f"cannot list directory: {err.strerror}"
+        warn.append(ReadProblem(str(err.filename), None, ProblemKind.UNLISTABLE, message))
 
     for root in roots:
         if not root.is_dir():

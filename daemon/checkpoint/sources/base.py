@@ -12,22 +12,9 @@ from typing import Any, Protocol
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo
+from checkpoint.model import SessionInfo, TurnDraft
 
 JsonObject = dict[str, Any]
-
-
-@dataclass(slots=True)
-class TurnDraft:
-    """A turn as a reader sees it; the store gives it its place (seq) in the session."""
-
-    id: str
-    role: Role
-    text: str
-    files: tuple[str, ...] = ()
-    timestamp: str | None = None
-    message_id: str | None = None
-    redacted: dict[str, int] | None = None  # secrets the pipeline replaced in `text`, by kind
 
 
 @dataclass

@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo
-from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, TurnDraft, line_id, text_of
+from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, line_id, text_of
 
 AGENT = "claude"
 HEAD_BYTES = 64 << 10  # how much of a legacy sub-agent file is read to find its parent session

@@ -20,8 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checkpoint.model import Role, SessionInfo
-from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, TurnDraft, line_id, text_of
+from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, line_id, text_of
 
 AGENT = "codex"
 _SESSION_IN_NAME = re.compile(

@@ -16,28 +16,15 @@ from dataclasses import dataclass, replace
 
 import orjson
 
+from checkpoint.config import MAX_LINE_BYTES
+from checkpoint.model import FileCursor
+
 BLOCK_SIZE = 1 << 20
 HEAD_BYTES = 4096
-DEFAULT_MAX_LINE_BYTES = 16 << 20
 # A last line without a newline is consumed only once the file has been quiet this long and the bytes
 # parse as a whole record: a writer mid-line is never read early, a file that simply ends without "\n"
 # is not stuck forever.
 SETTLE_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class FileCursor:
-    """How far a file has been consumed, and what it looked like then."""
-
-    path: str
-    dev: int = 0
-    inode: int = 0
-    size: int = 0
-    mtime_ns: int = 0
-    offset: int = 0  # end of the last consumed line
-    line_no: int = 0  # lines consumed so far
-    head_hash: str = ""  # hash of the first head_len bytes, to notice a file replaced in place
-    head_len: int = 0
 
 
 @dataclass(slots=True)  # one per line read: not frozen, whose __init__ costs three times as much
@@ -122,7 +109,7 @@ def _whole_record(data: bytes | bytearray) -> bool:
 def tail(
     cursor: FileCursor,
     st: os.stat_result,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
     now: float | None = None,
 ) -> Iterator[TailEvent]:
     """Yield the complete lines after cursor.offset. The caller persists each event's end_offset.

@@ -1,0 +1,44 @@
+"""The SQLite store: the schema, its migrations, and every read and write of the database.
+
+The storage rule, stated once:
+- Only the store writes SQL. Every other module asks the store; nothing else opens the database.
+- Markers move only in `commit_extraction`: a chunk's items, its state and the session's watermark
+  change in one transaction.
+- The watermark is derived from chunk states (the end of the contiguous captured prefix, as
+  checkpoint.ledger defines it), never from what was fed in or sent.
+
+The parts, each a mixin over one shared connection and clock (connection.StoreBase): schema
+(migrations), connection (opening, pragmas, transactions), ingest (files and turns), chunks (the
+chunk ledger's writes and what is due), items (items written with their chunk, triage), queries
+(reads), forgetting, runs (usage and the record of each run).
+"""
+
+from __future__ import annotations
+
+from checkpoint.config import LEASE_SECONDS
+from checkpoint.store.chunks import ChunksMixin
+from checkpoint.store.connection import StoreBase
+from checkpoint.store.forgetting import ForgettingMixin
+from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
+from checkpoint.store.items import ItemsMixin, fingerprint
+from checkpoint.store.queries import QueriesMixin
+from checkpoint.store.records import CursorMoved, FileRow, Ingested, LeaseLost
+from checkpoint.store.runs import RunsMixin
+from checkpoint.store.schema import MIGRATIONS, Migration
+
+__all__ = [
+    "LEASE_SECONDS",
+    "MIGRATIONS",
+    "PROBLEMS_PER_FILE",
+    "CursorMoved",
+    "FileRow",
+    "Ingested",
+    "LeaseLost",
+    "Migration",
+    "Store",
+    "fingerprint",
+]
+
+
+class Store(IngestMixin, ChunksMixin, ItemsMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
+    """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

@@ -1,0 +1,69 @@
+"""Forgetting a session on request: everything stored for it removed, the bytes compacted away, and
+its transcripts not read in again until it is unforgotten."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkpoint.store.connection import StoreBase
+
+
+class ForgettingMixin(StoreBase):
+    def session_ids(self, prefix: str, forgotten: bool = False) -> list[str]:
+        """Stored (or forgotten) sessions whose id is `prefix` or starts with it; the exact one alone."""
+        table, column = ("forgotten", "session_id") if forgotten else ("sessions", "id")
+        exact = self.conn.execute(f"SELECT {column} FROM {table} WHERE {column} = ?", (prefix,)).fetchone()
+        if exact:
+            return [exact[0]]
+        return [r[0] for r in self.conn.execute(
+            f"SELECT {column} FROM {table} WHERE substr({column}, 1, ?) = ? ORDER BY {column}", (len(prefix), prefix)
+        )]
+
+    def forget_session(self, session_id: str) -> dict[str, int] | None:
+        """Remove everything stored for a session: its turns, chunks, items, drops, problems, usage,
+        redaction counts and its files' cursors, and remember it as forgotten, so that a scan does not
+        read its transcripts back in (`unforget` undoes that). Then the database is compacted so the
+        bytes are gone from its files. Returns the rows removed per table; None: no such session."""
+        with self.transaction() as c:
+            row = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return None
+            removed: dict[str, int] = {}
+            paths = [r[0] for r in c.execute("SELECT path FROM files WHERE session_id = ?", (session_id,))]
+            for i in range(0, len(paths), 500):
+                part = paths[i:i + 500]
+                removed["problems"] = removed.get("problems", 0) + c.execute(
+                    f"DELETE FROM problems WHERE path IN ({','.join('?' * len(part))})", part
+                ).rowcount
+            for table, column in (
+                ("item_aliases", "session_id"), ("items", "session_id"), ("chunks", "session_id"),
+                ("turns", "session_id"), ("drops", "session_id"), ("problems", "session_id"),
+                ("session_usage", "session_id"), ("redactions", "session_id"), ("files", "session_id"),
+                ("sessions", "id"),
+            ):
+                n = c.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,)).rowcount
+                removed[table] = removed.get(table, 0) + n
+            c.execute(
+                "INSERT INTO forgotten (session_id, forgotten_at, turns) VALUES (?, ?, ?)"
+                " ON CONFLICT(session_id) DO UPDATE SET forgotten_at = excluded.forgotten_at, turns = excluded.turns",
+                (session_id, self.clock(), row[0]),
+            )
+        self.compact()
+        return removed
+
+    def unforget(self, session_id: str) -> bool:
+        """Read a forgotten session's transcripts in again at the next scan (from their start)."""
+        with self.transaction() as c:
+            if not c.execute("DELETE FROM forgotten WHERE session_id = ?", (session_id,)).rowcount:
+                return False
+            c.execute("DELETE FROM files WHERE session_id = ?", (session_id,))
+        return True
+
+    def forgotten(self) -> list[dict[str, Any]]:
+        return [
+            {"session_id": sid, "forgotten_at": at, "turns": turns}
+            for sid, at, turns in self.conn.execute(
+                "SELECT session_id, forgotten_at, turns FROM forgotten ORDER BY forgotten_at DESC, session_id"
+            )
+        ]
+

@@ -1,0 +1,269 @@
+"""Files and turns: a batch of turns read from a file and the cursor after them, stored together."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from checkpoint import chunker
+from checkpoint.model import FileCursor, LineProblem, ScannedTurn, SessionInfo
+from checkpoint.store.chunks import chunk_turns, turn_text
+from checkpoint.store.connection import StoreBase
+from checkpoint.store.records import CursorMoved, FileRow, Ingested
+
+PROBLEMS_PER_FILE = 200  # keep the table bounded when a file is garbage from end to end
+
+_INSERT_TURN = (
+    "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path, line_no, tokens,"
+    " header_tokens, chunked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
+)
+
+
+def _turn_rows(
+    turns: Sequence[ScannedTurn], session_id: str, seq: int, path: str, chunked: int
+) -> list[tuple[Any, ...]]:
+    """Rows of the turns table, numbered on from `seq`."""
+    return [
+        (draft.id, session_id, seq, draft.role.value, draft.text,
+         orjson.dumps(list(draft.files)).decode() if draft.files else "[]", draft.timestamp, draft.message_id,
+         path, line_no, tokens, header_tokens, chunked)
+        for seq, (draft, line_no, tokens, header_tokens) in enumerate(turns, start=seq + 1)
+    ]
+
+
+
+_FILE_COLUMNS = (
+    "path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
+    " agent, session_id, subagent, reader_state, missing"
+)
+
+
+def _file_row(row: Sequence[Any]) -> FileRow:
+    return FileRow(
+        cursor=FileCursor(*row[:9]),
+        agent=row[9],
+        session_id=row[10],
+        subagent=bool(row[11]),
+        state_json=row[12],
+        missing=bool(row[13]),
+    )
+
+
+
+
+
+class IngestMixin(StoreBase):
+    """Files, their cursors and problems, and the turns read from them."""
+
+    def get_file(self, path: str) -> FileRow | None:
+        row = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+        return None if row is None else _file_row(row)
+
+    def file_cursors(self) -> dict[str, FileRow]:
+        """Every known file, in one query (a rescan looks each one up: no query per file)."""
+        return {row[0]: _file_row(row) for row in self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files")}
+
+    def ingest(
+        self,
+        cursor: FileCursor,
+        agent: str,
+        session_id: str,
+        subagent: bool,
+        reader_state: dict[str, Any],
+        turns: Sequence[ScannedTurn],
+        session: SessionInfo | None,
+        dropped: Counter[str],
+        drop_records: Counter[str],
+        problems: Sequence[LineProblem],
+        chunk_tokens: int | None = None,
+        since: FileCursor | None = None,
+        restart: bool = False,
+    ) -> Ingested:
+        """Store a batch of turns and the file cursor that
+        follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
+        already (a re-read, a copy) is skipped and takes no seq.
+
+        With `chunk_tokens`, the new turns are put into chunks in the same transaction, exactly as
+        form_chunks would put them (same plan, same open tail): each row is written once, already
+        chunked, instead of being rewritten later to mark it. Returns turns added and chunks created.
+
+        `since` is the cursor the batch was read from (a blank one for a file never stored): when the
+        stored cursor is another by now, another process read the same lines meanwhile and stored
+        them; nothing is stored (turns, drop counts and problems would be counted twice) and
+        CursorMoved is raised, for the caller to read on from where that process stopped.
+
+        `restart`: the first batch of a file read again from the start (replaced, rewritten, cut
+        short). Its turns are deduplicated by id; its drops replace the file's earlier share."""
+        now = self.clock()
+        with self.transaction() as c:
+            if since is not None:
+                stored = c.execute(
+                    "SELECT dev, inode, offset, line_no FROM files WHERE path = ?", (cursor.path,)
+                ).fetchone()
+                if tuple(stored or (0, 0, 0, 0)) != (since.dev, since.inode, since.offset, since.line_no):
+                    raise CursorMoved(f"{cursor.path}: read on by another process meanwhile")
+            shares = self._drop_shares(c, cursor.path, restart)
+            if c.execute("SELECT 1 FROM forgotten WHERE session_id = ?", (session_id,)).fetchone():
+                # Forgotten on request: only the file's cursor moves on, so it is not read again.
+                self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares)
+                return Ingested(0, 0)
+            c.execute(
+                "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
+                (session_id, agent, now),
+            )
+            if session is not None:
+                if session.cwd:
+                    c.execute("UPDATE sessions SET cwd = coalesce(cwd, ?) WHERE id = ?", (session.cwd, session_id))
+                if session.title and not subagent:
+                    c.execute("UPDATE sessions SET title = ? WHERE id = ?", (session.title, session_id))
+            seq = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+            chunked = int(chunk_tokens is not None)
+            # Optimistic: number every turn and insert them all at once. If an id was stored already
+            # (a re-read, a copy) or repeats in the batch, fewer rows went in than were numbered:
+            # undo, and number only the new ones, so that seqs stay gapless.
+            rows = _turn_rows(turns, session_id, seq, cursor.path, chunked)
+            c.execute("SAVEPOINT new_turns")
+            before = c.total_changes
+            c.executemany(_INSERT_TURN, rows)
+            added = turns
+            if c.total_changes - before != len(rows):
+                c.execute("ROLLBACK TO new_turns")
+                added = self._unseen(c, turns)
+                rows = _turn_rows(added, session_id, seq, cursor.path, chunked)
+                c.executemany(_INSERT_TURN, rows)
+            c.execute("RELEASE new_turns")
+            redacted: Counter[str] = Counter()
+            for draft, *_ in added:
+                if draft.redacted:
+                    redacted.update(draft.redacted)
+            c.executemany(
+                "INSERT INTO redactions (session_id, kind, count) VALUES (?, ?, ?)"
+                " ON CONFLICT(session_id, kind) DO UPDATE SET count = count + excluded.count",
+                [(session_id, kind, n) for kind, n in redacted.items()],
+            )
+            seq += len(rows)
+            costs = [chunker.TurnCost(r[2], r[10], r[11]) for r in rows]
+            stamps = [r[6] for r in rows if r[6]]
+            first_ts = stamps[0] if stamps else None
+            last_ts = stamps[-1] if stamps else None
+            chunks = 0
+            if chunk_tokens is not None and rows:
+                # turns of the session stored earlier without chunks come first (usually none)
+                older = [chunker.TurnCost(*r) for r in c.execute(
+                    "SELECT seq, tokens, header_tokens FROM turns WHERE session_id = ? AND chunked = 0 ORDER BY seq",
+                    (session_id,),
+                )]
+                chunks = chunk_turns(c, session_id, older + costs, chunk_tokens, now)
+                if older:
+                    c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
+            c.execute(
+                "UPDATE sessions SET turns = ?, updated_at = ?, first_ts = coalesce(first_ts, ?),"
+                " last_ts = CASE WHEN ? > coalesce(last_ts, '') THEN ? ELSE last_ts END WHERE id = ?",
+                (seq, now, first_ts, last_ts or "", last_ts, session_id),
+            )
+            for policy in (dropped + drop_records):
+                records, chars = drop_records.get(policy, 0), dropped.get(policy, 0)
+                c.execute(
+                    "INSERT INTO drops (session_id, policy, records, chars) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT(session_id, policy) DO UPDATE SET records = records + excluded.records,"
+                    " chars = chars + excluded.chars",
+                    (session_id, policy, records, chars),
+                )
+                share = shares.setdefault(policy, [0, 0])
+                share[0] += records
+                share[1] += chars
+            self._record_problems(c, cursor.path, session_id, problems, now)
+            self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares)
+        return Ingested(len(rows), chunks, redacted)
+
+    @staticmethod
+    def _drop_shares(c: sqlite3.Connection, path: str, restart: bool) -> dict[str, list[int]]:
+        """The file's share of its session's drop counts; on a restart, taken back from the session
+        first (the re-read counts them again) and empty."""
+        row = c.execute("SELECT session_id, drops FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return {}
+        shares: dict[str, list[int]] = orjson.loads(row[1])
+        if not restart:
+            return shares
+        for policy, (records, chars) in shares.items():
+            c.execute(
+                "UPDATE drops SET records = max(0, records - ?), chars = max(0, chars - ?)"
+                " WHERE session_id = ? AND policy = ?",
+                (records, chars, row[0], policy),
+            )
+        c.execute("DELETE FROM drops WHERE session_id = ? AND records = 0 AND chars = 0", (row[0],))
+        return {}
+
+    @staticmethod
+    def _upsert_file(
+        c: sqlite3.Connection, cursor: FileCursor, agent: str, session_id: str, subagent: bool,
+        reader_state: dict[str, Any], drops: dict[str, list[int]],
+    ) -> None:
+        c.execute(
+            "INSERT INTO files (path, agent, session_id, subagent, dev, inode, size, mtime_ns, offset,"
+            " line_no, head_hash, head_len, reader_state, drops, missing, last_error)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
+            " agent=excluded.agent, session_id=excluded.session_id, subagent=excluded.subagent,"
+            " dev=excluded.dev, inode=excluded.inode, size=excluded.size, mtime_ns=excluded.mtime_ns,"
+            " offset=excluded.offset, line_no=excluded.line_no, head_hash=excluded.head_hash,"
+            " head_len=excluded.head_len, reader_state=excluded.reader_state, drops=excluded.drops, missing=0,"
+            " last_error=NULL",
+            (
+                cursor.path, agent, session_id, int(subagent), cursor.dev, cursor.inode, cursor.size,
+                cursor.mtime_ns, cursor.offset, cursor.line_no, cursor.head_hash, cursor.head_len,
+                orjson.dumps(reader_state).decode(), orjson.dumps(drops).decode(),
+            ),
+        )
+
+    @staticmethod
+    def _unseen(
+        c: sqlite3.Connection, turns: Sequence[ScannedTurn]
+    ) -> list[ScannedTurn]:
+        """The turns whose id is not stored yet, each id once (its first occurrence), in order."""
+        ids = [t.draft.id for t in turns]
+        stored: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i:i + 500]
+            stored.update(r[0] for r in c.execute(
+                f"SELECT id FROM turns WHERE id IN ({','.join('?' * len(part))})", part
+            ))
+        fresh = []
+        for turn in turns:
+            if turn.draft.id not in stored:
+                stored.add(turn.draft.id)
+                fresh.append(turn)
+        return fresh
+
+    def _record_problems(
+        self, c: sqlite3.Connection, path: str, session_id: str | None,
+        problems: Sequence[LineProblem], now: float,
+    ) -> None:
+        if not problems:
+            return
+        have = c.execute("SELECT count(*) FROM problems WHERE path = ?", (path,)).fetchone()[0]
+        for line_no, message in problems[: max(0, PROBLEMS_PER_FILE - have)]:
+            c.execute(
+                "INSERT INTO problems (path, line_no, message, session_id, seen_at) VALUES (?,?,?,?,?)"
+                " ON CONFLICT DO NOTHING",
+                (path, line_no, message, session_id, now),
+            )
+
+    def file_problem(self, path: str, message: str, missing: bool = False, line_no: int = 0) -> None:
+        """A whole-file problem (unreadable, vanished), said at `line_no` (0: the file as a whole).
+        Turns already read stay."""
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE files SET last_error = ?, missing = ? WHERE path = ?", (message, int(missing), path)
+            )
+            session = c.execute("SELECT session_id FROM files WHERE path = ?", (path,)).fetchone()
+            problem = LineProblem(line_no, message)
+            self._record_problems(c, path, session[0] if session else None, [problem], self.clock())
+
+    def turn_text(self, session_id: str, seq: int) -> str:
+        return turn_text(self.conn, session_id, seq)
+

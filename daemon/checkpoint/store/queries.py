@@ -1,0 +1,225 @@
+"""Reads: what status, the daemon and the CLI show. Nothing here writes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
+from checkpoint.model import ChunkState, ItemState, Role, SessionCounts, Usage
+from checkpoint.store.connection import StoreBase
+
+# The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
+_TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
+
+
+class QueriesMixin(StoreBase):
+    def watermark(self, session_id: str) -> int:
+        row = self.conn.execute("SELECT watermark FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def session_counts(self, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
+        """Turns captured / pending / failed per session. A turn is captured only when every chunk
+        holding it is captured; failed when one of them failed; pending otherwise."""
+        where = ""
+        args: list[Any] = []
+        if session_ids is not None:
+            where = f" WHERE id IN ({','.join('?' * len(session_ids))})"
+            args = list(session_ids)
+        sessions = {
+            r[0]: SessionCounts(id=r[0], agent=r[1], title=r[2], cwd=r[3], turns=r[4], watermark=r[5], last_ts=r[6])
+            for r in self.conn.execute(
+                "SELECT id, agent, title, cwd, turns, watermark, last_ts FROM sessions" + where
+                + " ORDER BY coalesce(last_ts, '') DESC, id",
+                args,
+            )
+        }
+        # Per turn, the worst state of the chunks holding it (ledger.turn_state, done in SQL: a status
+        # of a large history must not read every chunk); tests/test_ledger.py checks the two agree.
+        rank = _TURN_RANK
+        for session_id, worst, n in self.conn.execute(
+            f"SELECT session_id, r, sum(n) FROM ("
+            f"  SELECT session_id, {rank} AS r, last_seq - first_seq + 1 AS n FROM chunks WHERE parts = 1"
+            f"  UNION ALL"
+            f"  SELECT session_id, max({rank}) AS r, 1 AS n FROM chunks WHERE parts > 1"
+            f"  GROUP BY session_id, first_seq"
+            f") GROUP BY session_id, r"
+        ):
+            s = sessions.get(session_id)
+            if s is None:
+                continue
+            state = TURN_BY_RANK[worst]
+            if state is TurnState.CAPTURED:
+                s.captured += n
+            elif state is TurnState.FAILED:
+                s.failed += n
+        for s in sessions.values():
+            s.pending = s.turns - s.captured - s.failed
+        for session_id, cause in self.conn.execute(
+            f"SELECT session_id, cause FROM chunks WHERE state = '{ChunkState.FAILED}' AND cause IS NOT NULL"
+            " GROUP BY session_id, cause"
+        ):
+            if session_id in sessions:
+                sessions[session_id].causes.append(cause)
+        for session_id, policy, records, chars in self.conn.execute(
+            "SELECT session_id, policy, records, chars FROM drops"
+        ):
+            if session_id in sessions:
+                sessions[session_id].dropped[policy] = {"records": records, "chars": chars}
+        for row in self.conn.execute(
+            "SELECT session_id, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
+            " cache_read_input_tokens, cost_usd FROM session_usage"
+        ):
+            if row[0] in sessions:
+                sessions[row[0]].usage = Usage(
+                    requests=row[1], input_tokens=row[2], output_tokens=row[3], cache_creation_input_tokens=row[4],
+                    cache_read_input_tokens=row[5], cost_usd=row[6],
+                )
+        for session_id, n in self.conn.execute(
+            "SELECT session_id, count(*) FROM problems GROUP BY session_id"
+        ):
+            if session_id in sessions:
+                sessions[session_id].problems = n
+        for session_id, kind, n in self.conn.execute("SELECT session_id, kind, count FROM redactions ORDER BY kind"):
+            if session_id in sessions:
+                sessions[session_id].redacted[kind] = n
+        for session_id, mtime_ns in self.conn.execute(
+            "SELECT session_id, max(mtime_ns) FROM files WHERE agent = 'claude' AND missing = 0"
+            " AND session_id IS NOT NULL GROUP BY session_id"
+        ):
+            if session_id in sessions:
+                sessions[session_id].newest_file_mtime = mtime_ns / 1e9
+        return list(sessions.values())
+
+    def claude_sessions_older_than(self, mtime: float) -> list[str]:
+        """Sessions whose newest Claude transcript still on disk was last written before `mtime`."""
+        return [
+            r[0] for r in self.conn.execute(
+                "SELECT session_id FROM files WHERE agent = 'claude' AND missing = 0 AND session_id IS NOT NULL"
+                " GROUP BY session_id HAVING max(mtime_ns) < ?",
+                (int(mtime * 1e9),),
+            )
+        ]
+
+    def problems(self, limit: int = 50) -> list[dict[str, Any]]:
+        return [
+            {"path": p, "line": line, "message": m, "session_id": s}
+            for p, line, m, s in self.conn.execute(
+                "SELECT path, line_no, message, session_id FROM problems ORDER BY seen_at DESC, path, line_no"
+                " LIMIT ?",
+                (limit,),
+            )
+        ]
+
+    def items(
+        self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
+        created_after: float | None = None,
+    ) -> list[dict[str, Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if created_after is not None:
+            clauses.append("i.created_at >= ?")
+            args.append(created_after)
+        if session_id:
+            clauses.append("i.session_id = ?")
+            args.append(session_id)
+        if kind:
+            clauses.append("i.kind = ?")
+            args.append(kind)
+        if not include_dismissed:
+            clauses.append("i.state != 'dismissed'")
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        # One query: each item's row once per turn it cites (json_each over its turn ids), in the
+        # order of the items, then of the turns in the session; a cited turn no longer stored is left out.
+        out: list[dict[str, Any]] = []
+        current: dict[str, Any] | None = None
+        for row in self.conn.execute(
+            "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
+            " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts"
+            " FROM items i JOIN sessions s ON s.id = i.session_id"
+            " LEFT JOIN json_each(i.turn_ids) j LEFT JOIN turns t ON t.id = j.value"
+            + where + " ORDER BY i.created_at, i.id, t.seq",
+            args,
+        ):
+            if current is None or current["id"] != row[0]:
+                current = {
+                    "id": row[0], "session_id": row[1], "kind": row[2], "statement": row[3], "rationale": row[4],
+                    "confidence": row[5], "turn_ids": orjson.loads(row[6]), "files": orjson.loads(row[7]),
+                    "state": row[8], "extractor": row[9], "created_at": row[10], "session_title": row[11],
+                    "cwd": row[12], "sources": [],
+                }
+                out.append(current)
+            if row[13] is not None:
+                current["sources"].append({"turn_id": row[13], "path": row[14], "line": row[15], "timestamp": row[16]})
+        return out
+
+    def item_counts(self) -> dict[str, Counter[str]]:
+        """Items not dismissed, per session and kind."""
+        out: dict[str, Counter[str]] = {}
+        for session_id, kind, n in self.conn.execute(
+            "SELECT session_id, kind, count(*) FROM items WHERE state != 'dismissed' GROUP BY session_id, kind"
+        ):
+            out.setdefault(session_id, Counter())[kind] = n
+        return out
+
+    def chunk_states(self, session_id: str | None = None) -> Counter[str]:
+        where, args = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+        return Counter(dict(self.conn.execute(f"SELECT state, count(*) FROM chunks{where} GROUP BY state", args)))
+
+    # -- reads for the daemon -------------------------------------------------------------------
+
+    def session_activity(self) -> dict[str, float]:
+        """When each session's transcript files last changed (epoch seconds): how long it has been idle."""
+        return {
+            sid: mtime_ns / 1e9
+            for sid, mtime_ns in self.conn.execute(
+                "SELECT session_id, max(mtime_ns) FROM files WHERE session_id IS NOT NULL GROUP BY session_id"
+            )
+        }
+
+    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[dict[str, Any]]:
+        """The exchange around the given turns, in order: from the user prompt at or before the first
+        of them up to the next user prompt after the last (the tool calls that carried out what they
+        say), at most `limit` turns either side."""
+        if not turn_ids:
+            return []
+        first, last = self.conn.execute(
+            f"SELECT min(seq), max(seq) FROM turns WHERE session_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
+            [session_id, *turn_ids],
+        ).fetchone()
+        if first is None:
+            return []
+        roles = self.conn.execute(
+            "SELECT seq, role FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+            (session_id, first - limit, last + limit),
+        ).fetchall()
+        start = max((seq for seq, role in roles if seq <= first and role == Role.USER), default=first - limit)
+        end = min((seq - 1 for seq, role in roles if seq > last and role == Role.USER), default=last + limit)
+        return [
+            {"id": tid, "seq": seq, "role": role, "text": text, "files": orjson.loads(files)}
+            for tid, seq, role, text, files in self.conn.execute(
+                "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
+                " ORDER BY seq",
+                (session_id, start, end),
+            )
+        ]
+
+    def item_summary(self, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
+        """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
+        where, args = "", list(session_ids or ())
+        if session_ids is not None:
+            where = f" WHERE session_id IN ({','.join('?' * len(session_ids))})"
+        by_kind: dict[str, int] = {}
+        by_state: dict[str, int] = {}
+        for kind, state, n in self.conn.execute(
+            "SELECT kind, state, count(*) FROM items" + where + " GROUP BY kind, state", args
+        ):
+            by_state[state] = by_state.get(state, 0) + n
+            if state != ItemState.DISMISSED:
+                by_kind[kind] = by_kind.get(kind, 0) + n
+        changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
+        return {"by_kind": by_kind, "by_state": by_state, "changed_at": changed}
+

@@ -1,0 +1,245 @@
+"""The schema, as numbered migrations. A database records in `PRAGMA user_version` how many of them
+it has had; opening it applies the rest, each in order, in one transaction.
+
+Every migration is a tuple of single statements, executed one at a time: nothing splits a script on
+`;`, which a trigger body or a comment may hold. Never edit a migration that has shipped (databases
+at its version already have it): append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    statements: tuple[str, ...]  # one SQL statement each
+
+    def __post_init__(self) -> None:
+        for statement in self.statements:
+            if not sqlite3.complete_statement(statement + "\n;"):  # a newline ends a trailing comment
+                raise ValueError(f"migration {self.name!r}: not one whole statement: {statement[:80]!r}")
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        # the initial schema
+        "initial schema",
+        (
+            """
+            CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                agent TEXT NOT NULL,
+                title TEXT,
+                cwd TEXT,
+                turns INTEGER NOT NULL DEFAULT 0,       -- highest seq given out
+                watermark INTEGER NOT NULL DEFAULT 0,   -- every turn with seq <= watermark is captured
+                first_ts TEXT,
+                last_ts TEXT,
+                updated_at REAL
+            )
+            """,
+            """
+            CREATE TABLE files (
+                path TEXT PRIMARY KEY,
+                agent TEXT NOT NULL,
+                session_id TEXT,
+                subagent INTEGER NOT NULL DEFAULT 0,
+                dev INTEGER NOT NULL DEFAULT 0,
+                inode INTEGER NOT NULL DEFAULT 0,
+                size INTEGER NOT NULL DEFAULT 0,
+                mtime_ns INTEGER NOT NULL DEFAULT 0,
+                offset INTEGER NOT NULL DEFAULT 0,
+                line_no INTEGER NOT NULL DEFAULT 0,
+                head_hash TEXT NOT NULL DEFAULT '',
+                head_len INTEGER NOT NULL DEFAULT 0,
+                reader_state TEXT NOT NULL DEFAULT '{}',
+                missing INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT
+            )
+            """,
+            """
+            CREATE TABLE turns (
+                id TEXT PRIMARY KEY,
+                session_id TEXT NOT NULL REFERENCES sessions(id),
+                seq INTEGER NOT NULL,
+                role TEXT NOT NULL,
+                text TEXT NOT NULL,
+                files TEXT NOT NULL DEFAULT '[]',
+                ts TEXT,
+                message_id TEXT,
+                source_path TEXT NOT NULL,
+                line_no INTEGER NOT NULL,
+                tokens INTEGER NOT NULL,
+                header_tokens INTEGER NOT NULL,
+                chunked INTEGER NOT NULL DEFAULT 0,
+                UNIQUE (session_id, seq)
+            )
+            """,
+            'CREATE INDEX turns_unchunked ON turns (session_id, seq) WHERE chunked = 0',
+            """
+            CREATE TABLE chunks (
+                id INTEGER PRIMARY KEY,
+                session_id TEXT NOT NULL REFERENCES sessions(id),
+                first_seq INTEGER NOT NULL,
+                last_seq INTEGER NOT NULL,
+                char_start INTEGER NOT NULL DEFAULT 0,
+                char_end INTEGER,                        -- NULL: to the end of the turn
+                part INTEGER NOT NULL DEFAULT 1,
+                parts INTEGER NOT NULL DEFAULT 1,
+                tokens INTEGER NOT NULL,
+                state TEXT NOT NULL DEFAULT 'pending',
+                attempts INTEGER NOT NULL DEFAULT 0,
+                cause TEXT,
+                lease_owner TEXT,
+                lease_until REAL,
+                next_try REAL NOT NULL DEFAULT 0,
+                updated_at REAL,
+                UNIQUE (session_id, first_seq, char_start)
+            )
+            """,
+            'CREATE INDEX chunks_state ON chunks (state, next_try)',
+            """
+            CREATE TABLE items (
+                id TEXT PRIMARY KEY,
+                session_id TEXT NOT NULL REFERENCES sessions(id),
+                fingerprint TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                statement TEXT NOT NULL,
+                rationale TEXT,
+                confidence REAL NOT NULL,
+                turn_ids TEXT NOT NULL,
+                files TEXT NOT NULL DEFAULT '[]',
+                state TEXT NOT NULL DEFAULT 'new',
+                extractor TEXT NOT NULL,
+                first_chunk INTEGER NOT NULL,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                UNIQUE (session_id, fingerprint)
+            )
+            """,
+            """
+            CREATE TABLE drops (
+                session_id TEXT NOT NULL,
+                policy TEXT NOT NULL,
+                records INTEGER NOT NULL DEFAULT 0,
+                chars INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (session_id, policy)
+            )
+            """,
+            """
+            CREATE TABLE problems (
+                path TEXT NOT NULL,
+                line_no INTEGER NOT NULL,
+                message TEXT NOT NULL,
+                session_id TEXT,
+                seen_at REAL NOT NULL,
+                PRIMARY KEY (path, line_no, message)
+            )
+            """,
+            """
+            CREATE TABLE runs (
+                id INTEGER PRIMARY KEY,
+                started_at REAL NOT NULL,
+                finished_at REAL,
+                extractor TEXT NOT NULL,
+                chunks_tried INTEGER NOT NULL DEFAULT 0,
+                chunks_captured INTEGER NOT NULL DEFAULT 0,
+                chunks_failed INTEGER NOT NULL DEFAULT 0,
+                items_added INTEGER NOT NULL DEFAULT 0,
+                input_tokens INTEGER NOT NULL DEFAULT 0,
+                output_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+                requests INTEGER NOT NULL DEFAULT 0,
+                note TEXT
+            )
+            """,
+        ),
+    ),
+    Migration(
+        # what extraction costs, per session and per run; restatements merged into an existing item
+        "usage and item aliases",
+        (
+            """
+            CREATE TABLE session_usage (
+                session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+                requests INTEGER NOT NULL DEFAULT 0,
+                input_tokens INTEGER NOT NULL DEFAULT 0,
+                output_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0,
+                cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+                cost_usd REAL NOT NULL DEFAULT 0,
+                updated_at REAL
+            )
+            """,
+            "ALTER TABLE runs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN chunks_resplit INTEGER NOT NULL DEFAULT 0",
+            """
+            CREATE TABLE item_aliases (
+                session_id TEXT NOT NULL,
+                fingerprint TEXT NOT NULL,
+                item_id TEXT NOT NULL REFERENCES items(id),
+                PRIMARY KEY (session_id, fingerprint)
+            )
+            """,
+        ),
+    ),
+    Migration(
+        # secrets redacted before storing, per session and kind; sessions forgotten on request (their
+        # transcripts are not read into the database again until `checkpoint forget --undo`)
+        "redactions and forgotten sessions",
+        (
+            """
+            CREATE TABLE redactions (
+                session_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                count INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (session_id, kind)
+            )
+            """,
+            """
+            CREATE TABLE forgotten (
+                session_id TEXT PRIMARY KEY,
+                forgotten_at REAL NOT NULL,
+                turns INTEGER NOT NULL DEFAULT 0
+            )
+            """,
+        ),
+    ),
+    Migration(
+        # chunks a run tried but lost to another runner before it could record their answers
+        "chunks lost per run",
+        (
+            "ALTER TABLE runs ADD COLUMN chunks_lost INTEGER NOT NULL DEFAULT 0",
+        ),
+    ),
+    Migration(
+        # each file's share of its session's drop counts ({policy: [records, chars]}), taken back when
+        # the file is read again from the start, so that a re-read does not count its drops twice
+        "drop shares per file",
+        (
+            "ALTER TABLE files ADD COLUMN drops TEXT NOT NULL DEFAULT '{}'",
+        ),
+    ),
+)
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Apply the migrations the database has not had yet, in one transaction (BEGIN IMMEDIATE: two
+    processes opening a new database do not both apply them). Returns the version reached."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        for number, migration in enumerate(migrations[version:], start=version + 1):
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={number}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return max(version, len(migrations))

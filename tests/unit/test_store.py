@@ -1,0 +1,104 @@
+"""The store package: its migrations as named units of whole statements, and reads that cost one query."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.model import FileCursor, ItemKind, Role, ScannedTurn, TurnDraft
+from checkpoint.store import MIGRATIONS, Migration, Store
+from checkpoint.store.schema import migrate
+
+
+def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """Tables, indexes and their columns: what a database at the latest version must have."""
+    names = [(t, n) for t, n in conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name"
+    )]
+    out = []
+    for kind, name in names:
+        columns = conn.execute(f"PRAGMA table_info({name})" if kind == "table" else f"PRAGMA index_info({name})")
+        out.append((kind, name, repr([tuple(c) for c in columns])))
+    return out
+
+
+@pytest.mark.parametrize("version", range(len(MIGRATIONS) + 1))
+def test_a_database_at_any_earlier_version_opens_and_ends_with_the_schema_of_a_new_one(
+    tmp_path: Path, version: int
+) -> None:
+    old = tmp_path / f"v{version}.db"
+    conn = sqlite3.connect(old, isolation_level=None)
+    assert migrate(conn, MIGRATIONS[:version]) == version
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == version
+    conn.close()
+    store, fresh = Store(old), Store(tmp_path / "new.db")
+    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 5
+    assert _schema(store.conn) == _schema(fresh.conn)
+
+
+def test_a_migration_statement_may_hold_semicolons_in_a_trigger_body_and_a_comment(tmp_path: Path) -> None:
+    """Splitting a script on `;` would cut both statements apart; each statement runs whole."""
+    extra = Migration("a trigger", (
+        "CREATE TABLE log (what TEXT)  -- written by the trigger; one row per session",
+        """
+        CREATE TRIGGER session_added AFTER INSERT ON sessions BEGIN
+            INSERT INTO log (what) VALUES ('added; ' || new.id);
+            INSERT INTO log (what) VALUES ('twice');
+        END
+        """,
+    ))
+    conn = sqlite3.connect(tmp_path / "t.db", isolation_level=None)
+    assert migrate(conn, (*MIGRATIONS, extra)) == len(MIGRATIONS) + 1
+    conn.execute("INSERT INTO sessions (id, agent) VALUES ('s', 'claude')")
+    assert [r[0] for r in conn.execute("SELECT what FROM log")] == ["added; s", "twice"]
+
+
+def test_a_migration_refuses_a_statement_cut_short() -> None:
+    with pytest.raises(ValueError, match="not one whole statement"):
+        Migration("broken", ("CREATE TRIGGER t AFTER INSERT ON sessions BEGIN INSERT INTO log VALUES (1);",))
+
+
+def test_migrations_are_named_and_each_statement_is_one_statement() -> None:
+    assert len({m.name for m in MIGRATIONS}) == len(MIGRATIONS)
+    for migration in MIGRATIONS:
+        for statement in migration.statements:
+            assert sqlite3.complete_statement(statement + "\n;")
+            assert ";" not in statement.rstrip().rstrip(";"), (migration.name, statement[:60])
+
+
+def _store_with_items(path: Path, items: int) -> Store:
+    store = Store(path)
+    drafts = [TurnDraft(id=f"t{i}", role=Role.USER, text=f"turn {i}", timestamp=f"2025-01-01T00:00:0{i % 10}Z")
+              for i in range(items * 2)]
+    turns = [ScannedTurn(draft, i + 1, 10, 5) for i, draft in enumerate(drafts)]
+    store.ingest(FileCursor("/x.jsonl"), "claude", "s", False, {}, turns, None, Counter(), Counter(), [],
+                 chunk_tokens=100_000)
+    [chunk] = store.claim_chunks(1, "me")
+    store.commit_extraction(Extraction(chunk_id=chunk.chunk_id, extractor="test", items=[
+        ItemDraft(kind=ItemKind.DECISION, statement=f"decision {i}", turn_ids=[f"t{2 * i + 1}", f"t{2 * i}"])
+        for i in range(items)
+    ] + [ItemDraft(kind=ItemKind.QUESTION, statement="about a turn gone", turn_ids=["gone"])]), "me")
+    return store
+
+
+def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
+    store = _store_with_items(tmp_path / "db", 5)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    items = store.items()
+    store.conn.set_trace_callback(None)
+    assert len(statements) == 1, statements
+    assert len(items) == 6
+    by_statement = {i["statement"]: i for i in items}
+    first = by_statement["decision 0"]
+    assert first["turn_ids"] == ["t1", "t0"]
+    assert first["sources"] == [  # in turn order, whatever order the item cites them in
+        {"turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"},
+        {"turn_id": "t1", "path": "/x.jsonl", "line": 2, "timestamp": "2025-01-01T00:00:01Z"},
+    ]
+    assert by_statement["about a turn gone"]["sources"] == []
+    assert [i["id"] for i in items] == [i["id"] for i in sorted(items, key=lambda i: (i["created_at"], i["id"]))]
