@@ -294,7 +294,7 @@ def corpus_settings(tmp_path: Path, **extra: object) -> tuple[Settings, synth.Co
 def marker_counts(store: Store) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in store.items():
-        for marker in re.findall(r"marker-[0-9a-f]+", item["statement"]):
+        for marker in re.findall(r"marker-[0-9a-f]+", item.statement):
             counts[marker] = counts.get(marker, 0) + 1
     return counts
 
@@ -375,10 +375,10 @@ def test_a_restated_decision_updates_the_item_it_names(fake: FakeAnthropic, tmp_
     fake.responder = responder
     report = pipeline.checkpoint(store, make_extractor(fake, settings), concurrency=1)
     assert report.ok and seen_known
-    restated = [i for i in store.items() if i["statement"].startswith("Restated")]
+    restated = [i for i in store.items() if i.statement.startswith("Restated")]
     assert restated == []  # never a second item
-    merged = [i for i in store.items() if len(i["turn_ids"]) > 1]
-    assert merged and all(DECISION_RE.search(i["statement"]) for i in merged)
+    merged = [i for i in store.items() if len(i.turn_ids) > 1]
+    assert merged and all(DECISION_RE.search(i.statement) for i in merged)
     store.close()
 
 

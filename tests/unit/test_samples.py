@@ -207,7 +207,7 @@ def _turn_rows(store: Store) -> list[tuple[str, str, str]]:
 
 
 def _items(store: Store) -> list[tuple[str, str, str]]:
-    return sorted((i["id"], i["kind"], i["statement"]) for i in store.items(include_dismissed=True))
+    return sorted((i.id, i.kind.value, i.statement) for i in store.items(include_dismissed=True))
 
 
 def test_samples_every_turn_captured_once(

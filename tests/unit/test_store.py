@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.model import FileCursor, ItemKind, Role, ScannedTurn, TurnDraft
+from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft
 from checkpoint.store import MIGRATIONS, Migration, Store
 from checkpoint.store.schema import migrate
 
@@ -93,12 +93,20 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     store.conn.set_trace_callback(None)
     assert len(statements) == 1, statements
     assert len(items) == 6
-    by_statement = {i["statement"]: i for i in items}
+    by_statement = {i.statement: i for i in items}
     first = by_statement["decision 0"]
-    assert first["turn_ids"] == ["t1", "t0"]
-    assert first["sources"] == [  # in turn order, whatever order the item cites them in
-        {"turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"},
-        {"turn_id": "t1", "path": "/x.jsonl", "line": 2, "timestamp": "2025-01-01T00:00:01Z"},
-    ]
-    assert by_statement["about a turn gone"]["sources"] == []
-    assert [i["id"] for i in items] == [i["id"] for i in sorted(items, key=lambda i: (i["created_at"], i["id"]))]
+    assert first.turn_ids == ("t1", "t0")
+    assert first.sources == (  # in turn order, whatever order the item cites them in
+        ItemSource(turn_id="t0", path="/x.jsonl", line=1, timestamp="2025-01-01T00:00:00Z"),
+        ItemSource(turn_id="t1", path="/x.jsonl", line=2, timestamp="2025-01-01T00:00:01Z"),
+    )
+    assert by_statement["about a turn gone"].sources == ()
+    assert [i.id for i in items] == [i.id for i in sorted(items, key=lambda i: (i.created_at, i.id))]
+    # The JSON form is the shape `checkpoint items --json` and the daemon have always sent.
+    as_json = first.as_json()
+    assert list(as_json) == ["id", "session_id", "kind", "statement", "rationale", "confidence", "turn_ids", "files",
+                             "state", "extractor", "created_at", "session_title", "cwd", "sources"]
+    assert (as_json["kind"], as_json["state"], as_json["turn_ids"]) == ("decision", "new", ["t1", "t0"])
+    assert type(as_json["kind"]) is str and type(as_json["state"]) is str
+    assert as_json["sources"][0] == {
+        "turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"}

@@ -9,11 +9,20 @@ from typing import Any
 import orjson
 
 from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
-from checkpoint.model import ChunkState, ItemState, Role, SessionCounts, Usage
+from checkpoint.model import ChunkState, ItemKind, ItemRecord, ItemSource, ItemState, Role, SessionCounts, Usage
 from checkpoint.store.connection import StoreBase
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
+
+
+def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
+    return ItemRecord(
+        id=row[0], session_id=row[1], kind=ItemKind(row[2]), statement=row[3], rationale=row[4],
+        confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
+        state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
+        sources=tuple(sources),
+    )
 
 
 class QueriesMixin(StoreBase):
@@ -117,7 +126,7 @@ class QueriesMixin(StoreBase):
     def items(
         self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
         created_after: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ItemRecord]:
         clauses: list[str] = []
         args: list[Any] = []
         if created_after is not None:
@@ -134,8 +143,9 @@ class QueriesMixin(StoreBase):
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         # One query: each item's row once per turn it cites (json_each over its turn ids), in the
         # order of the items, then of the turns in the session; a cited turn no longer stored is left out.
-        out: list[dict[str, Any]] = []
-        current: dict[str, Any] | None = None
+        out: list[ItemRecord] = []
+        current: tuple[Any, ...] | None = None
+        sources: list[ItemSource] = []
         for row in self.conn.execute(
             "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
             " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts"
@@ -144,16 +154,14 @@ class QueriesMixin(StoreBase):
             + where + " ORDER BY i.created_at, i.id, t.seq",
             args,
         ):
-            if current is None or current["id"] != row[0]:
-                current = {
-                    "id": row[0], "session_id": row[1], "kind": row[2], "statement": row[3], "rationale": row[4],
-                    "confidence": row[5], "turn_ids": orjson.loads(row[6]), "files": orjson.loads(row[7]),
-                    "state": row[8], "extractor": row[9], "created_at": row[10], "session_title": row[11],
-                    "cwd": row[12], "sources": [],
-                }
-                out.append(current)
+            if current is None or current[0] != row[0]:
+                if current is not None:
+                    out.append(_item(current, sources))
+                current, sources = row, []
             if row[13] is not None:
-                current["sources"].append({"turn_id": row[13], "path": row[14], "line": row[15], "timestamp": row[16]})
+                sources.append(ItemSource(turn_id=row[13], path=row[14], line=row[15], timestamp=row[16]))
+        if current is not None:
+            out.append(_item(current, sources))
         return out
 
     def item_counts(self) -> dict[str, Counter[str]]:
