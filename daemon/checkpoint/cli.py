@@ -456,7 +456,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         total = sum(s.problems for s in sessions)
         print(f"Problems reading transcripts ({total}; newest first, `checkpoint status --json` lists 50):")
         for problem in problems:
-            print(plain_text(f"  {problem['path']}:{problem['line']}: {problem['message']}"))
+            print(plain_text(f"  {problem.path}:{problem.line}: {problem.message}"))
     return 0
 
 

@@ -9,7 +9,17 @@ from typing import Any
 import orjson
 
 from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
-from checkpoint.model import ChunkState, ItemKind, ItemRecord, ItemSource, ItemState, Role, SessionCounts, Usage
+from checkpoint.model import (
+    ChunkState,
+    ItemKind,
+    ItemRecord,
+    ItemSource,
+    ItemState,
+    Role,
+    SessionCounts,
+    StoredProblem,
+    Usage,
+)
 from checkpoint.store.connection import StoreBase
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
@@ -113,9 +123,10 @@ class QueriesMixin(StoreBase):
             )
         ]
 
-    def problems(self, limit: int = 50) -> list[dict[str, Any]]:
+    def problems(self, limit: int = 50) -> list[StoredProblem]:
+        """The newest problems scans recorded."""
         return [
-            {"path": p, "line": line, "message": m, "session_id": s}
+            StoredProblem(path=p, line=line, message=m, session_id=s)
             for p, line, m, s in self.conn.execute(
                 "SELECT path, line_no, message, session_id FROM problems ORDER BY seen_at DESC, path, line_no"
                 " LIMIT ?",
