@@ -408,9 +408,9 @@ def test_a_budget_leaves_the_rest_pending_with_an_estimate_and_the_next_run_fini
     # Cost per run and per session add up to the same total.
     total = sum(r.usage.cost_usd for r in (first, second, third))
     runs = store.runs()
-    assert sum(r["cost_usd"] for r in runs) == pytest.approx(total)
+    assert sum(r.cost_usd for r in runs) == pytest.approx(total)
     assert sum(s.usage.cost_usd for s in store.session_counts()) == pytest.approx(total)
-    assert sum(s.usage.requests for s in store.session_counts()) == sum(r["requests"] for r in runs)
+    assert sum(s.usage.requests for s in store.session_counts()) == sum(r.requests for r in runs)
     store.close()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft
+from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft, Usage
 from checkpoint.store import MIGRATIONS, Migration, Store
 from checkpoint.store.schema import migrate
 
@@ -110,3 +110,20 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     assert type(as_json["kind"]) is str and type(as_json["state"]) is str
     assert as_json["sources"][0] == {
         "turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"}
+
+
+def test_runs_are_read_newest_first_with_what_each_cost(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db" / "checkpoint.db")
+    first = store.start_run("heuristic")
+    store.finish_run(first, tried=3, captured=2, failed=1, items=4, usage=Usage(requests=2, cost_usd=0.5), lost=1)
+    second = store.start_run("anthropic")
+    newest, oldest = store.runs()
+    assert (newest.id, newest.extractor, newest.finished_at) == (second, "anthropic", None)
+    assert (oldest.chunks_tried, oldest.chunks_captured, oldest.chunks_failed, oldest.chunks_lost) == (3, 2, 1, 1)
+    assert (oldest.items_added, oldest.requests, oldest.cost_usd) == (4, 2, 0.5)
+    assert list(oldest.as_json()) == [
+        "id", "started_at", "finished_at", "extractor", "chunks_tried", "chunks_captured", "chunks_failed",
+        "chunks_lost", "chunks_resplit", "items_added", "requests", "input_tokens", "output_tokens",
+        "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "note"]
+    assert oldest.as_json()["cost_usd"] == 0.5
+    store.close()
