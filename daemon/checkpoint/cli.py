@@ -423,7 +423,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
     _print_totals(sessions, sys.stdout)
     if forgotten:
         print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
-              + ", ".join(f["session_id"] for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
+              + ", ".join(f.session_id for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
         return 0
