@@ -127,3 +127,19 @@ def test_runs_are_read_newest_first_with_what_each_cost(tmp_path: Path) -> None:
         "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "note"]
     assert oldest.as_json()["cost_usd"] == 0.5
     store.close()
+
+
+def test_the_turn_window_runs_from_the_prompt_before_the_turns_to_the_next_prompt(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db" / "checkpoint.db")
+    roles = [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT, Role.USER, Role.ASSISTANT]
+    drafts = [TurnDraft(id=f"t{i}", role=role, text=f"turn {i}", files=(f"f{i}.py",)) for i, role in enumerate(roles)]
+    store.ingest(FileCursor("/x.jsonl"), "claude", "s", False, {},
+                 [ScannedTurn(d, i + 1, 10, 5) for i, d in enumerate(drafts)], None, Counter(), Counter(), [],
+                 chunk_tokens=100_000)
+    window = store.turn_window("s", ["t2"])
+    assert [(t.id, t.role) for t in window] == [("t0", Role.USER), ("t1", Role.ASSISTANT), ("t2", Role.TOOL),
+                                                ("t3", Role.ASSISTANT)]
+    assert window[2].as_json() == {"id": "t2", "seq": window[2].seq, "role": "tool", "text": "turn 2",
+                                   "files": ["f2.py"]}
+    assert store.turn_window("s", ["gone"]) == [] and store.turn_window("s", []) == []
+    store.close()

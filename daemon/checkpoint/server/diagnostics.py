@@ -57,7 +57,7 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
                 edits = [
                     edit
                     for turn in store.turn_window(item.session_id, item.turn_ids)
-                    for edit in anchor.edits_in(turn["text"], item.cwd)
+                    for edit in anchor.edits_in(turn.text, item.cwd)
                 ]
             target = anchor.norm(path, item.cwd)
             written = tuple(e.text for e in edits if e.path == target)

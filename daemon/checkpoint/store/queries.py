@@ -21,6 +21,7 @@ from checkpoint.model import (
     Usage,
 )
 from checkpoint.store.connection import StoreBase
+from checkpoint.store.records import WindowTurn
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
@@ -199,7 +200,7 @@ class QueriesMixin(StoreBase):
             )
         }
 
-    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[dict[str, Any]]:
+    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[WindowTurn]:
         """The exchange around the given turns, in order: from the user prompt at or before the first
         of them up to the next user prompt after the last (the tool calls that carried out what they
         say), at most `limit` turns either side."""
@@ -218,7 +219,7 @@ class QueriesMixin(StoreBase):
         start = max((seq for seq, role in roles if seq <= first and role == Role.USER), default=first - limit)
         end = min((seq - 1 for seq, role in roles if seq > last and role == Role.USER), default=last + limit)
         return [
-            {"id": tid, "seq": seq, "role": role, "text": text, "files": orjson.loads(files)}
+            WindowTurn(id=tid, seq=seq, role=Role(role), text=text, files=tuple(orjson.loads(files)))
             for tid, seq, role, text, files in self.conn.execute(
                 "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
                 " ORDER BY seq",

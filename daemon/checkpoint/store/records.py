@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from checkpoint.model import FileCursor
+from checkpoint.model import FileCursor, Role
 
 
 class CursorMoved(RuntimeError):
@@ -76,3 +76,18 @@ class RunRecord:
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens, "cost_usd": self.cost_usd, "note": self.note,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class WindowTurn:
+    """A stored turn of the exchange around an item (Store.turn_window): where the daemon looks for
+    the edits the session made."""
+
+    id: str
+    seq: int
+    role: Role
+    text: str
+    files: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "seq": self.seq, "role": self.role.value, "text": self.text, "files": list(self.files)}
