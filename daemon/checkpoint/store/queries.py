@@ -21,7 +21,7 @@ from checkpoint.model import (
     Usage,
 )
 from checkpoint.store.connection import StoreBase
-from checkpoint.store.records import WindowTurn
+from checkpoint.store.records import ItemSummary, WindowTurn
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
@@ -227,7 +227,7 @@ class QueriesMixin(StoreBase):
             )
         ]
 
-    def item_summary(self, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    def item_summary(self, session_ids: Sequence[str] | None = None) -> ItemSummary:
         """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
         where, args = "", list(session_ids or ())
         if session_ids is not None:
@@ -241,5 +241,5 @@ class QueriesMixin(StoreBase):
             if state != ItemState.DISMISSED:
                 by_kind[kind] = by_kind.get(kind, 0) + n
         changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
-        return {"by_kind": by_kind, "by_state": by_state, "changed_at": changed}
+        return ItemSummary(by_kind=by_kind, by_state=by_state, changed_at=changed)
 

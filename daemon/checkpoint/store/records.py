@@ -91,3 +91,15 @@ class WindowTurn:
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "seq": self.seq, "role": self.role.value, "text": self.text, "files": list(self.files)}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSummary:
+    """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
+
+    by_kind: Mapping[str, int]
+    by_state: Mapping[str, int]
+    changed_at: float | None  # None: no item yet
+
+    def as_json(self) -> dict[str, Any]:
+        return {"by_kind": dict(self.by_kind), "by_state": dict(self.by_state), "changed_at": self.changed_at}
