@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from checkpoint import config, pipeline, redact
 from checkpoint.extract import Extractor
-from checkpoint.model import SessionCounts, Usage, plain_text
+from checkpoint.model import ItemRecord, SessionCounts, Usage, plain_text
 from checkpoint.store import Store
 
 
@@ -311,7 +311,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
 
     new_items = store.items(created_after=started)
     if report.tried:
-        kinds = Counter(i["kind"] for i in new_items)
+        kinds = Counter(i.kind.value for i in new_items)
         found = f" ({_kinds(kinds)})" if kinds else ""
         resplit = f", {report.resplit} re-split into smaller chunks" if report.resplit else ""
         lost = f", {report.lost} not captured (taken over by another worker)" if report.lost else ""
@@ -366,7 +366,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         more = f", `checkpoint items` lists all {len(new_items)}" if len(new_items) > 10 else ""
         print(f"Captured in this run{more}:")
         for item in new_items[:10]:
-            print(f"  {item['kind']:<10}  {_short(item['statement'], 96)}  [{plain_text(_provenance(item))}]")
+            print(f"  {item.kind.value:<10}  {_short(item.statement, 96)}  [{plain_text(_provenance(item))}]")
     return 0 if report.ok else 1
 
 
@@ -375,10 +375,10 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _provenance(item: dict[str, Any]) -> str:
-    source = item["sources"][0] if item["sources"] else {}
-    where = f"{Path(source['path']).name}:{source['line']}" if source else "?"
-    return f"session {item['session_id'][:8]} · {where}"
+def _provenance(item: ItemRecord) -> str:
+    source = item.sources[0] if item.sources else None
+    where = f"{Path(source.path).name}:{source.line}" if source else "?"
+    return f"session {item.session_id[:8]} · {where}"
 
 
 def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
@@ -423,7 +423,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
     _print_totals(sessions, sys.stdout)
     if forgotten:
         print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
-              + ", ".join(f["session_id"] for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
+              + ", ".join(f.session_id for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
         return 0
@@ -456,7 +456,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         total = sum(s.problems for s in sessions)
         print(f"Problems reading transcripts ({total}; newest first, `checkpoint status --json` lists 50):")
         for problem in problems:
-            print(plain_text(f"  {problem['path']}:{problem['line']}: {problem['message']}"))
+            print(plain_text(f"  {problem.path}:{problem.line}: {problem.message}"))
     return 0
 
 
@@ -494,22 +494,22 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
 def _items(store: Store, args: argparse.Namespace) -> int:
     items = store.items(session_id=args.session, kind=args.kind)
     if args.json:
-        print(json.dumps({"items": items}, indent=2, ensure_ascii=False))
+        print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
     if not items:
         print("No items captured yet. Run `checkpoint now`.")
         return 0
     for item in items:
-        source = item["sources"][0] if item["sources"] else {}
-        where = f"{source.get('path', '?')}:{source.get('line', '?')}"
+        source = item.sources[0] if item.sources else None
+        where = f"{source.path}:{source.line}" if source else "?:?"
         # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
-        print(plain_text(f"[{item['kind']}] {item['statement']}"))
-        if item["rationale"]:
-            print(plain_text(f"    why: {item['rationale']}"))
-        if item["files"]:
-            print(plain_text(f"    files: {', '.join(item['files'][:5])}"))
-        print(plain_text(f"    from: session {item['session_id'][:8]} · {where} · {item['extractor']}"))
-    print(f"{_plural(len(items), 'item')}: {_kinds(Counter(i['kind'] for i in items))}.")
+        print(plain_text(f"[{item.kind.value}] {item.statement}"))
+        if item.rationale:
+            print(plain_text(f"    why: {item.rationale}"))
+        if item.files:
+            print(plain_text(f"    files: {', '.join(item.files[:5])}"))
+        print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}"))
+    print(f"{_plural(len(items), 'item')}: {_kinds(Counter(i.kind.value for i in items))}.")
     return 0
 
 

@@ -232,3 +232,74 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def plain_text(text: str) -> str:
     """The text without control characters (tab and newline stay): safe to print and to show."""
     return _CONTROL.sub("", text)
+
+
+# -- read models: what the store hands back to every layer above it ------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSource:
+    """A transcript line an item was extracted from (a cited turn still stored)."""
+
+    turn_id: str
+    path: str  # the transcript file
+    line: int  # 1-based line in it
+    timestamp: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"turn_id": self.turn_id, "path": self.path, "line": self.line, "timestamp": self.timestamp}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    """A captured item, with its session's title and cwd and the transcript lines it came from."""
+
+    id: str
+    session_id: str
+    kind: ItemKind
+    statement: str
+    rationale: str | None
+    confidence: float
+    turn_ids: tuple[str, ...]
+    files: tuple[str, ...]
+    state: ItemState
+    extractor: str
+    created_at: float
+    session_title: str | None
+    cwd: str | None
+    sources: tuple[ItemSource, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""
+        return {
+            "id": self.id, "session_id": self.session_id, "kind": self.kind.value, "statement": self.statement,
+            "rationale": self.rationale, "confidence": self.confidence, "turn_ids": list(self.turn_ids),
+            "files": list(self.files), "state": self.state.value, "extractor": self.extractor,
+            "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
+            "sources": [s.as_json() for s in self.sources],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredProblem:
+    """A problem a scan recorded with the file it was met in (`status` lists the newest)."""
+
+    path: str
+    line: int
+    message: str
+    session_id: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message, "session_id": self.session_id}
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenSession:
+    """A session forgotten on request: not read in again until it is unforgotten."""
+
+    session_id: str
+    forgotten_at: float
+    turns: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "forgotten_at": self.forgotten_at, "turns": self.turns}

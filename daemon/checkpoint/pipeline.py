@@ -395,8 +395,9 @@ def status(
     spent = Usage()
     for s in sessions:
         spent.add(s.usage)
-    return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions], "problems": store.problems(),
-            "usage": spent.as_dict(), "redacted": redacted_totals(sessions), "forgotten": store.forgotten()}
+    return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions],
+            "problems": [p.as_json() for p in store.problems()], "usage": spent.as_dict(),
+            "redacted": redacted_totals(sessions), "forgotten": [f.as_json() for f in store.forgotten()]}
 
 
 # -- checkpoint runs --------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import pytest
 
 from checkpoint.answer import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.extract.prompt import SYSTEM_PROMPT
+from checkpoint.model import ItemKind, ItemRecord, ItemSource, ItemState
 from checkpoint.server.diagnostics import hover_text, md_text
 from tests.e2e.test_bad_input import SESSION, Home, claude_record, line
 from tests.support.cli_run import Result, item_markers, query
@@ -165,14 +166,16 @@ def test_a_transcript_that_tells_the_model_to_report_nothing_is_still_read(
 
 
 def test_the_hover_escapes_markdown_and_html() -> None:
-    item = {
-        "id": "0a1b2c3d4e5f", "kind": "decision", "statement": f"{HOSTILE}\n# heading\n- list\n1. numbered",
-        "rationale": "because `code` and _emphasis_", "state": "new", "extractor": "anthropic",
-        "session_id": SESSION, "session_title": "title [x](command:evil)",
-        "sources": [{"path": "/t/a(b)_c.jsonl", "line": 3, "timestamp": "2026-01-05T10:00:00Z"}],
-    }
+    item = ItemRecord(
+        id="0a1b2c3d4e5f", session_id=SESSION, kind=ItemKind.DECISION,
+        statement=f"{HOSTILE}\n# heading\n- list\n1. numbered", rationale="because `code` and _emphasis_",
+        confidence=0.9, turn_ids=("t3",), files=(), state=ItemState.NEW, extractor="anthropic", created_at=0.0,
+        session_title="title [x](command:evil)", cwd=None,
+        sources=(ItemSource(turn_id="t3", path="/t/a(b)_c.jsonl", line=3, timestamp="2026-01-05T10:00:00Z"),),
+    )
     text = hover_text(item)
-    hostile_parts = [md_text(item["statement"]), md_text(item["rationale"]), md_text(item["session_title"])]
+    assert item.rationale is not None and item.session_title is not None
+    hostile_parts = [md_text(item.statement), md_text(item.rationale), md_text(item.session_title)]
     for part in hostile_parts:
         assert part in text
         unescaped = re.sub(r"\\.", "", part)  # what is left once every escaped character is gone

@@ -128,6 +128,6 @@ async def test_dismiss_and_accept_via_code_actions(
 
     # Stored: another process reading the database sees the triage.
     store = Store(tmp_path / "db" / "checkpoint.db")
-    assert {i["id"]: i["state"] for i in store.items(include_dismissed=True)} == {
+    assert {i.id: i.state for i in store.items(include_dismissed=True)} == {
         decision.code: "dismissed", constraint.code: "accepted"}
     store.close()

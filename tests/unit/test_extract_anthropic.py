@@ -294,7 +294,7 @@ def corpus_settings(tmp_path: Path, **extra: object) -> tuple[Settings, synth.Co
 def marker_counts(store: Store) -> dict[str, int]:
     counts: dict[str, int] = {}
     for item in store.items():
-        for marker in re.findall(r"marker-[0-9a-f]+", item["statement"]):
+        for marker in re.findall(r"marker-[0-9a-f]+", item.statement):
             counts[marker] = counts.get(marker, 0) + 1
     return counts
 
@@ -375,10 +375,10 @@ def test_a_restated_decision_updates_the_item_it_names(fake: FakeAnthropic, tmp_
     fake.responder = responder
     report = pipeline.checkpoint(store, make_extractor(fake, settings), concurrency=1)
     assert report.ok and seen_known
-    restated = [i for i in store.items() if i["statement"].startswith("Restated")]
+    restated = [i for i in store.items() if i.statement.startswith("Restated")]
     assert restated == []  # never a second item
-    merged = [i for i in store.items() if len(i["turn_ids"]) > 1]
-    assert merged and all(DECISION_RE.search(i["statement"]) for i in merged)
+    merged = [i for i in store.items() if len(i.turn_ids) > 1]
+    assert merged and all(DECISION_RE.search(i.statement) for i in merged)
     store.close()
 
 
@@ -408,9 +408,9 @@ def test_a_budget_leaves_the_rest_pending_with_an_estimate_and_the_next_run_fini
     # Cost per run and per session add up to the same total.
     total = sum(r.usage.cost_usd for r in (first, second, third))
     runs = store.runs()
-    assert sum(r["cost_usd"] for r in runs) == pytest.approx(total)
+    assert sum(r.cost_usd for r in runs) == pytest.approx(total)
     assert sum(s.usage.cost_usd for s in store.session_counts()) == pytest.approx(total)
-    assert sum(s.usage.requests for s in store.session_counts()) == sum(r["requests"] for r in runs)
+    assert sum(s.usage.requests for s in store.session_counts()) == sum(r.requests for r in runs)
     store.close()
 
 

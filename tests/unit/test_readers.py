@@ -423,7 +423,7 @@ def test_claude_edge_cases_sample_reports_non_object_lines(
     report = pipeline.scan(store, settings)
     expected = {(str(path), 13, "not a JSON object but str"), (str(path), 15, "not a JSON object but int"),
                 (str(path), 16, "not a JSON object but list")}
-    assert {(p["path"], p["line"], p["message"]) for p in store.problems()} == expected
+    assert {(p.path, p.line, p.message) for p in store.problems()} == expected
     assert {f"{p}:{n}: {m}" for p, n, m in expected} <= {p.text for p in report.problems}
     assert {(p, n, m) for p, n, m in expected} <= {(p.path, p.line, p.message) for p in report.problems}
     [info] = store.session_counts()

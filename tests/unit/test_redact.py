@@ -242,7 +242,7 @@ def test_rows_stored_without_redaction_are_redacted_right_before_sending(
         assert slack not in sent and not any(line in sent for line in body)
         assert "[REDACTED:slack_token]" in sent and "[REDACTED:private_key]" in sent
         assert report.redacted["slack_token"] == 1 and report.redacted["private_key"] >= 2
-        statements = " ".join(i["statement"] for i in store.items())
+        statements = " ".join(i.statement for i in store.items())
         # (the placeholder stays whole in what the heuristic keeps: it strips emphasis, not underscores)
         assert "We must never commit [REDACTED:slack_token] again" in statements and slack not in statements
     finally:

@@ -207,7 +207,7 @@ def _turn_rows(store: Store) -> list[tuple[str, str, str]]:
 
 
 def _items(store: Store) -> list[tuple[str, str, str]]:
-    return sorted((i["id"], i["kind"], i["statement"]) for i in store.items(include_dismissed=True))
+    return sorted((i.id, i.kind.value, i.statement) for i in store.items(include_dismissed=True))
 
 
 def test_samples_every_turn_captured_once(
@@ -233,7 +233,7 @@ def test_samples_every_turn_captured_once(
     for exp in layout.values():
         dropped = sessions[exp.session_id].dropped
         assert {policy: dropped[policy]["records"] for policy in exp.copies if policy in dropped} == dict(exp.copies)
-    problems = {(p["path"], p["line"]) for p in store.problems(limit=1000)}
+    problems = {(p.path, p.line) for p in store.problems(limit=1000)}
     assert problems == {(str(path), n) for path, exp in layout.items() for n in exp.problem_lines}
 
     # Every turn lands in a chunk that fits the budget; the checkpoint captures all of them.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.model import FileCursor, ItemKind, Role, ScannedTurn, TurnDraft
+from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft, Usage
 from checkpoint.store import MIGRATIONS, Migration, Store
 from checkpoint.store.schema import migrate
 
@@ -93,12 +93,53 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     store.conn.set_trace_callback(None)
     assert len(statements) == 1, statements
     assert len(items) == 6
-    by_statement = {i["statement"]: i for i in items}
+    by_statement = {i.statement: i for i in items}
     first = by_statement["decision 0"]
-    assert first["turn_ids"] == ["t1", "t0"]
-    assert first["sources"] == [  # in turn order, whatever order the item cites them in
-        {"turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"},
-        {"turn_id": "t1", "path": "/x.jsonl", "line": 2, "timestamp": "2025-01-01T00:00:01Z"},
-    ]
-    assert by_statement["about a turn gone"]["sources"] == []
-    assert [i["id"] for i in items] == [i["id"] for i in sorted(items, key=lambda i: (i["created_at"], i["id"]))]
+    assert first.turn_ids == ("t1", "t0")
+    assert first.sources == (  # in turn order, whatever order the item cites them in
+        ItemSource(turn_id="t0", path="/x.jsonl", line=1, timestamp="2025-01-01T00:00:00Z"),
+        ItemSource(turn_id="t1", path="/x.jsonl", line=2, timestamp="2025-01-01T00:00:01Z"),
+    )
+    assert by_statement["about a turn gone"].sources == ()
+    assert [i.id for i in items] == [i.id for i in sorted(items, key=lambda i: (i.created_at, i.id))]
+    # The JSON form is the shape `checkpoint items --json` and the daemon have always sent.
+    as_json = first.as_json()
+    assert list(as_json) == ["id", "session_id", "kind", "statement", "rationale", "confidence", "turn_ids", "files",
+                             "state", "extractor", "created_at", "session_title", "cwd", "sources"]
+    assert (as_json["kind"], as_json["state"], as_json["turn_ids"]) == ("decision", "new", ["t1", "t0"])
+    assert type(as_json["kind"]) is str and type(as_json["state"]) is str
+    assert as_json["sources"][0] == {
+        "turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"}
+
+
+def test_runs_are_read_newest_first_with_what_each_cost(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db" / "checkpoint.db")
+    first = store.start_run("heuristic")
+    store.finish_run(first, tried=3, captured=2, failed=1, items=4, usage=Usage(requests=2, cost_usd=0.5), lost=1)
+    second = store.start_run("anthropic")
+    newest, oldest = store.runs()
+    assert (newest.id, newest.extractor, newest.finished_at) == (second, "anthropic", None)
+    assert (oldest.chunks_tried, oldest.chunks_captured, oldest.chunks_failed, oldest.chunks_lost) == (3, 2, 1, 1)
+    assert (oldest.items_added, oldest.requests, oldest.cost_usd) == (4, 2, 0.5)
+    assert list(oldest.as_json()) == [
+        "id", "started_at", "finished_at", "extractor", "chunks_tried", "chunks_captured", "chunks_failed",
+        "chunks_lost", "chunks_resplit", "items_added", "requests", "input_tokens", "output_tokens",
+        "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "note"]
+    assert oldest.as_json()["cost_usd"] == 0.5
+    store.close()
+
+
+def test_the_turn_window_runs_from_the_prompt_before_the_turns_to_the_next_prompt(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db" / "checkpoint.db")
+    roles = [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT, Role.USER, Role.ASSISTANT]
+    drafts = [TurnDraft(id=f"t{i}", role=role, text=f"turn {i}", files=(f"f{i}.py",)) for i, role in enumerate(roles)]
+    store.ingest(FileCursor("/x.jsonl"), "claude", "s", False, {},
+                 [ScannedTurn(d, i + 1, 10, 5) for i, d in enumerate(drafts)], None, Counter(), Counter(), [],
+                 chunk_tokens=100_000)
+    window = store.turn_window("s", ["t2"])
+    assert [(t.id, t.role) for t in window] == [("t0", Role.USER), ("t1", Role.ASSISTANT), ("t2", Role.TOOL),
+                                                ("t3", Role.ASSISTANT)]
+    assert window[2].as_json() == {"id": "t2", "seq": window[2].seq, "role": "tool", "text": "turn 2",
+                                   "files": ["f2.py"]}
+    assert store.turn_window("s", ["gone"]) == [] and store.turn_window("s", []) == []
+    store.close()

@@ -118,7 +118,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     )
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        items_here = {p.item["id"]: p.item for p in diagnostics.by_uri.get(uri, [])}
+        items_here = {p.item.id: p.item for p in diagnostics.by_uri.get(uri, [])}
         return triage.code_actions(params, diagnostics.published.get(uri, []), items_here)
 
     # -- commands and requests --------------------------------------------------------------------
@@ -161,6 +161,6 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
         except items.QueryError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
         rows = await server.db.call(items.find_items, server.folders, query, server.scope)
-        return {"items": rows}  # type: ignore[typeddict-item]
+        return {"items": rows}
 
     return server

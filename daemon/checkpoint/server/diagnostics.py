@@ -13,11 +13,11 @@ import asyncio
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from checkpoint.model import plain_text
+from checkpoint.model import ItemRecord, plain_text
 from checkpoint.server import anchor
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
@@ -39,7 +39,7 @@ _KIND_TITLE = {"decision": "Decision", "constraint": "Constraint", "question": "
 class Placement:
     """One item on one file, with the texts the session wrote to that file around the item."""
 
-    item: dict[str, Any]
+    item: ItemRecord
     path: str
     written: tuple[str, ...]
 
@@ -49,17 +49,17 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
     out: dict[str, list[Placement]] = {}
     for item in store.items():
         edits: list[anchor.Edit] | None = None
-        for path in item["files"]:
+        for path in item.files:
             uri = folders.uri_for(path)
             if uri is None:
                 continue
             if edits is None:
                 edits = [
                     edit
-                    for turn in store.turn_window(item["session_id"], item["turn_ids"])
-                    for edit in anchor.edits_in(turn["text"], item.get("cwd"))
+                    for turn in store.turn_window(item.session_id, item.turn_ids)
+                    for edit in anchor.edits_in(turn.text, item.cwd)
                 ]
-            target = anchor.norm(path, item.get("cwd"))
+            target = anchor.norm(path, item.cwd)
             written = tuple(e.text for e in edits if e.path == target)
             out.setdefault(uri, []).append(Placement(item, path, written))
     return out
@@ -84,33 +84,32 @@ def _line(number: int) -> types.Range:
     return types.Range(types.Position(number, 0), types.Position(number, 0))
 
 
-def session_label(item: dict[str, Any]) -> str:
-    title = item.get("session_title")
-    short = str(item["session_id"])[:8]
+def session_label(item: ItemRecord) -> str:
+    title = item.session_title
+    short = item.session_id[:8]
     return f"{title} ({short})" if title else f"session {short}"
 
 
 def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings) -> types.Diagnostic | None:
     item = placement.item
-    severity = daemon.severity_of(item["kind"])
+    severity = daemon.severity_of(item.kind)
     if severity is None:
         return None
     related = [
         types.DiagnosticRelatedInformation(
-            location=types.Location(uri=file_uri(src["path"]), range=_line(max(0, src["line"] - 1))),
-            message=f"{session_label(item)}, turn {src['turn_id']}"
-            + (f" at {src['timestamp']}" if src.get("timestamp") else ""),
+            location=types.Location(uri=file_uri(src.path), range=_line(max(0, src.line - 1))),
+            message=f"{session_label(item)}, turn {src.turn_id}" + (f" at {src.timestamp}" if src.timestamp else ""),
         )
-        for src in item["sources"]
+        for src in item.sources
     ]
     return types.Diagnostic(
         range=place(content, placement.written),
-        message=f"{_KIND_TITLE.get(item['kind'], item['kind'])}: {item['statement']}",
+        message=f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}",
         severity=severity,
-        code=item["id"],
+        code=item.id,
         source=DIAGNOSTIC_SOURCE,
         related_information=related or None,
-        data={"item_id": item["id"], "session_id": item["session_id"], "kind": item["kind"]},
+        data={"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value},
     )
 
 
@@ -151,18 +150,18 @@ def md_text(value: object) -> str:
     )
 
 
-def hover_text(item: dict[str, Any]) -> str:
-    kind = _KIND_TITLE.get(item["kind"], item["kind"])
-    parts = [f"**Checkpoint · {md_text(kind)}**", "", md_text(item["statement"])]
-    if item.get("rationale"):
-        parts += ["", f"*Why:* {md_text(item['rationale'])}"]
-    sources = item.get("sources") or []
-    when = next((s["timestamp"] for s in sources if s.get("timestamp")), None)
+def hover_text(item: ItemRecord) -> str:
+    kind = _KIND_TITLE.get(item.kind, item.kind.value)
+    parts = [f"**Checkpoint · {md_text(kind)}**", "", md_text(item.statement)]
+    if item.rationale:
+        parts += ["", f"*Why:* {md_text(item.rationale)}"]
+    sources = item.sources
+    when = next((s.timestamp for s in sources if s.timestamp), None)
     parts += ["", f"*Session:* {md_text(session_label(item))}" + (f" · *when:* {md_text(when)}" if when else "")]
     for src in sources[:3]:
-        where = md_text(f"{os.path.basename(src['path'])}:{src['line']}")
-        parts.append(f"*From:* [{where}](<{file_uri(src['path'])}#L{src['line']}>)")
-    parts.append(f"*Item:* {md_text(item['id'])} · {md_text(item['state'])} · {md_text(item['extractor'])}")
+        where = md_text(f"{os.path.basename(src.path)}:{src.line}")
+        parts.append(f"*From:* [{where}](<{file_uri(src.path)}#L{src.line}>)")
+    parts.append(f"*Item:* {md_text(item.id)} · {md_text(item.state.value)} · {md_text(item.extractor)}")
     return "\n".join(parts)
 
 
@@ -243,7 +242,7 @@ class Diagnostics(Feature):
         hits = [d for d in self.published.get(uri, []) if d.range.start.line <= line <= d.range.end.line]
         if not hits:
             return None
-        items = {p.item["id"]: p.item for p in self.by_uri.get(uri, [])}
+        items = {p.item.id: p.item for p in self.by_uri.get(uri, [])}
         texts = [hover_text(items[str(d.code)]) for d in hits if str(d.code) in items]
         if not texts:
             return None
@@ -252,10 +251,10 @@ class Diagnostics(Feature):
             range=hits[0].range,
         )
 
-    def item(self, item_id: str) -> dict[str, Any] | None:
+    def item(self, item_id: str) -> ItemRecord | None:
         for group in self.by_uri.values():
             for p in group:
-                if p.item["id"] == item_id:
+                if p.item.id == item_id:
                     return p.item
         return None
 

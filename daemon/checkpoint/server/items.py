@@ -4,10 +4,10 @@ or file. The same item shape as `checkpoint items --json`, with a `uri` on each 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from checkpoint.server.anchor import norm
-from checkpoint.server.protocol import ItemsQuery
+from checkpoint.server.protocol import Item, ItemsQuery
 from checkpoint.server.workspace import Folders, file_uri, path_of
 from checkpoint.store import Store
 
@@ -48,25 +48,29 @@ def parse_query(params: Any) -> ItemsQuery:
     return query
 
 
-def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope: str) -> list[dict[str, Any]]:
+def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope: str) -> list[Item]:
+    """The items the query asks for, as sent on the wire: each with its `workspace`, each source with its `uri`."""
     state = query.get("state")
     rows = store.items(session_id=query.get("session"), kind=query.get("kind"),
                        include_dismissed=state in ("dismissed", "any"))
     if state in ("new", "accepted", "dismissed"):
-        rows = [r for r in rows if r["state"] == state]
+        rows = [r for r in rows if r.state == state]
     scope = query.get("scope", default_scope)
     only_folder = query.get("workspace")
     if only_folder is not None:
         only = Folders([only_folder])
-        rows = [r for r in rows if only.folder_of(r.get("cwd"))]
+        rows = [r for r in rows if only.folder_of(r.cwd)]
     elif scope == "workspace" and "session" not in query:
-        rows = [r for r in rows if folders.folder_of(r.get("cwd"))]
+        rows = [r for r in rows if folders.folder_of(r.cwd)]
     if "file" in query:
         target = path_of(query["file"]) or query["file"]
-        rows = [r for r in rows if any(norm(f, r.get("cwd")) == norm(target) for f in r["files"])]
+        rows = [r for r in rows if any(norm(f, r.cwd) == norm(target) for f in r.files)]
+    out: list[Item] = []
     for row in rows:
-        folder = folders.folder_of(row.get("cwd"))
-        row["workspace"] = folder.uri if folder else None
-        for source in row["sources"]:
+        item = cast("Item", row.as_json())  # the record's JSON is the wire's Item but for the two keys added here
+        folder = folders.folder_of(row.cwd)
+        item["workspace"] = folder.uri if folder else None
+        for source in item["sources"]:
             source["uri"] = file_uri(source["path"])
-    return rows
+        out.append(item)
+    return out

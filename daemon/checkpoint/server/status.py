@@ -34,8 +34,8 @@ def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any]
         out["problems"] = [p for p in out.get("problems", []) if p.get("session_id") in wanted
                            or (p.get("session_id") is None and folders.folder_of(p.get("path")))]
     summary = store.item_summary(ids)
-    out["items"] = {"by_kind": summary["by_kind"], "by_state": summary["by_state"]}
-    return out, (summary["by_state"], summary["changed_at"])
+    out["items"] = {"by_kind": dict(summary.by_kind), "by_state": dict(summary.by_state)}
+    return out, (summary.by_state, summary.changed_at)
 
 
 class StatusFeature(Feature):

@@ -3,11 +3,9 @@ on the database), and the code actions that offer them on a checkpoint diagnosti
 
 from __future__ import annotations
 
-from typing import Any
-
 from lsprotocol import types
 
-from checkpoint.model import ItemState
+from checkpoint.model import ItemRecord, ItemState
 from checkpoint.server.protocol import CMD_ACCEPT, CMD_DISMISS, DIAGNOSTIC_SOURCE, TriageResult
 from checkpoint.store import Store
 
@@ -31,7 +29,7 @@ def item_id_argument(args: tuple[object, ...]) -> str:
 
 
 def code_actions(
-    params: types.CodeActionParams, published: list[types.Diagnostic], items: dict[str, dict[str, Any]]
+    params: types.CodeActionParams, published: list[types.Diagnostic], items: dict[str, ItemRecord]
 ) -> list[types.CodeAction]:
     """Accept and dismiss for each checkpoint diagnostic in the request's context, or, when the
     client sends none, for those of ours that overlap the requested range."""
@@ -43,7 +41,7 @@ def code_actions(
     for diag in wanted:
         item_id = str(diag.code)
         item = items.get(item_id)
-        what = _short(item["statement"]) if item else item_id
+        what = _short(item.statement) if item else item_id
         for command, verb in ((CMD_ACCEPT, "Accept"), (CMD_DISMISS, "Dismiss")):
             title = f"Checkpoint: {verb} “{what}”"
             actions.append(types.CodeAction(

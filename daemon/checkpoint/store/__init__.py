@@ -22,7 +22,7 @@ from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import CursorMoved, FileRow, Ingested, LeaseLost
+from checkpoint.store.records import CursorMoved, FileRow, Ingested, ItemSummary, LeaseLost, RunRecord, WindowTurn
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
 
@@ -33,9 +33,12 @@ __all__ = [
     "CursorMoved",
     "FileRow",
     "Ingested",
+    "ItemSummary",
     "LeaseLost",
     "Migration",
+    "RunRecord",
     "Store",
+    "WindowTurn",
     "fingerprint",
 ]
 

@@ -3,8 +3,7 @@ its transcripts not read in again until it is unforgotten."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from checkpoint.model import ForgottenSession
 from checkpoint.store.connection import StoreBase
 
 
@@ -59,9 +58,10 @@ class ForgettingMixin(StoreBase):
             c.execute("DELETE FROM files WHERE session_id = ?", (session_id,))
         return True
 
-    def forgotten(self) -> list[dict[str, Any]]:
+    def forgotten(self) -> list[ForgottenSession]:
+        """Sessions forgotten on request, the latest first."""
         return [
-            {"session_id": sid, "forgotten_at": at, "turns": turns}
+            ForgottenSession(session_id=sid, forgotten_at=at, turns=turns)
             for sid, at, turns in self.conn.execute(
                 "SELECT session_id, forgotten_at, turns FROM forgotten ORDER BY forgotten_at DESC, session_id"
             )

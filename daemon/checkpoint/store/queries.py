@@ -9,11 +9,31 @@ from typing import Any
 import orjson
 
 from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
-from checkpoint.model import ChunkState, ItemState, Role, SessionCounts, Usage
+from checkpoint.model import (
+    ChunkState,
+    ItemKind,
+    ItemRecord,
+    ItemSource,
+    ItemState,
+    Role,
+    SessionCounts,
+    StoredProblem,
+    Usage,
+)
 from checkpoint.store.connection import StoreBase
+from checkpoint.store.records import ItemSummary, WindowTurn
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
+
+
+def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
+    return ItemRecord(
+        id=row[0], session_id=row[1], kind=ItemKind(row[2]), statement=row[3], rationale=row[4],
+        confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
+        state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
+        sources=tuple(sources),
+    )
 
 
 class QueriesMixin(StoreBase):
@@ -104,9 +124,10 @@ class QueriesMixin(StoreBase):
             )
         ]
 
-    def problems(self, limit: int = 50) -> list[dict[str, Any]]:
+    def problems(self, limit: int = 50) -> list[StoredProblem]:
+        """The newest problems scans recorded."""
         return [
-            {"path": p, "line": line, "message": m, "session_id": s}
+            StoredProblem(path=p, line=line, message=m, session_id=s)
             for p, line, m, s in self.conn.execute(
                 "SELECT path, line_no, message, session_id FROM problems ORDER BY seen_at DESC, path, line_no"
                 " LIMIT ?",
@@ -117,7 +138,7 @@ class QueriesMixin(StoreBase):
     def items(
         self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
         created_after: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ItemRecord]:
         clauses: list[str] = []
         args: list[Any] = []
         if created_after is not None:
@@ -134,8 +155,9 @@ class QueriesMixin(StoreBase):
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         # One query: each item's row once per turn it cites (json_each over its turn ids), in the
         # order of the items, then of the turns in the session; a cited turn no longer stored is left out.
-        out: list[dict[str, Any]] = []
-        current: dict[str, Any] | None = None
+        out: list[ItemRecord] = []
+        current: tuple[Any, ...] | None = None
+        sources: list[ItemSource] = []
         for row in self.conn.execute(
             "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
             " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts"
@@ -144,16 +166,14 @@ class QueriesMixin(StoreBase):
             + where + " ORDER BY i.created_at, i.id, t.seq",
             args,
         ):
-            if current is None or current["id"] != row[0]:
-                current = {
-                    "id": row[0], "session_id": row[1], "kind": row[2], "statement": row[3], "rationale": row[4],
-                    "confidence": row[5], "turn_ids": orjson.loads(row[6]), "files": orjson.loads(row[7]),
-                    "state": row[8], "extractor": row[9], "created_at": row[10], "session_title": row[11],
-                    "cwd": row[12], "sources": [],
-                }
-                out.append(current)
+            if current is None or current[0] != row[0]:
+                if current is not None:
+                    out.append(_item(current, sources))
+                current, sources = row, []
             if row[13] is not None:
-                current["sources"].append({"turn_id": row[13], "path": row[14], "line": row[15], "timestamp": row[16]})
+                sources.append(ItemSource(turn_id=row[13], path=row[14], line=row[15], timestamp=row[16]))
+        if current is not None:
+            out.append(_item(current, sources))
         return out
 
     def item_counts(self) -> dict[str, Counter[str]]:
@@ -180,7 +200,7 @@ class QueriesMixin(StoreBase):
             )
         }
 
-    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[dict[str, Any]]:
+    def turn_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[WindowTurn]:
         """The exchange around the given turns, in order: from the user prompt at or before the first
         of them up to the next user prompt after the last (the tool calls that carried out what they
         say), at most `limit` turns either side."""
@@ -199,7 +219,7 @@ class QueriesMixin(StoreBase):
         start = max((seq for seq, role in roles if seq <= first and role == Role.USER), default=first - limit)
         end = min((seq - 1 for seq, role in roles if seq > last and role == Role.USER), default=last + limit)
         return [
-            {"id": tid, "seq": seq, "role": role, "text": text, "files": orjson.loads(files)}
+            WindowTurn(id=tid, seq=seq, role=Role(role), text=text, files=tuple(orjson.loads(files)))
             for tid, seq, role, text, files in self.conn.execute(
                 "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
                 " ORDER BY seq",
@@ -207,7 +227,7 @@ class QueriesMixin(StoreBase):
             )
         ]
 
-    def item_summary(self, session_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    def item_summary(self, session_ids: Sequence[str] | None = None) -> ItemSummary:
         """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
         where, args = "", list(session_ids or ())
         if session_ids is not None:
@@ -221,5 +241,5 @@ class QueriesMixin(StoreBase):
             if state != ItemState.DISMISSED:
                 by_kind[kind] = by_kind.get(kind, 0) + n
         changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
-        return {"by_kind": by_kind, "by_state": by_state, "changed_at": changed}
+        return ItemSummary(by_kind=by_kind, by_state=by_state, changed_at=changed)
 

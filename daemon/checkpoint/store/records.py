@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from checkpoint.model import FileCursor
+from checkpoint.model import FileCursor, Role
 
 
 class CursorMoved(RuntimeError):
@@ -42,3 +42,64 @@ class Ingested(NamedTuple):
     turns: int  # turns added
     chunks: int  # chunks created for them
     redacted: Mapping[str, int] = MappingProxyType({})  # secrets replaced in the turns added, by kind
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One extraction run as recorded: what it tried and captured, and what it cost."""
+
+    id: int
+    started_at: float
+    finished_at: float | None  # None: still running, or it never finished (the process died)
+    extractor: str
+    chunks_tried: int
+    chunks_captured: int
+    chunks_failed: int
+    chunks_lost: int
+    chunks_resplit: int
+    items_added: int
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    cost_usd: float
+    note: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "started_at": self.started_at, "finished_at": self.finished_at,
+            "extractor": self.extractor, "chunks_tried": self.chunks_tried, "chunks_captured": self.chunks_captured,
+            "chunks_failed": self.chunks_failed, "chunks_lost": self.chunks_lost,
+            "chunks_resplit": self.chunks_resplit, "items_added": self.items_added, "requests": self.requests,
+            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens, "cost_usd": self.cost_usd, "note": self.note,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WindowTurn:
+    """A stored turn of the exchange around an item (Store.turn_window): where the daemon looks for
+    the edits the session made."""
+
+    id: str
+    seq: int
+    role: Role
+    text: str
+    files: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "seq": self.seq, "role": self.role.value, "text": self.text, "files": list(self.files)}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSummary:
+    """Item counts by kind (dismissed left out) and by state, and when an item last changed."""
+
+    by_kind: Mapping[str, int]
+    by_state: Mapping[str, int]
+    changed_at: float | None  # None: no item yet
+
+    def as_json(self) -> dict[str, Any]:
+        return {"by_kind": dict(self.by_kind), "by_state": dict(self.by_state), "changed_at": self.changed_at}

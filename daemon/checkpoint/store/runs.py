@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from checkpoint.model import Usage
 from checkpoint.store.connection import StoreBase
+from checkpoint.store.records import RunRecord
 
 
 def add_usage(c: sqlite3.Connection, session_id: str, usage: Usage, now: float) -> None:
@@ -54,15 +54,14 @@ class RunsMixin(StoreBase):
                  usage.cost_usd, resplit, lost, run_id),
             )
 
-    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+    def runs(self, limit: int = 20) -> list[RunRecord]:
         """The latest runs, newest first, with what each cost."""
-        cur = self.conn.execute(
+        # the columns in RunRecord's field order
+        return [RunRecord(*row) for row in self.conn.execute(
             "SELECT id, started_at, finished_at, extractor, chunks_tried, chunks_captured, chunks_failed,"
             " chunks_lost, chunks_resplit, items_added, requests, input_tokens, output_tokens,"
             " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
-        )
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur]
+        )]
 
 
