@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "daemon"))
 
-from checkpoint import config, pipeline  # noqa: E402
+from checkpoint import config, pipeline, runner  # noqa: E402
 from checkpoint.answer import Extraction  # noqa: E402
 from checkpoint.extract.heuristic import HeuristicExtractor  # noqa: E402
 from checkpoint.extract.prompt import render_chunk, render_request  # noqa: E402
@@ -611,7 +611,7 @@ class Bench:
                 with path.open("ab") as fh:
                     fh.write(b"".join(lines[k * step:(k + 1) * step]))
                 pipeline.scan(store, settings)
-                report = pipeline.checkpoint(store, recorder, concurrency=1)
+                report = runner.extract_due(store, recorder, runner.RunOptions(concurrency=1))
                 assert report.ok, report.failures
                 naive += _text_bytes(store, session_id)
             text = _text_bytes(store, session_id)
@@ -653,8 +653,8 @@ class Bench:
             pipeline.scan(store, settings)
             assert store.due_count() >= 2 * chunks, "not enough chunks for two runs"
             start = time.perf_counter()
-            report = pipeline.checkpoint(store, _Sleeper(latency), pipeline.Budget(max_requests=chunks),
-                                         concurrency=concurrency)
+            report = runner.extract_due(store, _Sleeper(latency), runner.RunOptions(
+                runner.Budget(max_requests=chunks), concurrency=concurrency))
             wall = time.perf_counter() - start
             assert report.captured == chunks, report
             self.add(Figure(
@@ -695,8 +695,8 @@ class Bench:
                 client = anthropic.Anthropic(base_url=fake.base_url, api_key="bench", max_retries=0, timeout=30)
                 extractor = AnthropicExtractor(settings, client=client)
                 start = time.perf_counter()
-                report = pipeline.checkpoint(store, extractor, pipeline.Budget(max_requests=chunks),
-                                             concurrency=concurrency)
+                report = runner.extract_due(store, extractor, runner.RunOptions(
+                    runner.Budget(max_requests=chunks), concurrency=concurrency))
                 wall = time.perf_counter() - start
         except TypeError as exc:  # the extractor or the fake changed shape: say so, measure the rest
             log(f"skipping extraction through the fake API: {exc}")

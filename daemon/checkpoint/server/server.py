@@ -49,13 +49,13 @@ class CheckpointServer(LanguageServer):
 
         # Imported here: the features import this module for their type hints.
         from checkpoint.server.diagnostics import Diagnostics
-        from checkpoint.server.extraction import Extraction
+        from checkpoint.server.extraction import ExtractionFeature
         from checkpoint.server.status import StatusFeature
         from checkpoint.server.watcher import Watcher
 
         self.status = StatusFeature(self)
         self.watcher = Watcher(self)
-        self.extraction = Extraction(self)
+        self.extraction = ExtractionFeature(self)
         self.diagnostics = Diagnostics(self)
         self.features = [self.status, self.watcher, self.extraction, self.diagnostics]
 

@@ -102,9 +102,9 @@ class Watcher(Feature):
         if self._wake is not None:
             self._wake.set()
 
-    async def scan_now(self) -> pipeline.ScanReport:
+    async def scan_now(self, settings: config.Settings) -> pipeline.ScanReport:
         """A full scan for checkpoint.now, in turn with the watcher's."""
-        report = await self.server.scan_worker.call(scan_dirs, self.server.engine, None)
+        report = await self.server.scan_worker.call(scan_dirs, settings, None)
         await self._after(report)
         return report
 
@@ -113,7 +113,8 @@ class Watcher(Feature):
         first = project_dirs(list(self.server.engine.sources), [f.real for f in self.server.folders.folders])
         if first:
             with contextlib.suppress(Exception):  # the full scan that follows says what went wrong
-                await self._after(await self.server.scan_worker.call(scan_dirs, self.server.engine, first))
+                settings = self.server.extraction.scan_settings()
+                await self._after(await self.server.scan_worker.call(scan_dirs, settings, first))
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -124,7 +125,7 @@ class Watcher(Feature):
             if targets == []:
                 continue
             try:
-                report = await self.server.scan_worker.call(scan_dirs, self.server.engine, targets)
+                report = await self.server.scan_worker.call(scan_dirs, self.server.extraction.scan_settings(), targets)
             except Exception as exc:
                 self.server.messages.show_once(
                     once_key("scan", str(exc)), f"Checkpoint could not scan the transcripts: {exc}",
