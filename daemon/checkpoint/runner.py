@@ -63,12 +63,12 @@ class Budget:
             return f"cost budget of ${self.max_cost:,.2f} reached"
         return None
 
-    def less(self, used: Usage, tried: int) -> Budget:
-        """What is left of the caps after `used` (a chunk tried counts as a request, even unbilled)."""
+    def less(self, used: Usage) -> Budget:
+        """What is left of the caps after `used`."""
         def left(cap: float | None, spent: float) -> float | None:
             return None if cap is None else max(0.0, cap - spent)
 
-        requests = left(self.max_requests, max(used.requests, tried))
+        requests = left(self.max_requests, used.requests)
         tokens = left(self.max_tokens, used.tokens)
         return Budget(None if requests is None else int(requests), None if tokens is None else int(tokens),
                       left(self.max_cost, used.cost_usd))
@@ -349,6 +349,7 @@ def extract_sessions(
     targets: list[str | None] = [None] if sessions is None else list(sessions)
     total = sum(store.due_count(s) for s in targets)
     report = RunReport(run_id=0, extractor=extractor.name)
+    charged = Usage()  # what the budget counts as spent: a chunk tried is a request, even unbilled
     started = store.clock()
     if progress:
         progress(0, total)
@@ -362,7 +363,7 @@ def extract_sessions(
             if progress:
                 progress(offset + done, max(total, offset + session_total))
 
-        part_options = replace(options, budget=options.budget.less(report.usage, report.tried))
+        part_options = replace(options, budget=options.budget.less(charged))
         try:
             part = extract_due(store, extractor, part_options, session_id=session_id, progress=settled,
                                on_update=on_update, respect_backoff=respect_backoff)
@@ -370,6 +371,7 @@ def extract_sessions(
             break
         report.run_id = report.run_id or part.run_id
         report.absorb(part)
+        charged.add(replace(part.usage, requests=max(part.usage.requests, part.tried)))
         if part.stopped_by:
             break
     report.total = max(report.total, total)
@@ -397,6 +399,7 @@ def checkpoint_now(
     store: Store,
     settings: Settings,
     extractor: Extractor,
+    options: RunOptions | None = None,
     *,
     scan: Scan,
     sessions: Sequence[str] | Callable[[Store], list[str] | None] | None = None,
@@ -407,8 +410,9 @@ def checkpoint_now(
 ) -> NowReport:
     """`checkpoint now` for every front end: scan (chunks sized for the extractor), then one run over
     `sessions` (a list, a function of the store choosing them once the scan is in, or None: all).
-    `scan` is the front end's own (the daemon's goes through its watcher); it gets the settings to use."""
-    options = RunOptions.from_settings(settings, extractor, concurrency=concurrency)
+    `scan` is the front end's own (the daemon's goes through its watcher); it gets the settings to use.
+    `options` default to those of `settings` (with `concurrency`, if given) for this extractor."""
+    options = options or RunOptions.from_settings(settings, extractor, concurrency=concurrency)
     scanned = scan(options.scan_settings(settings))
     targets = sessions(store) if callable(sessions) else None if sessions is None else list(sessions)
     run = extract_sessions(store, extractor, options, targets, progress=progress, on_update=on_update, stop=stop)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from checkpoint.server.server import CheckpointServer
     from checkpoint.server.settings import ServerSettings
 
+
 def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSettings, now: float) -> list[str]:
     """Sessions due for a background run: due chunks (past their backoff), in scope, and idle or
     with many pending turns. Sessions whose transcript Claude Code deletes soon come first."""
@@ -87,7 +88,7 @@ def background_run(
     """A background run over these sessions, on the extract thread: failed chunks wait their backoff."""
     choice, options = slot.get(engine)
     report = runner.extract_sessions(store, choice.extractor, options, sessions, respect_backoff=True,
-                                  progress=progress, stop=stop)
+                                     progress=progress, stop=stop)
     return choice, report
 
 
@@ -96,9 +97,9 @@ def now_run(
     scan: runner.Scan, progress: runner.Progress, stop: threading.Event,
 ) -> tuple[ExtractorChoice, runner.NowReport]:
     """checkpoint.now on the extract thread: the run layer's scan-then-extract, with the daemon's scan."""
-    choice, _ = slot.get(engine)
-    return choice, runner.checkpoint_now(store, engine, choice.extractor, scan=scan, sessions=sessions,
-                                      progress=progress, stop=stop)
+    choice, options = slot.get(engine)
+    return choice, runner.checkpoint_now(store, engine, choice.extractor, options, scan=scan, sessions=sessions,
+                                         progress=progress, stop=stop)
 
 
 def summary_of(report: RunReport, explicit: bool) -> RunSummary:
