@@ -483,9 +483,9 @@ class EngineMachine(RuleBasedStateMachine):
         commits_before = len(self.commits)
         self.store.switch.arm(die_after)
         try:
-            report = runner.extract_due(
-                self.store, self.extractor, runner.RunOptions(runner.Budget(max_requests=max_requests), concurrency=1),
-                session_id=session_id, respect_backoff=respect_backoff)
+            budget = runner.Budget(max_requests=max_requests)
+            report = runner.extract_due(self.store, self.extractor, runner.RunOptions(budget, concurrency=1),
+                                        session_id=session_id, respect_backoff=respect_backoff)
         except Killed:
             self._died("running")
             return
