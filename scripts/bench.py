@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from checkpoint import config, pipeline
+from checkpoint import config, pipeline, runner
 from checkpoint.answer import Extraction
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.extract.prompt import render_chunk, render_request
@@ -607,7 +607,7 @@ class Bench:
                 with path.open("ab") as fh:
                     fh.write(b"".join(lines[k * step:(k + 1) * step]))
                 pipeline.scan(store, settings)
-                report = pipeline.checkpoint(store, recorder, concurrency=1)
+                report = runner.extract_due(store, recorder, runner.RunOptions(concurrency=1))
                 assert report.ok, report.failures
                 naive += _text_bytes(store, session_id)
             text = _text_bytes(store, session_id)
@@ -649,8 +649,8 @@ class Bench:
             pipeline.scan(store, settings)
             assert store.due_count() >= 2 * chunks, "not enough chunks for two runs"
             start = time.perf_counter()
-            report = pipeline.checkpoint(store, _Sleeper(latency), pipeline.Budget(max_requests=chunks),
-                                         concurrency=concurrency)
+            report = runner.extract_due(store, _Sleeper(latency), runner.RunOptions(
+                runner.Budget(max_requests=chunks), concurrency=concurrency))
             wall = time.perf_counter() - start
             assert report.captured == chunks, report
             self.add(Figure(
@@ -687,8 +687,8 @@ class Bench:
                 client = anthropic.Anthropic(base_url=fake.base_url, api_key="bench", max_retries=0, timeout=30)
                 extractor = AnthropicExtractor(settings, client=client)
                 start = time.perf_counter()
-                report = pipeline.checkpoint(store, extractor, pipeline.Budget(max_requests=chunks),
-                                             concurrency=concurrency)
+                report = runner.extract_due(store, extractor, runner.RunOptions(
+                    runner.Budget(max_requests=chunks), concurrency=concurrency))
                 wall = time.perf_counter() - start
         except TypeError as exc:  # the extractor or the fake changed shape: say so, measure the rest
             log(f"skipping extraction through the fake API: {exc}")

@@ -8,13 +8,12 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from checkpoint import config, pipeline, redact
-from checkpoint.extract import Extractor
-from checkpoint.model import ItemRecord, SessionCounts, Usage, plain_text
+from checkpoint import config, pipeline, runner
+from checkpoint.extract.choose import choose_extractor
+from checkpoint.model import ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text
 from checkpoint.store import Store
 
 
@@ -72,37 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--undo", action="store_true", help="read the forgotten session in again at the next scan")
     forget.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
-
-
-def _credentials() -> str | None:
-    """Which variable holds the credentials the SDK will use (never its value)."""
-    return next((v for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(v)), None)
-
-
-def choose_extractor(settings: config.Settings, out: TextIO) -> Extractor:
-    """Claude when credentials are set (or asked for), else the offline heuristic; said aloud either way."""
-    from checkpoint.extract.heuristic import HeuristicExtractor  # loads pydantic: not for scan or status
-
-    wanted = settings.extractor
-    credentials = _credentials()
-    if wanted == "heuristic":
-        print("Using the offline heuristic extractor (phrase rules, no network), as configured.", file=out)
-        return HeuristicExtractor()
-    if credentials is None:
-        if wanted == "anthropic":
-            print("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
-                  "set: using the offline heuristic extractor instead (phrase rules, no network).", file=out)
-        else:
-            print("No ANTHROPIC_API_KEY set: using the offline heuristic extractor (phrase rules, no network).",
-                  file=out)
-        return HeuristicExtractor()
-    from checkpoint.extract.anthropic import AnthropicExtractor  # the SDK loads only when it is used
-
-    extractor = AnthropicExtractor(settings)
-    why = "as configured" if wanted == "anthropic" else f"{credentials} is set"
-    where = f" at {os.environ['ANTHROPIC_BASE_URL']}" if os.environ.get("ANTHROPIC_BASE_URL") else ""
-    print(f"Using {extractor.description}{where} ({why}).", file=out)
-    return extractor
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -202,30 +170,6 @@ def _scan_json(report: pipeline.ScanReport) -> dict[str, Any]:
     }
 
 
-def _run_json(report: pipeline.RunReport) -> dict[str, Any]:
-    return {
-        "extractor": report.extractor,
-        "tried": report.tried,
-        "captured": report.captured,
-        "failed": report.failed,
-        "lost": report.lost,
-        "resplit": report.resplit,
-        "items_added": report.items_added,
-        "items_rejected": report.items_rejected,
-        "usage": report.usage.as_dict(),
-        "models": dict(report.models),
-        "stopped_by": report.stopped_by,
-        "redacted": dict(sorted(report.redacted.items())),
-        "left": {
-            "chunks": report.left_chunks,
-            "tokens": report.left_tokens,
-            "estimate": report.left_estimate.as_dict() if report.left_estimate else None,
-        },
-        "failures": [{"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause, "lost": f.lost}
-                     for f in report.failures],
-    }
-
-
 def _redactions(counts: Mapping[str, int]) -> str:
     total = sum(counts.values())
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -258,68 +202,47 @@ def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
     return 0
 
 
-_KIND_WORDS = {"decision": ("decision", "decisions"), "constraint": ("constraint", "constraints"),
-               "question": ("open question", "open questions")}
-
-
-def _kinds(counts: Counter[str]) -> str:
-    return ", ".join(
-        _plural(counts[k], *_KIND_WORDS[k]) for k in ("decision", "constraint", "question") if counts[k]
-    )
-
-
 def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     turns_before = {s.id: s.turns for s in store.session_counts()}
     items_before = store.item_counts()
-    extractor = choose_extractor(settings, out)
-    chunk_budget = getattr(extractor, "chunk_budget", None)
-    fits = int(chunk_budget()) if callable(chunk_budget) else settings.chunk_tokens
-    if fits < settings.chunk_tokens:
-        # New chunks fit the model's window from the start (older ones are re-split when sent).
-        settings = replace(settings, chunk_tokens=fits)
-    scan_report = pipeline.scan(store, settings)
-    if args.json:
-        _warn(scan_report)
-    else:
-        _print_scan(scan_report, out)
-    budget = pipeline.Budget(settings.max_requests, settings.max_tokens, settings.max_cost)
+    choice = choose_extractor(settings)
+    print(choice.sentence, file=out)
     show_progress = sys.stderr.isatty()
 
-    def progress(report: pipeline.RunReport) -> None:
+    def progress(report: RunReport) -> None:
         if show_progress:
             spent = report.usage
             money = f" · {spent.tokens:,} tokens · {_money(spent.cost_usd)}" if spent.requests else ""
             print(f"\rextracting: {report.done}/{max(report.total, report.tried)} chunks{money}\033[K", end="",
                   file=sys.stderr, flush=True)
 
+    def scan(scan_settings: config.Settings) -> pipeline.ScanReport:
+        scan_report = pipeline.scan(store, scan_settings)
+        if args.json:
+            _warn(scan_report)
+        else:
+            _print_scan(scan_report, out)
+        return scan_report
+
     started = store.clock()
-    report = pipeline.checkpoint(
-        store, extractor, budget, concurrency=args.concurrency or settings.concurrency,
-        session_id=args.session, on_update=progress, known_items=settings.known_items,
-        lease_seconds=settings.lease_seconds, redactor=redact.redactor(settings.redact, settings.redact_patterns),
-        at_risk_days=settings.at_risk_days,
+    now = runner.checkpoint_now(
+        store, settings, choice.extractor, scan=scan, sessions=[args.session] if args.session else None,
+        concurrency=args.concurrency, on_update=progress,
     )
+    scan_report, report = now.scan, now.run
     if show_progress and report.tried:
         print(file=sys.stderr)
     sessions = store.session_counts()
     pipeline.flag_at_risk(sessions, at_risk_days=settings.at_risk_days)
     if args.json:
-        print(json.dumps({"scan": _scan_json(scan_report), "run": _run_json(report),
+        print(json.dumps({"scan": _scan_json(scan_report), "run": report.as_dict(),
                           "totals": pipeline.totals(sessions)}, indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
 
     new_items = store.items(created_after=started)
     if report.tried:
-        kinds = Counter(i.kind.value for i in new_items)
-        found = f" ({_kinds(kinds)})" if kinds else ""
-        resplit = f", {report.resplit} re-split into smaller chunks" if report.resplit else ""
-        lost = f", {report.lost} not captured (taken over by another worker)" if report.lost else ""
-        print(
-            f"Extracted {_plural(report.tried, 'chunk')} with the {extractor.name} extractor: "
-            f"{report.captured} captured, {report.failed} failed{lost}{resplit}; "
-            f"{_plural(report.items_added, 'new item')}{found}."
-        )
+        print(report.sentence())
     elif not report.stopped_by and sessions:
         print("Nothing new to extract.")
     if report.items_rejected:
@@ -509,7 +432,7 @@ def _items(store: Store, args: argparse.Namespace) -> int:
         if item.files:
             print(plain_text(f"    files: {', '.join(item.files[:5])}"))
         print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}"))
-    print(f"{_plural(len(items), 'item')}: {_kinds(Counter(i.kind.value for i in items))}.")
+    print(f"{_plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
     return 0
 
 

@@ -5,6 +5,7 @@ validates only what a model answers (`checkpoint.answer`)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -303,3 +304,117 @@ class ForgottenSession:
 
     def as_json(self) -> dict[str, Any]:
         return {"session_id": self.session_id, "forgotten_at": self.forgotten_at, "turns": self.turns}
+
+
+# -- run reports ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Failure:
+    chunk_id: int
+    session_id: str
+    cause: str
+    lost: bool = False  # not failed: another runner holds the chunk now (see LEASE_LOST)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"chunk_id": self.chunk_id, "session_id": self.session_id, "cause": self.cause, "lost": self.lost}
+
+
+# A run stalled past its lease (a machine asleep, a stopped process) and another runner leased the chunk:
+# this run's answer, or its failure, is not recorded. The chunk is not captured, and not failed either.
+LEASE_LOST = "lease lost: another worker took this chunk over after its lease expired; this run's {} was discarded"
+
+_KIND_WORDS = {"decision": ("decision", "decisions"), "constraint": ("constraint", "constraints"),
+               "question": ("open question", "open questions")}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def kinds_phrase(counts: Counter[str]) -> str:
+    """"2 decisions, 1 open question": the kinds present, in their fixed order."""
+    return ", ".join(plural(counts[k], *_KIND_WORDS[k]) for k in ("decision", "constraint", "question") if counts[k])
+
+
+@dataclass
+class RunReport:
+    """What one checkpoint run did: its one JSON form (`as_dict`, the `run` of `checkpoint now --json`
+    and of the daemon's run summary) and its one sentence (`sentence`), for every front end."""
+
+    run_id: int
+    extractor: str
+    tried: int = 0
+    captured: int = 0
+    failed: int = 0
+    lost: int = 0  # leased by another runner before this run could record its answer: not captured
+    resplit: int = 0  # chunks replaced by smaller ones (their pieces are tried in the same run)
+    items_added: int = 0
+    items_rejected: int = 0
+    total: int = 0  # chunks due when the run started, plus pieces added by re-splits
+    usage: Usage = field(default_factory=Usage)
+    failures: list[Failure] = field(default_factory=list)
+    stopped_by: str | None = None
+    models: Counter[str] = field(default_factory=Counter)  # answers per model (fallbacks show here)
+    # what is still due when the run ends, and what finishing it should cost (priced extractors)
+    left_chunks: int = 0
+    left_tokens: int = 0
+    left_estimate: Usage | None = None
+    # secrets found right before sending (in rows stored before redaction was on or a pattern was
+    # added), by kind; the chunks went out without them
+    redacted: Counter[str] = field(default_factory=Counter)
+    new_kinds: Counter[str] = field(default_factory=Counter)  # items new since the run started, by kind
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.lost == 0
+
+    @property
+    def done(self) -> int:
+        return self.captured + self.failed + self.lost
+
+    def lose(self, chunk: ChunkInput, what: str) -> None:
+        self.lost += 1
+        self.failures.append(Failure(chunk.chunk_id, chunk.session_id, LEASE_LOST.format(what), lost=True))
+
+    def sentence(self) -> str:
+        """"Extracted 3 chunks with the anthropic extractor: 3 captured, 0 failed; 4 new items (...)."."""
+        found = f" ({kinds_phrase(self.new_kinds)})" if self.new_kinds else ""
+        resplit = f", {self.resplit} re-split into smaller chunks" if self.resplit else ""
+        lost = f", {self.lost} not captured (taken over by another worker)" if self.lost else ""
+        return (f"Extracted {plural(self.tried, 'chunk')} with the {self.extractor} extractor: "
+                f"{self.captured} captured, {self.failed} failed{lost}{resplit}; "
+                f"{plural(self.items_added, 'new item')}{found}.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "extractor": self.extractor,
+            "tried": self.tried,
+            "captured": self.captured,
+            "failed": self.failed,
+            "lost": self.lost,
+            "resplit": self.resplit,
+            "items_added": self.items_added,
+            "items_rejected": self.items_rejected,
+            "usage": self.usage.as_dict(),
+            "models": dict(self.models),
+            "stopped_by": self.stopped_by,
+            "redacted": dict(sorted(self.redacted.items())),
+            "left": {
+                "chunks": self.left_chunks,
+                "tokens": self.left_tokens,
+                "estimate": self.left_estimate.as_dict() if self.left_estimate else None,
+            },
+            "failures": [f.as_dict() for f in self.failures],
+            "sentence": self.sentence(),
+        }
+
+    def absorb(self, part: RunReport) -> None:
+        """Add a later run's counts to this one (one run over several sessions, one session at a time)."""
+        for name in ("tried", "captured", "failed", "lost", "resplit", "items_added", "items_rejected", "total"):
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        self.usage.add(part.usage)
+        self.failures += part.failures
+        self.models.update(part.models)
+        self.redacted.update(part.redacted)
+        self.stopped_by = part.stopped_by or self.stopped_by

@@ -1,9 +1,8 @@
-"""Scan and checkpoint runs. Serves the CLI and the daemon alike; knows nothing about editors.
+"""Scans and status. Serves the CLI and the daemon alike; knows nothing about editors.
 
 scan:        discover files -> tail new whole lines -> reader -> turns + cursor (one transaction
              per batch) -> form chunks within the token budget.
-checkpoint:  lease due chunks -> extractor (worker threads) -> validate -> commit items, chunk state
-             and watermark in one transaction. A failure records its cause and leaves the chunk due.
+The runs that extract the chunks are checkpoint.run.
 """
 
 from __future__ import annotations
@@ -13,21 +12,19 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from checkpoint import config, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
-from checkpoint.extract import ExtractionError, Extractor, Priced
-from checkpoint.extract.prompt import planned_header, turn_labels
+from checkpoint.extract.prompt import planned_header
 from checkpoint.model import (
-    ChunkInput,
     FileCursor,
     LineProblem,
     ProblemKind,
@@ -49,12 +46,7 @@ from checkpoint.sources.tailer import (
     tail,
     unchanged,
 )
-from checkpoint.store import CursorMoved, FileRow, LeaseLost, Store
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
-
-    from checkpoint.answer import Extraction
+from checkpoint.store import CursorMoved, FileRow, Store
 
 # Turns stored per transaction. Larger batches write each page of the database fewer times (a cold
 # scan of a 100 MB session: 1.8 s of CPU instead of 2.1 s); memory stays bounded by the batch.
@@ -399,308 +391,3 @@ def status(
             "problems": [p.as_json() for p in store.problems()], "usage": spent.as_dict(),
             "redacted": redacted_totals(sessions), "forgotten": [f.as_json() for f in store.forgotten()]}
 
-
-# -- checkpoint runs --------------------------------------------------------------------------------
-
-
-BUDGET_MARGIN = 1.25
-
-
-@dataclass
-class Budget:
-    """Caps for one run. What is left when a cap is reached stays pending and is reported.
-
-    Checked before each chunk is sent, against what the run has used plus what the chunks in flight
-    and this one are expected to use; a chunk already sent may finish (its retries are bounded)."""
-
-    max_requests: int | None = None
-    max_tokens: int | None = None  # every billed token: input, cache and output
-    max_cost: float | None = None  # US dollars
-
-    def refuses(self, requests: int, tokens: int, next_tokens: int) -> str | None:
-        return self.refuses_usage(Usage(requests=requests, input_tokens=tokens),
-                                  Usage(requests=1, input_tokens=next_tokens))
-
-    def refuses_usage(self, used: Usage, expected: Usage) -> str | None:
-        """`used`: spent (or, for chunks in flight, expected); `expected`: the next chunk's estimate.
-        Estimates get a margin, since a chunk's real count can exceed the average it was scaled from."""
-        if self.max_requests is not None and used.requests + max(1, expected.requests) > self.max_requests:
-            return f"request budget of {self.max_requests:,} reached"
-        if self.max_tokens is not None and used.tokens + expected.tokens * BUDGET_MARGIN > self.max_tokens:
-            return f"token budget of {self.max_tokens:,} reached"
-        if self.max_cost is not None and used.cost_usd + expected.cost_usd * BUDGET_MARGIN > self.max_cost:
-            return f"cost budget of ${self.max_cost:,.2f} reached"
-        return None
-
-
-@dataclass
-class Failure:
-    chunk_id: int
-    session_id: str
-    cause: str
-    lost: bool = False  # not failed: another runner holds the chunk now (see LEASE_LOST)
-
-
-# A run stalled past its lease (a machine asleep, a stopped process) and another runner leased the chunk:
-# this run's answer, or its failure, is not recorded. The chunk is not captured, and not failed either.
-LEASE_LOST = "lease lost: another worker took this chunk over after its lease expired; this run's {} was discarded"
-
-
-@dataclass
-class RunReport:
-    run_id: int
-    extractor: str
-    tried: int = 0
-    captured: int = 0
-    failed: int = 0
-    lost: int = 0  # leased by another runner before this run could record its answer: not captured
-    resplit: int = 0  # chunks replaced by smaller ones (their pieces are tried in the same run)
-    items_added: int = 0
-    items_rejected: int = 0
-    total: int = 0  # chunks due when the run started, plus pieces added by re-splits
-    usage: Usage = field(default_factory=Usage)
-    failures: list[Failure] = field(default_factory=list)
-    stopped_by: str | None = None
-    models: Counter[str] = field(default_factory=Counter)  # answers per model (fallbacks show here)
-    # what is still due when the run ends, and what finishing it should cost (priced extractors)
-    left_chunks: int = 0
-    left_tokens: int = 0
-    left_estimate: Usage | None = None
-    # secrets found right before sending (in rows stored before redaction was on or a pattern was
-    # added), by kind; the chunks went out without them
-    redacted: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def ok(self) -> bool:
-        return self.failed == 0 and self.lost == 0
-
-    @property
-    def done(self) -> int:
-        return self.captured + self.failed + self.lost
-
-    def lose(self, chunk: ChunkInput, what: str) -> None:
-        self.lost += 1
-        self.failures.append(Failure(chunk.chunk_id, chunk.session_id, LEASE_LOST.format(what), lost=True))
-
-
-Progress = Callable[[int, int], None]
-Update = Callable[[RunReport], None]
-
-
-def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
-    """Keep only items that cite turns of this chunk, by the labels of its headers or by their ids;
-    cite only those, by id. Returns (clean, rejected)."""
-    # A label wins over an id spelled the same: labels are what the model is asked to copy.
-    allowed = {t.turn_id: t.turn_id for t in chunk.turns} | turn_labels(chunk)
-    kept = []
-    rejected = 0
-    for item in extraction.items:
-        cited = [allowed[t] for t in item.turn_ids if t in allowed]
-        if not cited:
-            rejected += 1
-            continue
-        kept.append(item.model_copy(update={"turn_ids": cited}))
-    return extraction.model_copy(update={"items": kept, "chunk_id": chunk.chunk_id}), rejected
-
-
-def retry_delay(attempts: int) -> float:
-    return float(min(600, 5 * 2 ** min(attempts, 7)))
-
-
-def _expected(extractor: Extractor, chunk: ChunkInput) -> Usage:
-    if isinstance(extractor, Priced):
-        return extractor.estimate(chunk.token_estimate)
-    return Usage(requests=1, input_tokens=chunk.token_estimate)
-
-
-def checkpoint(
-    store: Store,
-    extractor: Extractor,
-    budget: Budget | None = None,
-    concurrency: int = 1,
-    session_id: str | None = None,
-    progress: Progress | None = None,
-    respect_backoff: bool = False,
-    *,
-    on_update: Update | None = None,
-    known_items: int = 30,
-    lease_seconds: float = config.LEASE_SECONDS,
-    redactor: redact.Redactor | None = None,
-    cleanup_days: float | None = None,
-    at_risk_days: float = config.AT_RISK_DAYS,
-) -> RunReport:
-    """One run over the due chunks: each tried at most once, at most `concurrency` in flight, the
-    answers committed here on the calling thread. A chunk too large for the model is replaced by
-    smaller pieces, which this run tries too. An explicit run retries failed chunks at once;
-    background runs respect their backoff. The chunks in flight are leased for `lease_seconds`,
-    renewed while their answers are awaited: a live run keeps them, a killed run's expire.
-
-    Every chunk is redacted right before it is sent (`redactor`, the default detectors unless given;
-    redact.OFF sends stored text as it is). Sessions whose Claude transcripts Claude Code deletes
-    within `at_risk_days` (`cleanup_days`: its cleanupPeriodDays, read from its settings unless given)
-    are claimed first."""
-    budget = budget or Budget()
-    redactor = redactor if redactor is not None else redact.redactor()
-    cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
-    urgent = store.claude_sessions_older_than(store.clock() - (cleanup - at_risk_days) * DAY)
-    full_spans: dict[tuple[str, int], list[tuple[int, int, str]]] = {}  # split turns being sent
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait  # not for scan: its start is measured
-
-    owner = os.urandom(16).hex()
-    report = RunReport(run_id=store.start_run(extractor.name), extractor=extractor.name)
-    tried: set[int] = set()
-    report.total = store.due_count(session_id)
-    # Usage so far: real where the extractor reported it, else what the chunk was expected to use.
-    accounted = Usage()
-    priced = isinstance(extractor, Priced)
-    in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
-    width = max(1, concurrency)
-    renewed = store.clock()
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
-        try:
-            while True:
-                while len(in_flight) < width and report.stopped_by is None:
-                    claimed = store.claim_chunks(
-                        1, owner, lease_seconds=lease_seconds, session_id=session_id, exclude=tried,
-                        respect_backoff=respect_backoff, first=urgent,
-                    )
-                    if not claimed:
-                        break
-                    chunk = claimed[0]
-                    expected = _expected(extractor, chunk)
-                    committed = replace(accounted)
-                    for _, more in in_flight.values():
-                        committed.add(more)
-                    refusal = budget.refuses_usage(committed, expected)
-                    if refusal:
-                        report.stopped_by = refusal  # the claimed chunk is released below, unharmed
-                        break
-                    chunk = replace(chunk, known_items=store.known_items(chunk.session_id, known_items))
-                    if redactor.detectors:
-                        chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
-                    tried.add(chunk.chunk_id)
-                    report.tried += 1
-                    in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
-                if not in_flight:
-                    break
-                done, _ = wait(in_flight, timeout=lease_seconds / 3, return_when=FIRST_COMPLETED)
-                if store.clock() >= renewed + lease_seconds / 3:
-                    store.renew_leases(owner, lease_seconds)
-                    renewed = store.clock()
-                for future in done:
-                    chunk, expected = in_flight.pop(future)
-                    resplit_before, captured_before = report.resplit, report.captured
-                    spent = _settle(store, owner, chunk, future, report)
-                    if report.resplit > resplit_before:
-                        # The chunk is gone; SQLite may give its id to a piece, which must still be tried.
-                        tried.discard(chunk.chunk_id)
-                    elif report.captured > captured_before:
-                        # Due no more: no need to exclude it. Only failed chunks stay in the exclusion,
-                        # so a claim stays cheap however many chunks one run goes through.
-                        tried.discard(chunk.chunk_id)
-                    # A priced extractor reports what it spent, nothing when a chunk never left (too
-                    # large for the window); for others, the estimate stands in.
-                    accounted.add(spent if spent.requests or priced else expected)
-                    report.usage.add(spent)
-                    if progress:
-                        progress(report.done, max(report.total, report.tried))
-                    if on_update:
-                        on_update(report)
-        finally:
-            # Interrupted: whatever is still in flight was not committed and goes back to pending.
-            for future in in_flight:
-                future.cancel()
-            store.release_chunks(owner)
-            store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
-                             report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost)
-    report.left_chunks, report.left_tokens = store.due_summary(session_id)
-    if report.left_chunks and isinstance(extractor, Priced):
-        report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
-    return report
-
-
-def _redact_chunk(
-    store: Store, redactor: redact.Redactor, chunk: ChunkInput, found: Counter[str],
-    full_spans: dict[tuple[str, int], list[tuple[int, int, str]]],
-) -> ChunkInput:
-    """The second pass, right before sending: what the pass at ingest could not catch (rows stored
-    while redaction was off, or before a pattern was added). A part of a split turn is redacted as
-    part of the whole turn, so a secret across two parts goes from both."""
-    turns = list(chunk.turns)
-    whole = [i for i, t in enumerate(turns) if t.parts == 1]
-    updates = {whole[j]: r for j, r in redactor.redact_many([turns[i].text for i in whole]).items()}
-    for i, t in enumerate(turns):
-        if t.parts > 1:
-            key = (chunk.session_id, t.seq)
-            text = store.turn_text(*key)
-            if key not in full_spans:
-                while len(full_spans) >= 4:
-                    del full_spans[next(iter(full_spans))]
-                full_spans[key] = redactor.spans(text)
-            if full_spans[key]:
-                result = redactor.redact_slice(text, t.char_start, t.char_start + len(t.text), full_spans[key])
-                if result.found:
-                    updates[i] = result
-    known = redactor.redact_many([k.statement for k in chunk.known_items])
-    if not updates and not known:
-        return chunk
-    for i, result in updates.items():
-        turns[i] = replace(turns[i], text=result.text)
-        found.update(result.found)
-    items = list(chunk.known_items)
-    for j, result in known.items():
-        items[j] = replace(items[j], statement=result.text)
-        found.update(result.found)
-    return replace(chunk, turns=turns, known_items=items)
-
-
-def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> Usage:
-    """Commit an answer, or record why there is none. Returns what the chunk's requests used."""
-    too_large = False
-    fit_tokens: int | None = None
-    try:
-        extraction = future.result()
-    except ExtractionError as exc:
-        cause, spent, too_large, fit_tokens = exc.cause, exc.usage, exc.too_large, exc.fit_tokens
-        if not exc.retryable:
-            report.stopped_by = cause  # no other chunk would fare better: stop sending
-    except Exception as exc:  # an extractor bug must not lose the chunk: record it, keep it due
-        cause, spent = f"unexpected {type(exc).__name__}: {exc}", Usage()
-    else:
-        spent = extraction.usage
-        clean, rejected = validate(chunk, extraction)
-        if clean.items or not rejected:
-            try:
-                report.items_added += store.commit_extraction(clean, owner)
-            except LeaseLost:
-                store.record_usage(chunk.session_id, spent)
-                report.lose(chunk, "answer")
-                return spent
-            report.items_rejected += rejected
-            report.captured += 1
-            report.models[extraction.model or extraction.extractor] += 1
-            return spent
-        # Items, but none about these turns: committing would mark the chunk captured with nothing from it.
-        items = f"{rejected} item{'s' if rejected > 1 else ''}"
-        cause = f"the answer cited only turns outside this chunk ({items} rejected)"
-    if too_large:
-        try:
-            pieces = store.resplit_chunk(chunk.chunk_id, owner, fit_tokens, cause, usage=spent)
-        except LeaseLost:
-            store.record_usage(chunk.session_id, spent)
-            report.lose(chunk, f"failure ({cause})")
-            return spent
-        if pieces:
-            report.resplit += 1
-            report.total += pieces - 1
-            return spent
-        cause += " (it cannot be split any further)"
-    # resplit_chunk recorded the usage already when it was tried
-    if not store.fail_chunk(chunk.chunk_id, owner, cause, retry_delay, usage=None if too_large else spent):
-        if not too_large:
-            store.record_usage(chunk.session_id, spent)
-        report.lose(chunk, f"failure ({cause})")
-        return spent
-    report.failed += 1
-    report.failures.append(Failure(chunk.chunk_id, chunk.session_id, cause))
-    return spent

@@ -146,7 +146,7 @@ def test_two_daemons_and_a_cli_on_one_new_database(tmp_path: Path) -> None:
     for d in daemons:
         assert not crash_signs(d.life.err), d.life.err
         assert not [m for m in d.said() if crash_signs(m)], d.said()
-    worked = {d.name: sum(1 for m in d.said() if "chunks tried" in m and " 0 chunks tried" not in m) for d in daemons}
+    worked = {d.name: sum(1 for m in d.said() if "Extracted " in m and "Extracted 0 chunks" not in m) for d in daemons}
     assert reads, "status was never read"
     print(f"\n{checked.chunks} chunks, each sent once ({requests} requests); daemon runs that extracted: {worked};"
           f" status read {len(reads)} times meanwhile, always adding up")

@@ -53,7 +53,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from checkpoint import pipeline
+from checkpoint import pipeline, runner
 from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS
 from checkpoint.config import Settings
@@ -483,8 +483,9 @@ class EngineMachine(RuleBasedStateMachine):
         commits_before = len(self.commits)
         self.store.switch.arm(die_after)
         try:
-            report = pipeline.checkpoint(self.store, self.extractor, budget=pipeline.Budget(max_requests=max_requests),
-                                         concurrency=1, session_id=session_id, respect_backoff=respect_backoff)
+            budget = runner.Budget(max_requests=max_requests)
+            report = runner.extract_due(self.store, self.extractor, runner.RunOptions(budget, concurrency=1),
+                                        session_id=session_id, respect_backoff=respect_backoff)
         except Killed:
             self._died("running")
             return
@@ -556,7 +557,7 @@ class EngineMachine(RuleBasedStateMachine):
             row = conn.execute("SELECT state, lease_owner FROM chunks WHERE id = ?", (chunk.chunk_id,)).fetchone()
         finally:
             conn.close()
-        clean, _ = pipeline.validate(chunk, extraction)
+        clean, _ = runner.validate(chunk, extraction)
         try:
             self.store.commit_extraction(clean, owner)
         except LeaseLost:
@@ -713,7 +714,7 @@ class EngineMachine(RuleBasedStateMachine):
                 break
             self.extractor.calls_left = 3 * sum(self.store.chunk_states().values()) + 60
             try:
-                pipeline.checkpoint(self.store, self.extractor, concurrency=1)
+                runner.extract_due(self.store, self.extractor, runner.RunOptions(concurrency=1))
             except Killed:
                 self._restart()
             finally:
@@ -721,7 +722,7 @@ class EngineMachine(RuleBasedStateMachine):
         self.check()
         for owner, chunk, extraction in self.zombies:
             try:
-                self.store.commit_extraction(pipeline.validate(chunk, extraction)[0], owner)
+                self.store.commit_extraction(runner.validate(chunk, extraction)[0], owner)
             except LeaseLost:
                 continue
             raise AssertionError(f"a late answer was committed for chunk {chunk.chunk_id}, captured meanwhile")

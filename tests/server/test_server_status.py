@@ -14,15 +14,16 @@ import pytest_asyncio
 from lsprotocol import types
 
 from checkpoint import pipeline
+from checkpoint.model import RunReport
 from checkpoint.server.events import EventBus, RunFinished, RunStarted
-from checkpoint.server.protocol import RunSummary
+from checkpoint.server.extraction import summary_of
 from checkpoint.server.status import StatusFeature
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, dump, server_env, session
 from tests.support.oracle import clean_scan
 
 if TYPE_CHECKING:
-    from checkpoint.server.extraction import Extraction
+    from checkpoint.server.extraction import ExtractionFeature
     from checkpoint.server.server import CheckpointServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -215,13 +216,12 @@ async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finishe
         run_task=lambda coro, name=None: asyncio.get_running_loop().create_task(coro, name=name),
     )
     # stand-ins holding only what the feature reads
-    StatusFeature(cast("CheckpointServer", server), extraction=cast("Extraction", SimpleNamespace(paused=None)))
+    StatusFeature(cast("CheckpointServer", server), extraction=cast("ExtractionFeature", SimpleNamespace(paused=None)))
     server.events.publish(RunStarted(1))
     await read_started.wait()
     pending["now"] = 3  # the run commits while the counts are being read ...
-    server.events.publish(RunFinished(RunSummary(
-        explicit=False, extractor="heuristic", tried=1, captured=1, failed=0, lost=0, items_added=1,
-        items_rejected=0, stopped_by=None, failures=[], finished_at=0.0)))
+    server.events.publish(RunFinished(summary_of(
+        RunReport(run_id=1, extractor="heuristic", tried=1, captured=1, items_added=1), explicit=False)))
     read_started.clear()
     release.set()  # ... and the read returns what it saw before
     while len(sent) < 2:

@@ -17,7 +17,7 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from checkpoint import pipeline
+from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.anthropic import SCHEMA, Answer, AnthropicExtractor, price_of
@@ -88,7 +88,7 @@ def test_request_uses_structured_output_a_cached_system_prompt_and_turn_ids(
     assert item.kind == "decision"
     assert item.statement == "We'll use marker-00aa11 for the parser layer."
     assert item.turn_ids == ["t2"] and item.files == ["/w/src/app.py"]  # the label the model copied
-    assert pipeline.validate(chunk, first)[0].items[0].turn_ids == ["uuid-2"]
+    assert runner.validate(chunk, first)[0].items[0].turn_ids == ["uuid-2"]
     assert first.model == PRIMARY and first.extractor == "anthropic"
 
     body = fake.message_requests[0].body
@@ -309,7 +309,7 @@ def test_too_large_chunks_are_resplit_over_the_same_turns_and_all_captured(
     before = dict(store.conn.execute("SELECT session_id, max(last_seq) FROM chunks GROUP BY session_id").fetchall())
     # One at a time, so that the faults hit the first (large) pieces, each of which can still be halved.
     fake.script("max_tokens", "prompt_too_long", "context_window_exceeded")
-    report = pipeline.checkpoint(store, make_extractor(fake, settings), concurrency=1)
+    report = runner.extract_due(store, make_extractor(fake, settings), runner.RunOptions(concurrency=1))
     assert report.ok and report.resplit >= 3 and report.left_chunks == 0
     # The pieces cover every turn exactly once, in order; every planted decision is there once.
     for session_id, last in before.items():
@@ -373,7 +373,7 @@ def test_a_restated_decision_updates_the_item_it_names(fake: FakeAnthropic, tmp_
         return items
 
     fake.responder = responder
-    report = pipeline.checkpoint(store, make_extractor(fake, settings), concurrency=1)
+    report = runner.extract_due(store, make_extractor(fake, settings), runner.RunOptions(concurrency=1))
     assert report.ok and seen_known
     restated = [i for i in store.items() if i.statement.startswith("Restated")]
     assert restated == []  # never a second item
@@ -390,7 +390,7 @@ def test_a_budget_leaves_the_rest_pending_with_an_estimate_and_the_next_run_fini
     pipeline.scan(store, settings)
     extractor = make_extractor(fake, settings)
     due = store.due_count()
-    first = pipeline.checkpoint(store, extractor, pipeline.Budget(max_requests=3), concurrency=2)
+    first = runner.extract_due(store, extractor, runner.RunOptions(runner.Budget(max_requests=3), concurrency=2))
     assert first.stopped_by == "request budget of 3 reached"
     assert first.captured == 3 and first.usage.requests == 3
     assert first.left_chunks == due - 3 and first.left_tokens > 0
@@ -399,10 +399,10 @@ def test_a_budget_leaves_the_rest_pending_with_an_estimate_and_the_next_run_fini
     sessions = {s.id: s for s in store.session_counts()}
     assert sum(s.pending for s in sessions.values()) > 0 and sum(s.failed for s in sessions.values()) == 0
     cost = first.usage.cost_usd
-    second = pipeline.checkpoint(store, extractor, pipeline.Budget(max_cost=cost * 3.5), concurrency=2)
+    second = runner.extract_due(store, extractor, runner.RunOptions(runner.Budget(max_cost=cost * 3.5), concurrency=2))
     assert second.stopped_by is not None and second.stopped_by.startswith("cost budget of $")
     assert second.usage.cost_usd <= cost * 3.5
-    third = pipeline.checkpoint(store, extractor, concurrency=2)
+    third = runner.extract_due(store, extractor, runner.RunOptions(concurrency=2))
     assert third.stopped_by is None and third.left_chunks == 0
     assert marker_counts(store) == dict.fromkeys(set().union(*corpus.markers.values()), 1)
     # Cost per run and per session add up to the same total.
@@ -438,7 +438,7 @@ def test_several_chunks_are_in_flight_and_the_watermark_is_the_confirmed_prefix(
     extractor = make_extractor(fake, replace(settings, max_attempts=6))
     extractor.extract = counting.__get__(extractor)  # type: ignore[method-assign]
     start = time.monotonic()
-    report = pipeline.checkpoint(store, extractor, concurrency=3)
+    report = runner.extract_due(store, extractor, runner.RunOptions(concurrency=3))
     assert report.ok and peak[0] == 3
     assert time.monotonic() - start < 20
     for s in store.session_counts():
@@ -451,7 +451,7 @@ def test_usage_json_in_status(fake: FakeAnthropic, tmp_path: Path) -> None:
     settings, _ = corpus_settings(tmp_path, chunk_tokens=4_000)
     store = Store(settings.db)
     pipeline.scan(store, settings)
-    pipeline.checkpoint(store, make_extractor(fake, settings))
+    runner.extract_due(store, make_extractor(fake, settings))
     status = json.loads(json.dumps(pipeline.status(store)))
     for session in status["sessions"]:
         assert session["usage"]["cost_usd"] > 0 and session["usage"]["requests"] >= 1
@@ -463,7 +463,7 @@ def test_a_chunk_resplit_before_it_is_sent_costs_the_budget_nothing(fake: FakeAn
     settings, _ = corpus_settings(tmp_path, chunk_tokens=16_000, output_tokens=1_000)
     store = Store(settings.db)
     pipeline.scan(store, settings)
-    report = pipeline.checkpoint(store, make_extractor(fake, settings), pipeline.Budget(max_requests=2))
+    report = runner.extract_due(store, make_extractor(fake, settings), runner.RunOptions(runner.Budget(max_requests=2)))
     assert report.resplit >= 1 and report.captured == 2
     assert report.usage.requests == len(fake.message_requests) == 2
     assert report.stopped_by == "request budget of 2 reached"

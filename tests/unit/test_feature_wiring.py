@@ -14,7 +14,7 @@ import checkpoint.server
 from checkpoint.server import events
 from checkpoint.server.app import build_features
 from checkpoint.server.diagnostics import Diagnostics
-from checkpoint.server.extraction import Extraction
+from checkpoint.server.extraction import ExtractionFeature
 from checkpoint.server.server import CheckpointServer
 from checkpoint.server.status import StatusFeature
 from checkpoint.server.watcher import Watcher
@@ -73,7 +73,7 @@ def server(tmp_path: Path) -> Iterator[CheckpointServer]:
 
 def test_features_are_built_with_what_they_depend_on_and_hooked_in_order(server: CheckpointServer) -> None:
     built = build_features(server)
-    assert [type(f) for f in server.features] == [StatusFeature, Watcher, Extraction, Diagnostics]
+    assert [type(f) for f in server.features] == [StatusFeature, Watcher, ExtractionFeature, Diagnostics]
     assert built.extraction.watcher is built.watcher
     assert built.status.extraction is built.extraction
 

@@ -3,6 +3,8 @@
 - Below the front ends (everything but `checkpoint.cli`, `checkpoint.server` and `checkpoint.__main__`:
   the pipeline and the run layer, the store, the sources, the extractors, config, model...) nothing
   imports a front end: a new front end (an MCP server, hooks) must be able to reuse them whole.
+- The daemon never imports the CLI: what they share is the run layer (`checkpoint.runner`).
+- `checkpoint.model` imports nothing else of the package.
 - The store never imports the sources: records both use live in `checkpoint.model`.
 - Config never imports the sources: defaults live in `checkpoint.config`.
 
@@ -39,6 +41,10 @@ class Rule:
 RULES = (
     Rule(importers=("checkpoint",), exempt=FRONT_ENDS, forbidden=("checkpoint.cli", "checkpoint.server"),
          why="only front ends import front ends"),
+    Rule(importers=("checkpoint.server",), forbidden=("checkpoint.cli",),
+         why="the daemon shares the run layer with the CLI, not the CLI itself"),
+    Rule(importers=("checkpoint.model",), forbidden=("checkpoint",),
+         why="the shared records import no other module of the package: every layer can import them"),
     Rule(importers=("checkpoint.store",), forbidden=("checkpoint.sources",),
          why="the store never imports the sources (shared records are in checkpoint.model)"),
     Rule(importers=("checkpoint.config",), forbidden=("checkpoint.sources",),
@@ -143,6 +149,7 @@ def test_the_rules_see_every_kind_of_import(tmp_path: Path) -> None:
         ("checkpoint.pipeline", "checkpoint.server.app", 4),
         ("checkpoint.run", "checkpoint.server", 1),
         ("checkpoint.run", "checkpoint.server.app", 1),
+        ("checkpoint.server.app", "checkpoint.cli", 1),
         ("checkpoint.store.ingest", "checkpoint.sources.tailer", 1),
     ]
     imp, rule = next((i, r) for i, r in violations(root) if i.importer == "checkpoint.store.ingest")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from checkpoint import pipeline
+from checkpoint import runner
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.extract.prompt import render_chunk, turn_labels
 from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
@@ -47,7 +47,7 @@ def test_a_part_of_a_split_turn_says_so_in_its_header() -> None:
 
 def test_validate_cites_turns_by_id_whether_the_answer_gave_labels_or_ids() -> None:
     chunk = chunk_of(UUIDS)
-    clean, rejected = pipeline.validate(chunk, answer(chunk, ["t2"], [UUIDS[0], "t3"], ["t1", UUIDS[0]]))
+    clean, rejected = runner.validate(chunk, answer(chunk, ["t2"], [UUIDS[0], "t3"], ["t1", UUIDS[0]]))
     assert rejected == 0
     assert [i.turn_ids for i in clean.items] == [[UUIDS[1]], [UUIDS[0], UUIDS[2]], [UUIDS[0], UUIDS[0]]]
 
@@ -56,12 +56,12 @@ def test_validate_rejects_labels_and_ids_that_are_not_this_chunks() -> None:
     chunk, other = chunk_of(UUIDS[:2]), chunk_of([*UUIDS[2:], "elsewhere-1", "elsewhere-2"], chunk_id=2)
     assert "t3" in turn_labels(other)  # a label of another chunk ...
     foreign = ["t3", "t0", "t01", "T1", "[t1]", "turn t1", UUIDS[2], UUIDS[1][:-1]]  # ... and near misses
-    clean, rejected = pipeline.validate(chunk, answer(chunk, foreign, [*foreign, "t2"]))
+    clean, rejected = runner.validate(chunk, answer(chunk, foreign, [*foreign, "t2"]))
     assert rejected == 1 and [i.turn_ids for i in clean.items] == [[UUIDS[1]]]
 
 
 def test_a_label_wins_over_an_id_spelled_the_same() -> None:
     # Ids never look like labels in real transcripts; if one did, the model was told to copy labels.
     chunk = chunk_of(["t2", "x"])
-    clean, _ = pipeline.validate(chunk, answer(chunk, ["t2"], ["t1"]))
+    clean, _ = runner.validate(chunk, answer(chunk, ["t2"], ["t1"]))
     assert [i.turn_ids for i in clean.items] == [["x"], ["t2"]]

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkpoint import config, pipeline, redact
+from checkpoint import config, pipeline, redact, runner
 from checkpoint.answer import Extraction
 from checkpoint.chunker import estimate_tokens
 from checkpoint.extract.heuristic import HeuristicExtractor
@@ -236,7 +236,7 @@ def test_rows_stored_without_redaction_are_redacted_right_before_sending(
         pipeline.scan(store, raw)
         assert store.conn.execute("SELECT max(parts) FROM chunks").fetchone()[0] > 2
         recorder = Recorder()
-        report = pipeline.checkpoint(store, recorder, cleanup_days=30)
+        report = runner.extract_due(store, recorder, runner.RunOptions(cleanup_days=30))
         assert report.captured == report.tried > 2
         sent = "\n".join(t.text for c in recorder.chunks for t in c.turns)
         assert slack not in sent and not any(line in sent for line in body)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from checkpoint import pipeline
+from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.sources.base import line_id
@@ -238,7 +238,7 @@ def test_samples_every_turn_captured_once(
 
     # Every turn lands in a chunk that fits the budget; the checkpoint captures all of them.
     assert report.chunks_created > len(layout)
-    run = pipeline.checkpoint(store, HeuristicExtractor())
+    run = runner.extract_due(store, HeuristicExtractor())
     assert (run.failed, run.failures) == (0, [])
     assert run.captured == run.tried == report.chunks_created
     status = pipeline.status(store)
@@ -262,7 +262,7 @@ def test_samples_every_turn_captured_once(
         str(p) for p in layout}
     assert (reread.turns_added, reread.chunks_created) == (0, 0)
     assert _turn_rows(store) == rows
-    rerun = pipeline.checkpoint(store, HeuristicExtractor())
+    rerun = runner.extract_due(store, HeuristicExtractor())
     assert (rerun.tried, rerun.items_added) == (0, 0)
     assert _items(store) == items
     assert pipeline.status(store)["totals"] == status["totals"]

@@ -53,3 +53,20 @@ class Priced(Protocol):
     def estimate(self, chunk_tokens: int, chunks: int = 1) -> Usage:
         """Expected usage (tokens and cost) of `chunks` chunks totalling `chunk_tokens` (estimated)."""
         ...
+
+
+@runtime_checkable
+class Windowed(Protocol):
+    """An extractor whose model reads a bounded window says how large a chunk may be, so that new
+    chunks are formed to fit it from the start (older ones are re-split when one is found too large)."""
+
+    def chunk_budget(self) -> int:
+        """The largest chunk, in the chunker's estimate, that the model's window takes."""
+        ...
+
+
+def fitted_chunk_tokens(extractor: Extractor, chunk_tokens: int) -> int:
+    """The configured chunk size, shrunk to what the extractor's window takes."""
+    if isinstance(extractor, Windowed):
+        return min(chunk_tokens, int(extractor.chunk_budget()))
+    return chunk_tokens

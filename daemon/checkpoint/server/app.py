@@ -14,7 +14,8 @@ from checkpoint.model import ItemState
 from checkpoint.server import items, triage
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
-from checkpoint.server.extraction import Extraction
+from checkpoint.server.extraction import ExtractionFeature
+from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CMD_ACCEPT,
@@ -35,7 +36,7 @@ log = logging.getLogger("checkpoint.server")
 class Features:
     status: StatusFeature
     watcher: Watcher
-    extraction: Extraction
+    extraction: ExtractionFeature
     diagnostics: Diagnostics
 
 
@@ -43,9 +44,10 @@ def build_features(server: CheckpointServer) -> Features:
     """Each feature after those it takes as parameters (a cycle cannot be written down); each
     subscribes to the events it needs as it is built. The hooks run in `server.features` order,
     as they always have: status first, so its first notification is scheduled before the first scan."""
-    watcher = Watcher(server)
+    slot = ExtractorSlot()  # the watcher's scans and the extraction's runs size chunks alike
+    watcher = Watcher(server, slot)
     diagnostics = Diagnostics(server)
-    extraction = Extraction(server, watcher)
+    extraction = ExtractionFeature(server, watcher, slot)
     status = StatusFeature(server, extraction)
     server.features = [status, watcher, extraction, diagnostics]
     return Features(status, watcher, extraction, diagnostics)

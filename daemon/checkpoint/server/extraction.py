@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import io
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
-from checkpoint import config, pipeline, redact
-from checkpoint.extract import Extractor
+from checkpoint import config, pipeline, runner
+from checkpoint.extract.choose import ExtractorChoice
+from checkpoint.model import RunReport
 from checkpoint.server.events import ItemsChanged, RunFinished, RunProgressed, RunStarted, TurnsAdded
+from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.server.protocol import PROGRESS_TITLE, NowResult, RunSummary
@@ -36,12 +35,6 @@ if TYPE_CHECKING:
     from checkpoint.server.server import CheckpointServer
     from checkpoint.server.settings import ServerSettings
     from checkpoint.server.watcher import Watcher
-
-Progress = Callable[[int, int], None]
-
-
-class Stopped(Exception):
-    """Raised from the progress callback when the server stops: the pipeline then gives its leases back."""
 
 
 def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSettings, now: float) -> list[str]:
@@ -62,119 +55,46 @@ def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSetting
     return sorted(out, key=lambda sid: (sid not in at_risk, sid))
 
 
-@dataclass
-class ExtractorSlot:
-    """The extractor for the current settings, built on the extract thread and kept between runs
-    (the Claude extractor holds an HTTP client)."""
-
-    key: Any = None
-    extractor: Extractor | None = None
-    notice: str = ""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def get(self, engine: config.Settings) -> tuple[Extractor, str]:
-        from checkpoint.cli import choose_extractor  # the CLI's choice, said the same way
-
-        key = repr(engine)
-        with self.lock:
-            if self.extractor is None or key != self.key:
-                out = io.StringIO()
-                self.extractor = choose_extractor(engine, out)
-                self.key, self.notice = key, out.getvalue().strip()
-            return self.extractor, self.notice
-
-
-@dataclass
-class RunOutcome:
-    summary: RunSummary
-    notice: str  # which extractor runs, and why
-    fallback: bool  # the offline extractor stands in for the one asked for (no API key)
-    total: int
-
-
-def _budget(engine: config.Settings, used: dict[str, float]) -> pipeline.Budget:
-    """The run budget less what earlier sessions of the same run used."""
-    caps: dict[str, Any] = {}
-    for f in dataclasses.fields(pipeline.Budget):
-        cap = getattr(engine, f.name, None)
-        if cap is not None:
-            caps[f.name] = max(type(cap)(0), cap - type(cap)(used.get(f.name, 0)))
-    return pipeline.Budget(**caps)
-
-
-def run_sessions(
-    store: Store,
-    engine: config.Settings,
-    slot: ExtractorSlot,
-    sessions: list[str] | None,
-    explicit: bool,
-    progress: Progress,
+def background_run(
+    store: Store, engine: config.Settings, slot: ExtractorSlot, sessions: list[str], progress: runner.Progress,
     stop: threading.Event,
-) -> RunOutcome:
-    """One checkpoint run over the given sessions (None: every session), on the extract thread."""
-    extractor, notice = slot.get(engine)
-    targets: list[str | None] = [None] if sessions is None else list(sessions)
-    total = sum(store.due_count(s) for s in targets)
-    summary: RunSummary = {
-        "explicit": explicit, "extractor": extractor.name, "tried": 0, "captured": 0, "failed": 0, "lost": 0,
-        "items_added": 0, "items_rejected": 0, "stopped_by": None, "failures": [], "finished_at": 0.0,
-    }
-    used: dict[str, float] = {}
-    done_before = 0
-    progress(0, total)
-    for session_id in targets:
-        if stop.is_set():
-            break
-
-        def report_progress(done: int, session_total: int, offset: int = done_before) -> None:
-            if stop.is_set():
-                raise Stopped
-            progress(offset + done, max(total, offset + session_total))
-
-        try:
-            report = pipeline.checkpoint(
-                store, extractor, _budget(engine, used), concurrency=engine.concurrency, session_id=session_id,
-                progress=report_progress, respect_backoff=not explicit, lease_seconds=engine.lease_seconds,
-                redactor=redact.redactor(engine.redact, engine.redact_patterns), at_risk_days=engine.at_risk_days,
-            )
-        except Stopped:
-            break
-        summary["tried"] += report.tried
-        summary["captured"] += report.captured
-        summary["failed"] += report.failed
-        summary["lost"] += report.lost
-        summary["items_added"] += report.items_added
-        summary["items_rejected"] += report.items_rejected
-        summary["failures"] += [
-            {"chunk_id": f.chunk_id, "session_id": f.session_id, "cause": f.cause, "lost": f.lost}
-            for f in report.failures
-        ]
-        usage = report.usage
-        used["max_requests"] = used.get("max_requests", 0) + max(usage.requests, report.tried)
-        used["max_tokens"] = used.get("max_tokens", 0) + getattr(usage, "tokens", usage.input_tokens)
-        used["max_cost"] = used.get("max_cost", 0) + float(getattr(usage, "cost_usd", 0.0))
-        done_before += report.done
-        if report.stopped_by:
-            summary["stopped_by"] = report.stopped_by
-            break
-    summary["finished_at"] = time.time()
-    fallback = extractor.name == "heuristic" and engine.extractor != "heuristic"
-    return RunOutcome(summary, notice, fallback, total)
+) -> tuple[ExtractorChoice, RunReport]:
+    """A background run over these sessions, on the extract thread: failed chunks wait their backoff."""
+    choice, options = slot.get(engine)
+    report = runner.extract_sessions(store, choice.extractor, options, sessions, respect_backoff=True,
+                                     progress=progress, stop=stop)
+    return choice, report
 
 
-class Extraction(Feature):
-    """Depends on the watcher (checkpoint.now scans first); hears of new turns and tells of runs
-    and new items through the server's events."""
+def now_run(
+    store: Store, engine: config.Settings, slot: ExtractorSlot, sessions: Callable[[Store], list[str] | None],
+    scan: runner.Scan, progress: runner.Progress, stop: threading.Event,
+) -> tuple[ExtractorChoice, runner.NowReport]:
+    """checkpoint.now on the extract thread: the run layer's scan-then-extract, with the daemon's scan."""
+    choice, options = slot.get(engine)
+    return choice, runner.checkpoint_now(store, engine, choice.extractor, options, scan=scan, sessions=sessions,
+                                         progress=progress, stop=stop)
 
-    def __init__(self, server: CheckpointServer, watcher: Watcher) -> None:
+
+def summary_of(report: RunReport, explicit: bool) -> RunSummary:
+    """The run's one JSON form, with what the daemon adds: who asked, and when it ended."""
+    return cast(RunSummary, {**report.as_dict(), "explicit": explicit, "finished_at": time.time()})
+
+
+class ExtractionFeature(Feature):
+    """Depends on the watcher (checkpoint.now scans first) and the extractor slot it shares with it;
+    hears of new turns and tells of runs and new items through the server's events."""
+
+    def __init__(self, server: CheckpointServer, watcher: Watcher, slot: ExtractorSlot) -> None:
         super().__init__(server)
         self.watcher = watcher
+        self.slot = slot
         server.events.subscribe(TurnsAdded, lambda event: self.new_turns(event.count))
         self.lock = asyncio.Lock()
         self.paused: str | None = None
-        self.slot = ExtractorSlot()
         self._kick: asyncio.Event | None = None
         self.runs = 0
+        self._reported = False
 
     async def initialized(self) -> None:
         self._kick = asyncio.Event()
@@ -213,93 +133,96 @@ class Extraction(Feature):
 
     async def now(self, session_id: str | None) -> NowResult:
         """checkpoint.now: scan, then one run over the session, or every session in scope."""
-        scan = await self.watcher.scan_now()
         self.paused = None
-        if session_id is not None:
-            sessions: list[str] | None = [session_id]
-        else:
-            sessions = await self.server.db.call(scope_sessions, self.server.folders, self.server.scope)
-        summary = await self.run(sessions, explicit=True)
-        status = await self.server.db.call(pipeline.status, sessions)
+        server, loop = self.server, asyncio.get_running_loop()
+        folders, scope = server.folders, server.scope
+
+        def sessions(store: Store) -> list[str] | None:
+            return [session_id] if session_id is not None else scope_sessions(store, folders, scope)
+
+        def scan(settings: config.Settings) -> pipeline.ScanReport:
+            # From the extract thread: the scan runs in turn with the watcher's, and what it found is
+            # reported as the watcher reports its own.
+            return asyncio.run_coroutine_threadsafe(self.watcher.scan_now(settings), loop).result()
+
+        task = server.run_task(self._locked_run(now_run, sessions, scan, explicit=True), name="run")
+        summary, now = await asyncio.shield(task)
+        status = await server.db.call(pipeline.status, now.sessions if now is not None else None)
+        scanned = now.scan if now is not None else pipeline.ScanReport(roots=[])
         return {
-            "scanned": {"files_seen": scan.files_seen, "files_read": scan.files_read,
-                        "turns_added": scan.turns_added, "chunks_created": scan.chunks_created},
+            "scanned": {"files_seen": scanned.files_seen, "files_read": scanned.files_read,
+                        "turns_added": scanned.turns_added, "chunks_created": scanned.chunks_created},
             "run": summary,
             "totals": status["totals"],
         }
 
-    async def run(self, sessions: list[str] | None, explicit: bool) -> RunSummary:
+    async def run(self, sessions: list[str], explicit: bool = False) -> RunSummary:
         # A task of its own: an editor that cancels checkpoint.now stops waiting, but the run goes
         # on and still ends its progress and says how it went.
-        task = self.server.run_task(self._locked_run(sessions, explicit), name="run")
-        return await asyncio.shield(task)
+        task = self.server.run_task(self._locked_run(background_run, sessions, explicit=explicit), name="run")
+        summary: RunSummary = (await asyncio.shield(task))[0]
+        return summary
 
-    async def _locked_run(self, sessions: list[str] | None, explicit: bool) -> RunSummary:
+    async def _locked_run(self, job: Callable[..., Any], *args: Any, explicit: bool) -> tuple[RunSummary, Any]:
         async with self.lock:
-            return await self._run(sessions, explicit)
+            return await self._run(job, args, explicit)
 
-    async def _run(self, sessions: list[str] | None, explicit: bool) -> RunSummary:
+    async def _run(self, job: Callable[..., Any], args: tuple[Any, ...], explicit: bool) -> tuple[RunSummary, Any]:
+        """Run `job` (background_run or now_run) on the extract thread, with progress and messages."""
         server = self.server
         loop = asyncio.get_running_loop()
         token = await self._create_progress()
-        server.events.publish(RunStarted(0))
+        self._reported = False  # the status says "running" from the run's first progress report
         self._progress_begin(token)
 
         def progress(done: int, total: int) -> None:
             loop.call_soon_threadsafe(self._on_progress, token, done, total)
 
         what = "checkpoint.now" if explicit else "background extraction"
-        scope = "all sessions" if sessions is None else f"{len(sessions)} session(s)"
+        sessions = args[0]
+        scope = "sessions in scope" if callable(sessions) else f"{len(sessions)} session(s)"
         server.messages.log(f"{what}: extracting {scope}")
         try:
-            outcome = await server.extract_worker.call(
-                run_sessions, server.engine, self.slot, sessions, explicit, progress, server.stopping
+            choice, outcome = await server.extract_worker.call(
+                job, server.engine, self.slot, *args, progress, server.stopping
             )
         except Exception as exc:
             text = f"Checkpoint could not run the extractor: {type(exc).__name__}: {exc}"
             server.messages.show_once(once_key("run", text), text, types.MessageType.Error)
-            summary: RunSummary = {
-                "explicit": explicit, "extractor": "", "tried": 0, "captured": 0, "failed": 0, "lost": 0,
-                "items_added": 0, "items_rejected": 0,
-                "stopped_by": None, "failures": [], "finished_at": time.time(),
-            }
+            summary = summary_of(RunReport(run_id=0, extractor=""), explicit)
             self._progress_end(token, "failed")
             server.events.publish(RunFinished(None, error=text))
-            return summary
+            return summary, None
         self.runs += 1
-        summary = outcome.summary
-        if outcome.notice:
-            # Said aloud once: a popup only when the extractor is not the one asked for (no API key),
-            # the log otherwise.
-            if outcome.fallback:
-                server.messages.show_once(once_key("extractor", outcome.notice), outcome.notice, log_again=False)
-            else:
-                server.messages.log_once(once_key("extractor", outcome.notice), outcome.notice)
-        for failure in summary["failures"]:
-            cause = str(failure["cause"])
-            how = "was not captured" if failure["lost"] else "failed"
+        report: RunReport = outcome.run if isinstance(outcome, runner.NowReport) else outcome
+        summary = summary_of(report, explicit)
+        # Said aloud once: a popup only when the extractor is not the one asked for (no API key),
+        # the log otherwise.
+        if choice.fallback:
+            server.messages.show_once(once_key("extractor", choice.sentence), choice.sentence, log_again=False)
+        else:
+            server.messages.log_once(once_key("extractor", choice.sentence), choice.sentence)
+        for failure in report.failures:
+            how = "was not captured" if failure.lost else "failed"
             server.messages.show_once(
-                once_key("chunk", cause), f"Checkpoint: a chunk of session {failure['session_id']} {how}: {cause}"
+                once_key("chunk", failure.cause),
+                f"Checkpoint: a chunk of session {failure.session_id} {how}: {failure.cause}",
             )
-        if summary["stopped_by"]:
-            note = f"{summary['stopped_by']}; the rest stays pending"
+        if report.stopped_by:
+            note = f"{report.stopped_by}; the rest stays pending"
             if not explicit:
                 self.paused = note + " (background extraction waits for new turns or checkpoint.now)"
             server.messages.show_once(once_key("budget", note), f"Checkpoint: {note}.", types.MessageType.Info)
-        rejected = summary["items_rejected"]
-        dropped = f", {rejected} dropped for citing no turn of their chunk" if rejected else ""
-        lost = f", {summary['lost']} not captured (taken over by another worker)" if summary["lost"] else ""
-        server.messages.log(
-            f"{what} with {summary['extractor']}: {summary['tried']} chunks tried, {summary['captured']} captured,"
-            f" {summary['failed']} failed{lost}; {summary['items_added']} new items{dropped}"
-        )
+        rejected = report.items_rejected
+        dropped = f" ({rejected} dropped for citing no turn of their chunk)" if rejected else ""
+        server.messages.log(f"{what}: {report.sentence()}{dropped}")
+        lost = f", {report.lost} not captured (taken over by another worker)" if report.lost else ""
         self._progress_end(
-            token,
-            f"{summary['captured']} captured, {summary['failed']} failed{lost}, {summary['items_added']} new items",
+            token, f"{report.captured} captured, {report.failed} failed{lost}, {report.items_added} new items",
         )
         server.events.publish(RunFinished(summary))
         server.events.publish(ItemsChanged())
-        return summary
+        return summary, outcome
 
     # -- work-done progress -----------------------------------------------------------------------
 
@@ -321,7 +244,13 @@ class Extraction(Feature):
             )
 
     def _on_progress(self, token: str | None, done: int, total: int) -> None:
-        self.server.events.publish(RunProgressed(done, total))
+        # From the first report on, once checkpoint.now's scan (inside the run) is done: the scan is
+        # not extraction, and the editor is not told it is.
+        if self._reported:
+            self.server.events.publish(RunProgressed(done, total))
+        else:
+            self._reported = True
+            self.server.events.publish(RunStarted(total))
         if token is not None:
             percentage = int(100 * done / total) if total else 100
             self.server.work_done_progress.report(

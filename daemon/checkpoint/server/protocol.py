@@ -72,6 +72,9 @@ class RunProgress(TypedDict):
 
 
 class RunSummary(TypedDict):
+    """The run report's JSON form (model.RunReport.as_dict, the `run` of `checkpoint now --json`),
+    plus `explicit` and `finished_at`."""
+
     explicit: bool  # checkpoint.now (True) or background (False)
     extractor: str
     tried: int
@@ -83,6 +86,12 @@ class RunSummary(TypedDict):
     stopped_by: str | None  # a budget that ended the run early; the rest stays pending
     failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause", "lost"}
     finished_at: float
+    resplit: int  # chunks replaced by smaller ones, whose pieces were tried in the same run
+    usage: dict[str, float]  # what the run's requests cost: requests, tokens, cost_usd
+    models: dict[str, int]  # answers per model (fallbacks show here)
+    redacted: dict[str, int]  # secrets taken out right before sending, by kind
+    left: dict[str, Any]  # {"chunks", "tokens", "estimate"}: still due, and what finishing should cost
+    sentence: str  # "Extracted 3 chunks with the heuristic extractor: 3 captured, 0 failed; 2 new items (...)."
 
 
 class Status(TypedDict):

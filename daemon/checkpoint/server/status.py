@@ -16,7 +16,7 @@ from checkpoint.server.workspace import Folders, scope_sessions
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
-    from checkpoint.server.extraction import Extraction
+    from checkpoint.server.extraction import ExtractionFeature
     from checkpoint.server.server import CheckpointServer
 
 POLL_SECONDS = 0.5
@@ -42,7 +42,7 @@ class StatusFeature(Feature):
     """Depends on extraction (whether background extraction is paused); hears about runs, scans,
     triage and problems through the server's events."""
 
-    def __init__(self, server: CheckpointServer, extraction: Extraction) -> None:
+    def __init__(self, server: CheckpointServer, extraction: ExtractionFeature) -> None:
         super().__init__(server)
         self.extraction = extraction
         self.running = False

@@ -24,6 +24,7 @@ from watchfiles import Change, awatch
 from checkpoint import config, pipeline
 from checkpoint.model import ProblemKind
 from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
+from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.store import Store
@@ -82,8 +83,9 @@ class Watcher(Feature):
     """Depends on no other feature; tells of new turns, changed counts and unreadable transcripts
     through the server's events."""
 
-    def __init__(self, server: CheckpointServer) -> None:
+    def __init__(self, server: CheckpointServer, slot: ExtractorSlot) -> None:
         super().__init__(server)
+        self.slot = slot  # chunks are formed fitted to the extractor's window once it is known
         self._dirs: set[Path] = set()
         self._full = False
         self._wake: asyncio.Event | None = None
@@ -107,9 +109,9 @@ class Watcher(Feature):
         if self._wake is not None:
             self._wake.set()
 
-    async def scan_now(self) -> pipeline.ScanReport:
+    async def scan_now(self, settings: config.Settings) -> pipeline.ScanReport:
         """A full scan for checkpoint.now, in turn with the watcher's."""
-        report = await self.server.scan_worker.call(scan_dirs, self.server.engine, None)
+        report = await self.server.scan_worker.call(scan_dirs, settings, None)
         await self._after(report)
         return report
 
@@ -118,7 +120,8 @@ class Watcher(Feature):
         first = project_dirs(list(self.server.engine.sources), [f.real for f in self.server.folders.folders])
         if first:
             with contextlib.suppress(Exception):  # the full scan that follows says what went wrong
-                await self._after(await self.server.scan_worker.call(scan_dirs, self.server.engine, first))
+                settings = self.slot.scan_settings(self.server.engine)
+                await self._after(await self.server.scan_worker.call(scan_dirs, settings, first))
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -129,7 +132,8 @@ class Watcher(Feature):
             if targets == []:
                 continue
             try:
-                report = await self.server.scan_worker.call(scan_dirs, self.server.engine, targets)
+                settings = self.slot.scan_settings(self.server.engine)
+                report = await self.server.scan_worker.call(scan_dirs, settings, targets)
             except Exception as exc:
                 self.server.messages.show_once(
                     once_key("scan", str(exc)), f"Checkpoint could not scan the transcripts: {exc}",

@@ -1,0 +1,47 @@
+"""Which extractor a run uses, and the sentence that says which and why. Shared by every front end
+(the CLI prints the sentence, the daemon logs it or shows it once); nothing here prints."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from checkpoint.config import Settings
+from checkpoint.extract import Extractor
+
+OFFLINE = "the offline heuristic extractor (phrase rules, no network)"
+
+
+@dataclass(frozen=True)
+class ExtractorChoice:
+    extractor: Extractor
+    sentence: str  # which extractor runs, and why
+    fallback: bool  # the offline extractor stands in for Claude (no credentials): worth telling the user
+
+
+def credentials_variable() -> str | None:
+    """Which variable holds the credentials the SDK will use (never its value)."""
+    return next((v for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(v)), None)
+
+
+def choose_extractor(settings: Settings) -> ExtractorChoice:
+    """Claude when credentials are set (or asked for), else the offline heuristic."""
+    from checkpoint.extract.heuristic import HeuristicExtractor  # loads pydantic: not for scan or status
+
+    wanted = settings.extractor
+    credentials = credentials_variable()
+    if wanted == "heuristic":
+        return ExtractorChoice(HeuristicExtractor(), f"Using {OFFLINE}, as configured.", fallback=False)
+    if credentials is None:
+        if wanted == "anthropic":
+            why = ("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
+                   "set: using the offline heuristic extractor instead (phrase rules, no network).")
+        else:
+            why = f"No ANTHROPIC_API_KEY set: using {OFFLINE}."
+        return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
+    from checkpoint.extract.anthropic import AnthropicExtractor  # the SDK loads only when it is used
+
+    extractor = AnthropicExtractor(settings)
+    why = "as configured" if wanted == "anthropic" else f"{credentials} is set"
+    where = f" at {os.environ['ANTHROPIC_BASE_URL']}" if os.environ.get("ANTHROPIC_BASE_URL") else ""
+    return ExtractorChoice(extractor, f"Using {extractor.description}{where} ({why}).", fallback=False)

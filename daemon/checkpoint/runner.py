@@ -1,0 +1,419 @@
+"""Checkpoint runs: the extract half of `checkpoint now`, for every front end (the CLI, the daemon).
+
+extract_due: lease due chunks -> extractor (worker threads) -> validate -> commit items, chunk state
+             and watermark in one transaction. A failure records its cause and leaves the chunk due.
+RunOptions:  what a run honours, built once from the settings (`RunOptions.from_settings`), so that
+             every front end runs with the same budget, known items, lease, redaction and chunk size.
+extract_sessions / checkpoint_now: one run over some sessions within one budget; scan, then that run.
+Knows nothing about editors or terminals: front ends print or send the report (model.RunReport).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from checkpoint import config, redact
+from checkpoint.config import Settings
+from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
+from checkpoint.extract.prompt import turn_labels
+from checkpoint.model import ChunkInput, Failure, RunReport, Usage
+from checkpoint.pipeline import DAY, ScanReport
+from checkpoint.store import LeaseLost, Store
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from checkpoint.answer import Extraction
+
+Progress = Callable[[int, int], None]  # (chunks settled, chunks of the run)
+Update = Callable[[RunReport], None]
+
+
+BUDGET_MARGIN = 1.25
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Caps for one run. What is left when a cap is reached stays pending and is reported.
+
+    Checked before each chunk is sent, against what the run has used plus what the chunks in flight
+    and this one are expected to use; a chunk already sent may finish (its retries are bounded)."""
+
+    max_requests: int | None = None
+    max_tokens: int | None = None  # every billed token: input, cache and output
+    max_cost: float | None = None  # US dollars
+
+    def refuses(self, requests: int, tokens: int, next_tokens: int) -> str | None:
+        return self.refuses_usage(Usage(requests=requests, input_tokens=tokens),
+                                  Usage(requests=1, input_tokens=next_tokens))
+
+    def refuses_usage(self, used: Usage, expected: Usage) -> str | None:
+        """`used`: spent (or, for chunks in flight, expected); `expected`: the next chunk's estimate.
+        Estimates get a margin, since a chunk's real count can exceed the average it was scaled from."""
+        if self.max_requests is not None and used.requests + max(1, expected.requests) > self.max_requests:
+            return f"request budget of {self.max_requests:,} reached"
+        if self.max_tokens is not None and used.tokens + expected.tokens * BUDGET_MARGIN > self.max_tokens:
+            return f"token budget of {self.max_tokens:,} reached"
+        if self.max_cost is not None and used.cost_usd + expected.cost_usd * BUDGET_MARGIN > self.max_cost:
+            return f"cost budget of ${self.max_cost:,.2f} reached"
+        return None
+
+    def less(self, used: Usage) -> Budget:
+        """What is left of the caps after `used`."""
+        def left(cap: float | None, spent: float) -> float | None:
+            return None if cap is None else max(0.0, cap - spent)
+
+        requests = left(self.max_requests, used.requests)
+        tokens = left(self.max_tokens, used.tokens)
+        return Budget(None if requests is None else int(requests), None if tokens is None else int(tokens),
+                      left(self.max_cost, used.cost_usd))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run honours besides the store and the extractor. The defaults are the settings'
+    defaults, but for `concurrency`: a run built by hand sends one chunk at a time."""
+
+    budget: Budget = field(default_factory=Budget)
+    concurrency: int = 1
+    known_items: int = Settings.known_items
+    lease_seconds: float = Settings.lease_seconds
+    redactor: redact.Redactor | None = None  # None: the default detectors; redact.OFF sends text as stored
+    at_risk_days: float = Settings.at_risk_days
+    cleanup_days: float | None = None  # Claude Code's cleanupPeriodDays; None: read from its settings
+    chunk_tokens: int = Settings.chunk_tokens  # the size of new chunks, fitted to the extractor's window
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, extractor: Extractor | None = None, *, concurrency: int | None = None
+    ) -> RunOptions:
+        """The run the settings ask for; with an extractor, new chunks sized to fit its window."""
+        chunk_tokens = settings.chunk_tokens
+        if extractor is not None:
+            chunk_tokens = fitted_chunk_tokens(extractor, chunk_tokens)
+        return cls(
+            budget=Budget(settings.max_requests, settings.max_tokens, settings.max_cost),
+            concurrency=concurrency or settings.concurrency,
+            known_items=settings.known_items,
+            lease_seconds=settings.lease_seconds,
+            redactor=redact.redactor(settings.redact, settings.redact_patterns),
+            at_risk_days=settings.at_risk_days,
+            chunk_tokens=chunk_tokens,
+        )
+
+    def scan_settings(self, settings: Settings) -> Settings:
+        """The settings a scan before this run forms chunks with: new chunks fit the model's window
+        from the start (older ones are re-split when sent)."""
+        if self.chunk_tokens < settings.chunk_tokens:
+            return replace(settings, chunk_tokens=self.chunk_tokens)
+        return settings
+
+
+def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
+    """Keep only items that cite turns of this chunk, by the labels of its headers or by their ids;
+    cite only those, by id. Returns (clean, rejected)."""
+    # A label wins over an id spelled the same: labels are what the model is asked to copy.
+    allowed = {t.turn_id: t.turn_id for t in chunk.turns} | turn_labels(chunk)
+    kept = []
+    rejected = 0
+    for item in extraction.items:
+        cited = [allowed[t] for t in item.turn_ids if t in allowed]
+        if not cited:
+            rejected += 1
+            continue
+        kept.append(item.model_copy(update={"turn_ids": cited}))
+    return extraction.model_copy(update={"items": kept, "chunk_id": chunk.chunk_id}), rejected
+
+
+def retry_delay(attempts: int) -> float:
+    return float(min(600, 5 * 2 ** min(attempts, 7)))
+
+
+def _expected(extractor: Extractor, chunk: ChunkInput) -> Usage:
+    if isinstance(extractor, Priced):
+        return extractor.estimate(chunk.token_estimate)
+    return Usage(requests=1, input_tokens=chunk.token_estimate)
+
+
+
+def extract_due(
+    store: Store,
+    extractor: Extractor,
+    options: RunOptions | None = None,
+    *,
+    session_id: str | None = None,
+    progress: Progress | None = None,
+    on_update: Update | None = None,
+    respect_backoff: bool = False,
+) -> RunReport:
+    """One run over the due chunks: each tried at most once, at most `options.concurrency` in flight, the
+    answers committed here on the calling thread. A chunk too large for the model is replaced by
+    smaller pieces, which this run tries too. An explicit run retries failed chunks at once;
+    background runs respect their backoff. The chunks in flight are leased for `options.lease_seconds`,
+    renewed while their answers are awaited: a live run keeps them, a killed run's expire.
+
+    Every chunk is redacted right before it is sent (`options.redactor`, the default detectors unless given;
+    redact.OFF sends stored text as it is). Sessions whose Claude transcripts Claude Code deletes
+    within `options.at_risk_days` (`options.cleanup_days`: its cleanupPeriodDays, read from its settings unless given)
+    are claimed first."""
+    options = options or RunOptions()
+    budget, lease_seconds = options.budget, options.lease_seconds
+    redactor = options.redactor if options.redactor is not None else redact.redactor()
+    cleanup = config.claude_cleanup_days() if options.cleanup_days is None else options.cleanup_days
+    urgent = store.claude_sessions_older_than(store.clock() - (cleanup - options.at_risk_days) * DAY)
+    full_spans: dict[tuple[str, int], list[tuple[int, int, str]]] = {}  # split turns being sent
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait  # not for scan: its start is measured
+
+    owner = os.urandom(16).hex()
+    report = RunReport(run_id=store.start_run(extractor.name), extractor=extractor.name)
+    tried: set[int] = set()
+    report.total = store.due_count(session_id)
+    # Usage so far: real where the extractor reported it, else what the chunk was expected to use.
+    accounted = Usage()
+    priced = isinstance(extractor, Priced)
+    in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
+    width = max(1, options.concurrency)
+    renewed = store.clock()
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
+        try:
+            while True:
+                while len(in_flight) < width and report.stopped_by is None:
+                    claimed = store.claim_chunks(
+                        1, owner, lease_seconds=lease_seconds, session_id=session_id, exclude=tried,
+                        respect_backoff=respect_backoff, first=urgent,
+                    )
+                    if not claimed:
+                        break
+                    chunk = claimed[0]
+                    expected = _expected(extractor, chunk)
+                    committed = replace(accounted)
+                    for _, more in in_flight.values():
+                        committed.add(more)
+                    refusal = budget.refuses_usage(committed, expected)
+                    if refusal:
+                        report.stopped_by = refusal  # the claimed chunk is released below, unharmed
+                        break
+                    chunk = replace(chunk, known_items=store.known_items(chunk.session_id, options.known_items))
+                    if redactor.detectors:
+                        chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
+                    tried.add(chunk.chunk_id)
+                    report.tried += 1
+                    in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
+                if not in_flight:
+                    break
+                done, _ = wait(in_flight, timeout=lease_seconds / 3, return_when=FIRST_COMPLETED)
+                if store.clock() >= renewed + lease_seconds / 3:
+                    store.renew_leases(owner, lease_seconds)
+                    renewed = store.clock()
+                for future in done:
+                    chunk, expected = in_flight.pop(future)
+                    resplit_before, captured_before = report.resplit, report.captured
+                    spent = _settle(store, owner, chunk, future, report)
+                    if report.resplit > resplit_before:
+                        # The chunk is gone; SQLite may give its id to a piece, which must still be tried.
+                        tried.discard(chunk.chunk_id)
+                    elif report.captured > captured_before:
+                        # Due no more: no need to exclude it. Only failed chunks stay in the exclusion,
+                        # so a claim stays cheap however many chunks one run goes through.
+                        tried.discard(chunk.chunk_id)
+                    # A priced extractor reports what it spent, nothing when a chunk never left (too
+                    # large for the window); for others, the estimate stands in.
+                    accounted.add(spent if spent.requests or priced else expected)
+                    report.usage.add(spent)
+                    if progress:
+                        progress(report.done, max(report.total, report.tried))
+                    if on_update:
+                        on_update(report)
+        finally:
+            # Interrupted: whatever is still in flight was not committed and goes back to pending.
+            for future in in_flight:
+                future.cancel()
+            store.release_chunks(owner)
+            store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
+                             report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost)
+    report.left_chunks, report.left_tokens = store.due_summary(session_id)
+    if report.left_chunks and isinstance(extractor, Priced):
+        report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
+    return report
+
+
+def _redact_chunk(
+    store: Store, redactor: redact.Redactor, chunk: ChunkInput, found: Counter[str],
+    full_spans: dict[tuple[str, int], list[tuple[int, int, str]]],
+) -> ChunkInput:
+    """The second pass, right before sending: what the pass at ingest could not catch (rows stored
+    while redaction was off, or before a pattern was added). A part of a split turn is redacted as
+    part of the whole turn, so a secret across two parts goes from both."""
+    turns = list(chunk.turns)
+    whole = [i for i, t in enumerate(turns) if t.parts == 1]
+    updates = {whole[j]: r for j, r in redactor.redact_many([turns[i].text for i in whole]).items()}
+    for i, t in enumerate(turns):
+        if t.parts > 1:
+            key = (chunk.session_id, t.seq)
+            text = store.turn_text(*key)
+            if key not in full_spans:
+                while len(full_spans) >= 4:
+                    del full_spans[next(iter(full_spans))]
+                full_spans[key] = redactor.spans(text)
+            if full_spans[key]:
+                result = redactor.redact_slice(text, t.char_start, t.char_start + len(t.text), full_spans[key])
+                if result.found:
+                    updates[i] = result
+    known = redactor.redact_many([k.statement for k in chunk.known_items])
+    if not updates and not known:
+        return chunk
+    for i, result in updates.items():
+        turns[i] = replace(turns[i], text=result.text)
+        found.update(result.found)
+    items = list(chunk.known_items)
+    for j, result in known.items():
+        items[j] = replace(items[j], statement=result.text)
+        found.update(result.found)
+    return replace(chunk, turns=turns, known_items=items)
+
+
+def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> Usage:
+    """Commit an answer, or record why there is none. Returns what the chunk's requests used."""
+    too_large = False
+    fit_tokens: int | None = None
+    try:
+        extraction = future.result()
+    except ExtractionError as exc:
+        cause, spent, too_large, fit_tokens = exc.cause, exc.usage, exc.too_large, exc.fit_tokens
+        if not exc.retryable:
+            report.stopped_by = cause  # no other chunk would fare better: stop sending
+    except Exception as exc:  # an extractor bug must not lose the chunk: record it, keep it due
+        cause, spent = f"unexpected {type(exc).__name__}: {exc}", Usage()
+    else:
+        spent = extraction.usage
+        clean, rejected = validate(chunk, extraction)
+        if clean.items or not rejected:
+            try:
+                report.items_added += store.commit_extraction(clean, owner)
+            except LeaseLost:
+                store.record_usage(chunk.session_id, spent)
+                report.lose(chunk, "answer")
+                return spent
+            report.items_rejected += rejected
+            report.captured += 1
+            report.models[extraction.model or extraction.extractor] += 1
+            return spent
+        # Items, but none about these turns: committing would mark the chunk captured with nothing from it.
+        items = f"{rejected} item{'s' if rejected > 1 else ''}"
+        cause = f"the answer cited only turns outside this chunk ({items} rejected)"
+    if too_large:
+        try:
+            pieces = store.resplit_chunk(chunk.chunk_id, owner, fit_tokens, cause, usage=spent)
+        except LeaseLost:
+            store.record_usage(chunk.session_id, spent)
+            report.lose(chunk, f"failure ({cause})")
+            return spent
+        if pieces:
+            report.resplit += 1
+            report.total += pieces - 1
+            return spent
+        cause += " (it cannot be split any further)"
+    # resplit_chunk recorded the usage already when it was tried
+    if not store.fail_chunk(chunk.chunk_id, owner, cause, retry_delay, usage=None if too_large else spent):
+        if not too_large:
+            store.record_usage(chunk.session_id, spent)
+        report.lose(chunk, f"failure ({cause})")
+        return spent
+    report.failed += 1
+    report.failures.append(Failure(chunk.chunk_id, chunk.session_id, cause))
+    return spent
+
+
+class Stopped(Exception):
+    """Raised from the progress callback when the front end stops: the run then gives its leases back."""
+
+
+def extract_sessions(
+    store: Store,
+    extractor: Extractor,
+    options: RunOptions,
+    sessions: Sequence[str] | None,
+    *,
+    respect_backoff: bool = False,
+    progress: Progress | None = None,
+    on_update: Update | None = None,
+    stop: threading.Event | None = None,
+) -> RunReport:
+    """One run over the given sessions (None: every session), one session after another within one
+    budget. `stop` set ends it at the next chunk (what is in flight goes back to pending)."""
+    targets: list[str | None] = [None] if sessions is None else list(sessions)
+    total = sum(store.due_count(s) for s in targets)
+    report = RunReport(run_id=0, extractor=extractor.name)
+    charged = Usage()  # what the budget counts as spent: a chunk tried is a request, even unbilled
+    started = store.clock()
+    if progress:
+        progress(0, total)
+    for session_id in targets:
+        if stop is not None and stop.is_set():
+            break
+
+        def settled(done: int, session_total: int, offset: int = report.done) -> None:
+            if stop is not None and stop.is_set():
+                raise Stopped
+            if progress:
+                progress(offset + done, max(total, offset + session_total))
+
+        part_options = replace(options, budget=options.budget.less(charged))
+        try:
+            part = extract_due(store, extractor, part_options, session_id=session_id, progress=settled,
+                               on_update=on_update, respect_backoff=respect_backoff)
+        except Stopped:
+            break
+        report.run_id = report.run_id or part.run_id
+        report.absorb(part)
+        charged.add(replace(part.usage, requests=max(part.usage.requests, part.tried)))
+        if part.stopped_by:
+            break
+    report.total = max(report.total, total)
+    for session_id in targets:
+        chunks, tokens = store.due_summary(session_id)
+        report.left_chunks += chunks
+        report.left_tokens += tokens
+    if report.left_chunks and isinstance(extractor, Priced):
+        report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
+    report.new_kinds = Counter(item.kind.value for item in store.items(created_after=started))
+    return report
+
+
+@dataclass
+class NowReport:
+    scan: ScanReport
+    run: RunReport
+    sessions: list[str] | None  # the sessions the run went over; None: every session
+
+
+Scan = Callable[[Settings], ScanReport]
+
+
+def checkpoint_now(
+    store: Store,
+    settings: Settings,
+    extractor: Extractor,
+    options: RunOptions | None = None,
+    *,
+    scan: Scan,
+    sessions: Sequence[str] | Callable[[Store], list[str] | None] | None = None,
+    concurrency: int | None = None,
+    progress: Progress | None = None,
+    on_update: Update | None = None,
+    stop: threading.Event | None = None,
+) -> NowReport:
+    """`checkpoint now` for every front end: scan (chunks sized for the extractor), then one run over
+    `sessions` (a list, a function of the store choosing them once the scan is in, or None: all).
+    `scan` is the front end's own (the daemon's goes through its watcher); it gets the settings to use.
+    `options` default to those of `settings` (with `concurrency`, if given) for this extractor."""
+    options = options or RunOptions.from_settings(settings, extractor, concurrency=concurrency)
+    scanned = scan(options.scan_settings(settings))
+    targets = sessions(store) if callable(sessions) else None if sessions is None else list(sessions)
+    run = extract_sessions(store, extractor, options, targets, progress=progress, on_update=on_update, stop=stop)
+    return NowReport(scanned, run, targets)
