@@ -192,7 +192,6 @@ class ExtractionFeature(Feature):
         server = self.server
         loop = asyncio.get_running_loop()
         token = await self._create_progress()
-        server.status.run_started(0)
         self._progress_begin(token)
 
         def progress(done: int, total: int) -> None:
@@ -269,7 +268,11 @@ class ExtractionFeature(Feature):
             )
 
     def _on_progress(self, token: str | None, done: int, total: int) -> None:
-        self.server.status.run_progress(done, total)
+        # The status says "running" from the run's first report on: once checkpoint.now's scan is in.
+        if self.server.status.running:
+            self.server.status.run_progress(done, total)
+        else:
+            self.server.status.run_started(total)
         if token is not None:
             percentage = int(100 * done / total) if total else 100
             self.server.work_done_progress.report(
