@@ -210,7 +210,8 @@ async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finishe
             return counts, None
 
     server = SimpleNamespace(
-        db=Db(), scope="all", folders=SimpleNamespace(uris=[]), daemon=SimpleNamespace(extraction="auto"),
+        read_worker=Db(), scope="all", folders=SimpleNamespace(uris=[]),
+        daemon_settings=SimpleNamespace(extraction="auto"),
         stopping=asyncio.Event(), events=EventBus(),
         protocol=SimpleNamespace(notify=lambda method, payload: sent.append(payload)),
         run_task=lambda coro, name=None: asyncio.get_running_loop().create_task(coro, name=name),

@@ -142,7 +142,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             item_id = triage.item_id_argument(args)
         except ValueError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
-        result = await server.db.call(triage.set_state, item_id, state)
+        result = await server.read_worker.call(triage.set_state, item_id, state)
         server.messages.log(f"item {item_id}: {state.value}" + ("" if result["changed"] else " (no such item)"))
         server.events.publish(ItemsChanged())
         server.events.publish(CountsChanged())
@@ -162,7 +162,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             query = items.parse_query(params)
         except items.QueryError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
-        rows = await server.db.call(items.find_items, server.folders, query, server.scope)
+        rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
 
     return server

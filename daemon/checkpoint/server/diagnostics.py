@@ -184,12 +184,12 @@ class Diagnostics(Feature):
         self._refresher.request()
 
     async def _refresh(self) -> None:
-        daemon = self.server.daemon
+        daemon = self.server.daemon_settings
         if not daemon.diagnostics:
             self.by_uri = {}
             self._publish_all({})
             return
-        self.by_uri = await self.server.db.call(placements, self.server.folders)
+        self.by_uri = await self.server.read_worker.call(placements, self.server.folders)
         texts = self._open_texts()
         fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon)
         self._publish_all(fresh)
@@ -227,11 +227,11 @@ class Diagnostics(Feature):
     def _recheck(self, uri: str) -> None:
         self._rechecks.pop(uri, None)
         group = self.by_uri.get(uri)
-        if not group or not self.server.daemon.diagnostics:
+        if not group or not self.server.daemon_settings.diagnostics:
             return
         doc = self.server.workspace.text_documents.get(uri)
         content = doc.source if doc is not None else _read(path_of(uri) or "")
-        fresh = [d for p in group if (d := diagnostic(p, content, self.server.daemon)) is not None]
+        fresh = [d for p in group if (d := diagnostic(p, content, self.server.daemon_settings)) is not None]
         self._publish(uri, fresh)
 
     # -- hover ------------------------------------------------------------------------------------

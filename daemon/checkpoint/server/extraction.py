@@ -120,14 +120,14 @@ class ExtractionFeature(Feature):
     async def _loop(self) -> None:
         assert self._kick is not None
         while True:
-            tick = min(2.0, max(0.1, self.server.daemon.idle_seconds / 4))
+            tick = min(2.0, max(0.1, self.server.daemon_settings.idle_seconds / 4))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), tick)
             self._kick.clear()
-            d = self.server.daemon
+            d = self.server.daemon_settings
             if d.extraction != "auto" or self.paused or self.lock.locked():
                 continue
-            due = await self.server.db.call(candidates, self.server.folders, self.server.scope, d, time.time())
+            due = await self.server.read_worker.call(candidates, self.server.folders, self.server.scope, d, time.time())
             if due:
                 await self.run(due, explicit=False)
 
@@ -147,7 +147,7 @@ class ExtractionFeature(Feature):
 
         task = server.run_task(self._locked_run(now_run, sessions, scan, explicit=True), name="run")
         summary, now = await asyncio.shield(task)
-        status = await server.db.call(pipeline.status, now.sessions if now is not None else None)
+        status = await server.read_worker.call(pipeline.status, now.sessions if now is not None else None)
         scanned = now.scan if now is not None else pipeline.ScanReport(roots=[])
         return {
             "scanned": {"files_seen": scanned.files_seen, "files_read": scanned.files_read,
@@ -184,7 +184,7 @@ class ExtractionFeature(Feature):
         server.messages.log(f"{what}: extracting {scope}")
         try:
             choice, outcome = await server.extract_worker.call(
-                job, server.engine, self.slot, *args, progress, server.stopping
+                job, server.settings, self.slot, *args, progress, server.stopping
             )
         except Exception as exc:
             text = f"Checkpoint could not run the extractor: {type(exc).__name__}: {exc}"

@@ -37,8 +37,8 @@ class CheckpointServer(LanguageServer):
     def __init__(self, flags: dict[str, Any] | None = None) -> None:
         super().__init__(SERVER_NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.flags = dict(flags or {})
-        self.engine: config.Settings = config.load(self.flags)
-        self.daemon = ServerSettings()
+        self.settings: config.Settings = config.load(self.flags)
+        self.daemon_settings = ServerSettings()
         self.folders = Folders([])
         self.messages = Messenger(self)
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -46,9 +46,9 @@ class CheckpointServer(LanguageServer):
         self.stopping = threading.Event()
         # One thread and one sqlite connection each: ingest never waits for a long extraction, and
         # reads for the editor never wait for either.
-        self.scan_worker = StoreWorker("scan", lambda: self.engine.db)
-        self.extract_worker = StoreWorker("extract", lambda: self.engine.db)
-        self.db = StoreWorker("db", lambda: self.engine.db)
+        self.scan_worker = StoreWorker("scan", lambda: self.settings.db)
+        self.extract_worker = StoreWorker("extract", lambda: self.settings.db)
+        self.read_worker = StoreWorker("read", lambda: self.settings.db)
 
         self.events = EventBus()
         # Set by `app.create_server`, which builds the features in dependency order; this order is
@@ -80,15 +80,15 @@ class CheckpointServer(LanguageServer):
         engine, daemon, warnings = resolve(options, self.flags)
         for warning in warnings:
             self.messages.show_once("settings:" + warning, f"Checkpoint: {warning}")
-        old_engine, old_daemon = self.engine, self.daemon
-        self.engine, self.daemon = engine, daemon
+        old_engine, old_daemon = self.settings, self.daemon_settings
+        self.settings, self.daemon_settings = engine, daemon
         if self.started and (old_engine, old_daemon) != (engine, daemon):
             self.messages.log(self.describe_settings())
             for feature in self.features:
                 feature.settings_changed(old_engine, old_daemon)
 
     def describe_settings(self) -> str:
-        e, d = self.engine, self.daemon
+        e, d = self.settings, self.daemon_settings
         return (
             f"settings: db {e.db}; sources {', '.join(map(str, e.sources))}; extractor {e.extractor or 'auto'};"
             f" scope {d.scope}; extraction {d.extraction} (idle {d.idle_seconds:g}s or >{d.max_pending_turns}"
@@ -107,7 +107,7 @@ class CheckpointServer(LanguageServer):
     @property
     def scope(self) -> str:
         """The `scope` setting; with no folder open there is no workspace to scope to: all sessions."""
-        return self.daemon.scope if self.folders.folders else "all"
+        return self.daemon_settings.scope if self.folders.folders else "all"
 
     def supports(self, capability: str) -> bool:
         return bool(get_capability(self.client_capabilities, capability, False))
@@ -133,4 +133,4 @@ class CheckpointServer(LanguageServer):
     def close(self, timeout: float = 3.0) -> bool:
         """After the connection ended: close the stores. False if a worker is still busy."""
         self.stop()
-        return all([w.stop(timeout) for w in (self.scan_worker, self.db, self.extract_worker)])
+        return all([w.stop(timeout) for w in (self.scan_worker, self.read_worker, self.extract_worker)])

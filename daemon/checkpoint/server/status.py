@@ -74,12 +74,12 @@ class StatusFeature(Feature):
         run_state = {
             "running": self.running,
             "progress": self.progress,
-            "extraction": self.server.daemon.extraction,
+            "extraction": self.server.daemon_settings.extraction,
             "paused": self.extraction.paused,
             "last_run": self.last_run,
             "last_error": self.last_error,
         }
-        data, items_version = await self.server.db.call(snapshot, self.server.folders, scope)
+        data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope)
         if self.items_seen is not None and items_version != self.items_seen:
             self.server.events.publish(ItemsChanged())  # this run's items, or another window's
         self.items_seen = items_version
@@ -129,7 +129,7 @@ class StatusFeature(Feature):
         seen: int | None = None
         while True:
             await asyncio.sleep(POLL_SECONDS)
-            version = await self.server.db.call(Store.data_version)
+            version = await self.server.read_worker.call(Store.data_version)
             if seen is not None and version != seen:
                 self.refresh()
             seen = version

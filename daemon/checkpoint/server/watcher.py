@@ -117,22 +117,22 @@ class Watcher(Feature):
 
     async def _scan_loop(self) -> None:
         assert self._wake is not None
-        first = project_dirs(list(self.server.engine.sources), [f.real for f in self.server.folders.folders])
+        first = project_dirs(list(self.server.settings.sources), [f.real for f in self.server.folders.folders])
         if first:
             with contextlib.suppress(Exception):  # the full scan that follows says what went wrong
-                settings = self.slot.scan_settings(self.server.engine)
+                settings = self.slot.scan_settings(self.server.settings)
                 await self._after(await self.server.scan_worker.call(scan_dirs, settings, first))
         while True:
             await self._wake.wait()
             self._wake.clear()
-            roots = list(self.server.engine.sources)
+            roots = list(self.server.settings.sources)
             full, dirs = self._full, self._dirs
             self._full, self._dirs = False, set()
             targets = None if full else outermost(dirs, roots)
             if targets == []:
                 continue
             try:
-                settings = self.slot.scan_settings(self.server.engine)
+                settings = self.slot.scan_settings(self.server.settings)
                 report = await self.server.scan_worker.call(scan_dirs, settings, targets)
             except Exception as exc:
                 self.server.messages.show_once(
@@ -163,7 +163,7 @@ class Watcher(Feature):
 
     async def _rescan_loop(self) -> None:
         while True:
-            await asyncio.sleep(self.server.daemon.rescan_seconds)
+            await asyncio.sleep(self.server.daemon_settings.rescan_seconds)
             self._ensure_watch()
             self.request(full=True)
             self.server.events.publish(CountsChanged())  # also notices items another window extracted or triaged
@@ -171,7 +171,7 @@ class Watcher(Feature):
     # -- the watcher ------------------------------------------------------------------------------
 
     def _ensure_watch(self) -> None:
-        roots = tuple(r for r in self.server.engine.sources if r.is_dir())
+        roots = tuple(r for r in self.server.settings.sources if r.is_dir())
         if roots == self._watched and self._watch_task is not None and not self._watch_task.done():
             return
         self._stop_watch()
@@ -207,11 +207,11 @@ class Watcher(Feature):
             self.server.messages.show_once(
                 once_key("watch", str(exc)),
                 f"Checkpoint cannot watch the transcripts ({exc}); it rescans every "
-                f"{self.server.daemon.rescan_seconds:g}s instead.",
+                f"{self.server.daemon_settings.rescan_seconds:g}s instead.",
             )
 
     def settings_changed(self, engine: config.Settings, daemon: ServerSettings) -> None:
-        if engine.sources != self.server.engine.sources or engine.db != self.server.engine.db:
+        if engine.sources != self.server.settings.sources or engine.db != self.server.settings.db:
             self._ensure_watch()
             self.request(full=True)
 
