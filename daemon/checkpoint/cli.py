@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from checkpoint import config, pipeline, runner
 from checkpoint.extract.choose import choose_extractor
-from checkpoint.model import ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text
+from checkpoint.model import ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text, plural
 from checkpoint.store import Store
 
 
@@ -122,10 +122,6 @@ def _warn(report: pipeline.ScanReport) -> None:
               file=sys.stderr)
 
 
-def _plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (many or word + 's')}"
-
-
 def _where_looked(report: pipeline.ScanReport) -> str:
     parts = []
     for root in report.roots:
@@ -133,7 +129,7 @@ def _where_looked(report: pipeline.ScanReport) -> str:
             parts.append(f"{root} (missing)")
         else:
             n = report.files_per_root.get(root, 0)
-            parts.append(f"{root} ({_plural(n, 'transcript') if n else 'no transcripts'})")
+            parts.append(f"{root} ({plural(n, 'transcript') if n else 'no transcripts'})")
     return ", ".join(parts) if parts else "no roots configured"
 
 
@@ -145,14 +141,14 @@ def _print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
         return
     print(f"Looked in: {_where_looked(report)}.", file=out)
     print(
-        f"Scanned {_plural(report.files_seen, 'transcript file')} ({report.files_read} changed): "
-        f"{_plural(report.turns_added, 'new turn')}, {_plural(report.chunks_created, 'new chunk')}.",
+        f"Scanned {plural(report.files_seen, 'transcript file')} ({report.files_read} changed): "
+        f"{plural(report.turns_added, 'new turn')}, {plural(report.chunks_created, 'new chunk')}.",
         file=out,
     )
     if report.redacted:
         print(f"Redacted before storing: {_redactions(report.redacted)}.", file=out)
     if report.problems:
-        problems = _plural(len(report.problems), "problem")
+        problems = plural(len(report.problems), "problem")
         print(f"{problems} reading transcripts (on stderr; `checkpoint status` lists them).", file=out)
 
 
@@ -173,7 +169,7 @@ def _scan_json(report: pipeline.ScanReport) -> dict[str, Any]:
 def _redactions(counts: Mapping[str, int]) -> str:
     total = sum(counts.values())
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    return f"{_plural(total, 'secret')} ({kinds})"
+    return f"{plural(total, 'secret')} ({kinds})"
 
 
 def _money(usd: float) -> str:
@@ -185,7 +181,7 @@ def _usage_line(usage: Usage) -> str:
     if usage.cache_creation_input_tokens or usage.cache_read_input_tokens:
         cache = (f", cache write {usage.cache_creation_input_tokens:,}, "
                  f"cache read {usage.cache_read_input_tokens:,}")
-    return (f"{_plural(usage.requests, 'request')}, {usage.tokens:,} tokens (input {usage.input_tokens:,}{cache}, "
+    return (f"{plural(usage.requests, 'request')}, {usage.tokens:,} tokens (input {usage.input_tokens:,}{cache}, "
             f"output {usage.output_tokens:,}): {_money(usage.cost_usd)}")
 
 
@@ -247,7 +243,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         print("Nothing new to extract.")
     if report.items_rejected:
         were = "it was" if report.items_rejected == 1 else "they were"
-        print(f"Dropped {_plural(report.items_rejected, 'item')} citing no turn of the chunk {were} extracted from.")
+        print(f"Dropped {plural(report.items_rejected, 'item')} citing no turn of the chunk {were} extracted from.")
     if report.redacted:
         print(f"Redacted right before sending (stored before redaction covered them): "
               f"{_redactions(report.redacted)}.")
@@ -265,8 +261,8 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     if report.left_chunks and (report.stopped_by or report.failed or report.lost):
         estimate = report.left_estimate
         cost = (f"; finishing them should cost about {_money(estimate.cost_usd)} "
-                f"({_plural(estimate.requests, 'request')}, ~{estimate.tokens:,} tokens)") if estimate else ""
-        print(f"Left for the next run: {_plural(report.left_chunks, 'chunk')} "
+                f"({plural(estimate.requests, 'request')}, ~{estimate.tokens:,} tokens)") if estimate else ""
+        print(f"Left for the next run: {plural(report.left_chunks, 'chunk')} "
               f"(~{report.left_tokens:,} tokens by the local estimate){cost}.")
     if not sessions:
         return 0 if report.ok else 1
@@ -324,13 +320,13 @@ def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | 
 
 
 def _in_days(days: int | None) -> str:
-    return "within a day" if not days else f"in {_plural(days, 'day')}"
+    return "within a day" if not days else f"in {plural(days, 'day')}"
 
 
 def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
     t = pipeline.totals(sessions)
     print(
-        f"Total: {_plural(len(sessions), 'session')}, {_plural(t['turns'], 'turn')}: {t['captured']} captured, "
+        f"Total: {plural(len(sessions), 'session')}, {plural(t['turns'], 'turn')}: {t['captured']} captured, "
         f"{t['pending']} pending, {t['failed']} failed.",
         file=out,
     )
@@ -352,7 +348,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         return 0
     if at_risk:
         soonest = min(s.deletes_in_days or 0 for s in at_risk)
-        print(f"At risk: {_plural(len(at_risk), 'session')} with turns not captured whose transcript Claude Code "
+        print(f"At risk: {plural(len(at_risk), 'session')} with turns not captured whose transcript Claude Code "
               f"deletes soon (the first {_in_days(soonest)}); `checkpoint now` extracts them first.")
     _print_table(sessions)
     redacted = pipeline.redacted_totals(sessions)
@@ -406,9 +402,9 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"session_id": session_id, "removed": removed}, indent=2))
         return 0
-    print(f"Forgot session {session_id}: {_plural(removed.get('turns', 0), 'turn')}, "
-          f"{_plural(removed.get('items', 0), 'item')}, {_plural(removed.get('chunks', 0), 'chunk')} and "
-          f"{_plural(removed.get('files', 0), 'file cursor')} removed; the database was compacted.")
+    print(f"Forgot session {session_id}: {plural(removed.get('turns', 0), 'turn')}, "
+          f"{plural(removed.get('items', 0), 'item')}, {plural(removed.get('chunks', 0), 'chunk')} and "
+          f"{plural(removed.get('files', 0), 'file cursor')} removed; the database was compacted.")
     print("Its transcripts will not be read in again; `checkpoint forget --undo "
           f"{session_id[:8]}` undoes that.")
     return 0
@@ -432,7 +428,7 @@ def _items(store: Store, args: argparse.Namespace) -> int:
         if item.files:
             print(plain_text(f"    files: {', '.join(item.files[:5])}"))
         print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}"))
-    print(f"{_plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
+    print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
     return 0
 
 

@@ -10,7 +10,7 @@
  */
 
 import { Methods } from './constants';
-import { array, boolean, literal, nullable, number, object, optional, record, recordOf, string, type TypeOf } from './shape';
+import { array, boolean, literal, nullable, number, object, record, recordOf, string, type TypeOf } from './shape';
 
 export const ItemKindShape = literal('decision', 'constraint', 'question');
 export const ItemStateShape = literal('new', 'accepted', 'dismissed');
@@ -87,8 +87,17 @@ export const RunSummaryShape = object({
   stopped_by: nullable(string),
   failures: array(RunFailureShape),
   finished_at: number,
-  /** The run layer's one human sentence for the run; optional until every daemon sends it. */
-  sentence: optional(string),
+  /** Chunks replaced by smaller ones, whose pieces the same run tried. */
+  resplit: number,
+  usage: UsageShape,
+  /** Answers per model (fallback models show here). */
+  models: record(number),
+  /** Secrets found right before sending, by kind: the chunks went out without them. */
+  redacted: record(number),
+  /** What is still due when the run ends, and (priced extractors) what finishing it should cost. */
+  left: object({ chunks: number, tokens: number, estimate: nullable(UsageShape) }),
+  /** The run layer's one human sentence for the run (the CLI prints the same). */
+  sentence: string,
 });
 export type RunSummary = TypeOf<typeof RunSummaryShape>;
 

@@ -38,6 +38,12 @@ export function runSummary(over: Partial<RunSummary> = {}): RunSummary {
     stopped_by: null,
     failures: [],
     finished_at: 1767607200,
+    resplit: 0,
+    usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, requests: 0, cost_usd: 0 },
+    models: {},
+    redacted: {},
+    left: { chunks: 0, tokens: 0, estimate: null },
+    sentence: 'Extracted 0 chunks with the heuristic extractor: 0 captured, 0 failed; 0 new items.',
     ...over,
   };
 }

@@ -7,7 +7,7 @@ import type { NowResult } from '../protocol';
 import { sessionIdFromArg } from './args';
 import type { CommandDeps } from './guard';
 
-/** The run's own clause: the run layer's sentence when the daemon sends one, else composed here. */
+/** The run's own clause: the run layer's sentence (composed here only for a daemon older than it). */
 function runClause(result: NowResult): string {
   const { run } = result;
   if (run.sentence) {
