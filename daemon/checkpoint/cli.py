@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from checkpoint import config, pipeline, runner
-from checkpoint.extract.choose import choose_extractor
+from checkpoint import config, pipeline
 from checkpoint.model import ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text, plural
 from checkpoint.store import Store
 
@@ -199,6 +198,10 @@ def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
 
 
 def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    # Imported here: `scan` and `status` start without the run layer (their start is measured).
+    from checkpoint import runner
+    from checkpoint.extract.choose import choose_extractor
+
     out = sys.stderr if args.json else sys.stdout
     turns_before = {s.id: s.turns for s in store.session_counts()}
     items_before = store.item_counts()

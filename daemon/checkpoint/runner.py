@@ -11,7 +11,6 @@ Knows nothing about editors or terminals: front ends print or send the report (m
 from __future__ import annotations
 
 import os
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +25,7 @@ from checkpoint.pipeline import DAY, ScanReport
 from checkpoint.store import LeaseLost, Store
 
 if TYPE_CHECKING:
+    import threading
     from concurrent.futures import Future
 
     from checkpoint.answer import Extraction
