@@ -2,8 +2,8 @@
 detection rate of Checkpoint's redaction on it (detected / total, per type).
 
 Every value is made up at run time from a seeded generator (prefixes are joined to random bodies, so
-no real or even static key-shaped string sits in this file). Used by tests/test_redact.py and
-tests/test_privacy.py; run it to print the table:
+no real or even static key-shaped string sits in this file). Used by tests/unit/test_redact.py and
+tests/e2e/test_privacy.py; run it to print the table:
 
     .venv/bin/python -m scripts.secrets_corpus [--seed N] [--per-type N]
 """

@@ -2,7 +2,7 @@
 (checkpoint.store.chunks) carries them out in SQL, checks its moves against `MOVES`, builds its state
 literals from `ChunkState`, and derives the watermark with `watermark()` below; where SQL applies a
 rule itself for speed (what is due, the state of a turn in session counts), a property test
-(tests/test_ledger.py) checks it agrees with the functions here on random chunk sets.
+(tests/properties/test_ledger.py) checks it agrees with the functions here on random chunk sets.
 
 States (checkpoint.model.ChunkState):
     pending   formed from turns, never answered

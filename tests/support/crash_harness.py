@@ -1,7 +1,7 @@
 """Killing real `checkpoint` processes at random moments, and checking what they leave behind.
 
-Used by tests/test_crash_safety.py (kill -9 of `checkpoint now` and of `checkpoint serve`) and
-tests/test_concurrency.py (two daemons and a CLI on one database).
+Used by tests/e2e/test_crash_safety.py (kill -9 of `checkpoint now` and of `checkpoint serve`) and
+tests/e2e/test_concurrency.py (two daemons and a CLI on one database).
 
 - `Writer` appends Claude Code turns that plant "We'll use marker-<hex> ..." decisions to a session
   file, sometimes leaving its last line half written (as a writer caught mid-record does).

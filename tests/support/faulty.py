@@ -1,7 +1,7 @@
 """Faults for the property tests: a process that can die at any SQL statement, and an extractor that
 answers, fails or kills its process on demand while recording every turn slice it is sent.
 
-Nothing here knows the right answer; tests/test_invariants.py is the oracle.
+Nothing here knows the right answer; tests/properties/test_invariants.py is the oracle.
 """
 
 from __future__ import annotations

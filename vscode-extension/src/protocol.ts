@@ -1,7 +1,7 @@
 /**
  * The payloads the daemon sends, declared once as {@link Shape}s: the types below are derived from
  * them, and the contract test (test/protocol.test.ts) checks the daemon's real JSON (test/golden/,
- * written by tests/test_protocol_golden.py) against the same shapes. The names the two sides agree
+ * written by tests/server/test_protocol_golden.py) against the same shapes. The names the two sides agree
  * on are in constants.ts.
  *
  * Keys are the snake_case keys of `checkpoint status --json` and `checkpoint items --json`. A key

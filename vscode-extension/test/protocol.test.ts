@@ -1,6 +1,6 @@
 /**
  * The contract between the daemon and the extension: the JSON the real daemon sent (written into
- * test/golden/ by tests/test_protocol_golden.py, rewritten on every pytest run) against the shapes
+ * test/golden/ by tests/server/test_protocol_golden.py, rewritten on every pytest run) against the shapes
  * src/protocol.ts declares and the extension compiles with. Every key the daemon sends must be
  * declared, every required key must be there, every value of the declared type.
  */

@@ -3,7 +3,7 @@
 
 Where. Every turn's text is redacted as it is read, before it is stored (`pipeline.scan`), so the
 database never holds a secret; every chunk is redacted again right before it goes to an extractor
-(`pipeline.checkpoint`): rows stored while redaction was off, or before a pattern was added. Turn
+(`runner.extract_due`): rows stored while redaction was off, or before a pattern was added. Turn
 ids come from the records' uuids or a hash of the raw line, never from the text, so redacting
 changes no id; items come from redacted text, so they hold no secret either.
 

@@ -58,7 +58,7 @@ class QueriesMixin(StoreBase):
             )
         }
         # Per turn, the worst state of the chunks holding it (ledger.turn_state, done in SQL: a status
-        # of a large history must not read every chunk); tests/test_ledger.py checks the two agree.
+        # of a large history must not read every chunk); tests/properties/test_ledger.py checks the two agree.
         rank = _TURN_RANK
         for session_id, worst, n in self.conn.execute(
             f"SELECT session_id, r, sum(n) FROM ("

@@ -1,6 +1,6 @@
 -- Neovim's own LSP client driving `checkpoint serve`: open a workspace file, start the daemon,
 -- collect checkpoint/status notifications, run checkpoint.now, wait for the decision diagnostics,
--- hover one, and write everything to a JSON file for tests/test_server_neovim.py.
+-- hover one, and write everything to a JSON file for tests/server/test_server_neovim.py.
 --
 --   nvim --headless -u NONE -l checkpoint_client.lua OUT.json WORKSPACE FILE SERVER_ARGV_JSON
 local out_path, root, file, argv = arg[1], arg[2], arg[3], vim.json.decode(arg[4])
