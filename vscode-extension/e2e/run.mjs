@@ -347,11 +347,11 @@ async function main() {
         throw new Error(`palette row reads "${label}"`);
       }
       const toast = page.locator('.notification-toast', {
-        hasText: /Checkpoint: (\d+ chunks tried|no chunk was extracted|nothing pending)|Checkpoint Now failed/,
+        hasText: /Checkpoint: (Extracted \d+ chunks?|no chunk was extracted|nothing pending)|Checkpoint Now failed/,
       });
       await toast.first().waitFor({ timeout: 120_000 });
       const said = (await toast.first().locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
-      if (!/\d+ chunks tried: \d+ captured, 0 failed/.test(said)) {
+      if (!/Extracted \d+ chunks? with the \w+ extractor: \d+ captured, 0 failed/.test(said)) {
         throw new Error(`Checkpoint Now said: ${said}`);
       }
       return label.split(',')[0];
