@@ -347,7 +347,7 @@ def extract_sessions(
     """One run over the given sessions (None: every session), one session after another within one
     budget. `stop` set ends it at the next chunk (what is in flight goes back to pending)."""
     targets: list[str | None] = [None] if sessions is None else list(sessions)
-    total = sum(store.due_count(s) for s in targets)
+    total = store.due_count(sessions)
     report = RunReport(run_id=0, extractor=extractor.name)
     charged = Usage()  # what the budget counts as spent: a chunk tried is a request, even unbilled
     started = store.clock()
@@ -375,13 +375,10 @@ def extract_sessions(
         if part.stopped_by:
             break
     report.total = max(report.total, total)
-    for session_id in targets:
-        chunks, tokens = store.due_summary(session_id)
-        report.left_chunks += chunks
-        report.left_tokens += tokens
+    report.left_chunks, report.left_tokens = store.due_summary(sessions)
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
-    report.new_kinds = Counter(item.kind.value for item in store.items(created_after=started))
+    report.new_kinds = store.item_kinds_since(started)
     return report
 
 

@@ -92,12 +92,9 @@ class ChunksMixin(StoreBase):
             ([now] if respect_backoff else []) + [now],
         )
 
-    def due_count(self, session_id: str | None = None) -> int:
-        clause, args = self._due_clause(respect_backoff=False)
-        if session_id:
-            clause += " AND session_id = ?"
-            args.append(session_id)
-        return int(self.conn.execute(f"SELECT count(*) FROM chunks WHERE {clause}", args).fetchone()[0])
+    def due_count(self, sessions: str | Sequence[str] | None = None) -> int:
+        """Chunks due in one session, in several (one query, however many), or in all (None)."""
+        return self.due_summary(sessions)[0]
 
     def due_by_session(self, respect_backoff: bool = True) -> dict[str, int]:
         """Due chunks per session; with respect_backoff, failed chunks count once their backoff ended."""
@@ -296,12 +293,15 @@ class ChunksMixin(StoreBase):
         for number, part_id in enumerate(ids, start=1):
             c.execute("UPDATE chunks SET part = ?, parts = ? WHERE id = ?", (number, len(ids), part_id))
 
-    def due_summary(self, session_id: str | None = None) -> tuple[int, int]:
-        """(chunks, estimated tokens) still due: what a run left for the next."""
+    def due_summary(self, sessions: str | Sequence[str] | None = None) -> tuple[int, int]:
+        """(chunks, estimated tokens) still due in one session, several, or all (None): what a run
+        left for the next."""
         clause, args = self._due_clause(respect_backoff=False)
-        if session_id:
-            clause += " AND session_id = ?"
-            args.append(session_id)
+        if isinstance(sessions, str):
+            sessions = [sessions]
+        if sessions is not None:
+            clause += f" AND session_id IN ({','.join('?' * len(sessions))})"
+            args.extend(sessions)
         row = self.conn.execute(f"SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE {clause}", args)
         n, tokens = row.fetchone()
         return int(n), int(tokens)

@@ -185,6 +185,13 @@ class QueriesMixin(StoreBase):
             out.setdefault(session_id, Counter())[kind] = n
         return out
 
+    def item_kinds_since(self, created_after: float) -> Counter[str]:
+        """Items created since a moment (a run's start), by kind: counted, not read."""
+        return Counter(dict(self.conn.execute(
+            "SELECT kind, count(*) FROM items WHERE created_at >= ? AND state != 'dismissed' GROUP BY kind",
+            (created_after,),
+        )))
+
     def chunk_states(self, session_id: str | None = None) -> Counter[str]:
         where, args = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())
         return Counter(dict(self.conn.execute(f"SELECT state, count(*) FROM chunks{where} GROUP BY state", args)))
