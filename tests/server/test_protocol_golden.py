@@ -70,14 +70,6 @@ def write_golden(name: str, payload: Any, tmp_path: Path) -> None:
     (GOLDEN / f"{name}.json").write_text(text + "\n", encoding="utf-8")
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "queue.py").write_text("class Queue:\n    def put(self, job):\n        self.jobs.append(job)\n")
-    return ws
-
-
 def counting_uuids() -> Callable[[], uuid.UUID]:
     """uuid4's stand-in while the transcript is written: its record and turn ids, hence the item ids
     derived from them, come out the same on every run."""

@@ -18,14 +18,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="function")
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "queue.py").write_text("class Queue:\n    def put(self, job):\n        self.jobs.append(job)\n")
-    return ws
-
-
-@pytest.fixture
 def sessions(tmp_path: Path, workspace: Path) -> tuple[Transcript, Transcript]:
     root = tmp_path / "claude" / "projects"
     inside = Transcript(root, workspace / "src")  # launched in a sub-directory: still this workspace
