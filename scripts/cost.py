@@ -27,8 +27,9 @@ from pathlib import Path
 
 from checkpoint import pipeline
 from checkpoint.config import CHUNK_TOKENS, Settings
-from checkpoint.extract.anthropic import SCHEMA, model_facts
+from checkpoint.extract.anthropic import model_facts
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.schema import SCHEMA
 from checkpoint.model import ItemKind, KnownItem
 from checkpoint.store import Store
 from tests.support import synth

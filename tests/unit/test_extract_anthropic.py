@@ -20,8 +20,9 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.anthropic import SCHEMA, Answer, AnthropicExtractor, price_of
+from checkpoint.extract.anthropic import AnthropicExtractor, price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT
+from checkpoint.extract.schema import SCHEMA, Answer
 from checkpoint.model import ChunkInput, ChunkState, FileCursor, Role, ScannedTurn, TurnDraft, TurnSlice
 from checkpoint.store import LeaseLost, Store
 from tests.support import synth

@@ -25,14 +25,14 @@ from typing import Any, Literal
 
 import anthropic
 from anthropic.types import MessageParam, TextBlockParam
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.model import ChunkInput, ItemKind, Usage
+from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
+from checkpoint.model import ChunkInput, Usage
 
 # -- prices and windows -----------------------------------------------------------------------------
 
@@ -119,30 +119,6 @@ class Window:
     structured_outputs: bool = True  # False: the model says it lacks them; a forced tool carries the schema
 
 
-# -- the answer's shape -----------------------------------------------------------------------------
-
-
-class AnswerItem(BaseModel):
-    """One item as the model returns it. Statement is one line; the rest is provenance."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    kind: Literal["decision", "constraint", "question"]
-    statement: str = Field(description="one line, self-contained")
-    rationale: str | None = Field(default=None, description="why, when the transcript says so")
-    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
-    turn_ids: list[str] = Field(description="labels of the turns it comes from, copied from their headers")
-    files: list[str] = Field(default_factory=list, description="workspace files it concerns")
-    same_as: str | None = Field(default=None, description="id of an already recorded item it restates")
-
-
-class Answer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    items: list[AnswerItem]
-
-
-SCHEMA: dict[str, Any] = anthropic.transform_schema(Answer)
 OUTPUT_CONFIG: Any = {"format": {"type": "json_schema", "schema": SCHEMA}}
 TOOL_NAME = "record_items"
 # For a model without structured outputs: the same schema as the input of a tool it must call.
@@ -150,30 +126,6 @@ TOOL_MODE: Any = {
     "tools": [{"name": TOOL_NAME, "description": "Record the items of this chunk.", "input_schema": SCHEMA}],
     "tool_choice": {"type": "tool", "name": TOOL_NAME},
 }
-_WS = re.compile(r"\s+")
-
-
-def to_drafts(answer: Answer) -> list[ItemDraft]:
-    drafts = []
-    for item in answer.items:
-        statement = _WS.sub(" ", item.statement).strip()
-        turn_ids = [t.strip() for t in item.turn_ids if t.strip()]
-        if not statement or not turn_ids:
-            continue  # nothing to cite or nothing said: not an item
-        try:
-            draft = ItemDraft(
-                kind=ItemKind(item.kind),
-                statement=statement[:2000],
-                rationale=(_WS.sub(" ", item.rationale).strip()[:4000] or None) if item.rationale else None,
-                confidence=min(1.0, max(0.0, item.confidence)),
-                turn_ids=turn_ids,
-                files=[f for f in item.files if f.strip()],
-                same_as=item.same_as or None,
-            )
-        except ValidationError:
-            continue  # nothing left once control characters are gone: not an item (the others stand)
-        drafts.append(draft)
-    return drafts
 
 
 # -- outcomes of one model's attempts ---------------------------------------------------------------
@@ -435,14 +387,13 @@ class AnthropicExtractor:
         tool = next((b for b in response.content if getattr(b, "type", None) == "tool_use"), None)
         text = "".join(block.text for block in response.content if getattr(block, "type", None) == "text")
         try:
-            answer = Answer.model_validate(tool.input) if tool is not None else Answer.model_validate_json(text)
-        except ValidationError as exc:
-            first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
-            return _Failed("malformed", f"answer did not match the schema ({first.get('msg', 'invalid')})")
+            items = read_answer(tool.input if tool is not None else text)
+        except MalformedAnswer as exc:
+            return _Failed("malformed", str(exc))
         with self._lock:
             self._seen_estimate += chunk.token_estimate + self.overhead_estimate(chunk)
             self._seen_usage.add(spent)
-        return Extraction(chunk_id=chunk.chunk_id, items=to_drafts(answer), extractor=self.name, model=model)
+        return Extraction(chunk_id=chunk.chunk_id, items=items, extractor=self.name, model=model)
 
     def _delay(self, attempt: int, error: Exception | None) -> float:
         cap = self.settings.retry_max_delay

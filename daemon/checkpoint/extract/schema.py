@@ -1,0 +1,75 @@
+"""The answer a model gives for a chunk: its schema (sent to every model extractor, with the system
+prompt of prompt.py) and the one function that reads it into item drafts. Whatever extractor asked
+(the SDK, the user's Claude Code CLI), an answer is read here and nowhere else."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import anthropic
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checkpoint.answer import ItemDraft
+from checkpoint.model import ItemKind
+
+
+class AnswerItem(BaseModel):
+    """One item as the model returns it. Statement is one line; the rest is provenance."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: Literal["decision", "constraint", "question"]
+    statement: str = Field(description="one line, self-contained")
+    rationale: str | None = Field(default=None, description="why, when the transcript says so")
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    turn_ids: list[str] = Field(description="labels of the turns it comes from, copied from their headers")
+    files: list[str] = Field(default_factory=list, description="workspace files it concerns")
+    same_as: str | None = Field(default=None, description="id of an already recorded item it restates")
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    items: list[AnswerItem]
+
+
+SCHEMA: dict[str, Any] = anthropic.transform_schema(Answer)
+_WS = re.compile(r"\s+")
+
+
+class MalformedAnswer(ValueError):
+    """The answer is not the JSON object the schema describes; the message says what is wrong."""
+
+
+def read_answer(raw: str | dict[str, Any]) -> list[ItemDraft]:
+    """The drafts of an answer given as JSON text or as an already parsed object (a tool's input)."""
+    try:
+        answer = Answer.model_validate(raw) if isinstance(raw, dict) else Answer.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
+        raise MalformedAnswer(f"answer did not match the schema ({first.get('msg', 'invalid')})") from None
+    return to_drafts(answer)
+
+
+def to_drafts(answer: Answer) -> list[ItemDraft]:
+    drafts = []
+    for item in answer.items:
+        statement = _WS.sub(" ", item.statement).strip()
+        turn_ids = [t.strip() for t in item.turn_ids if t.strip()]
+        if not statement or not turn_ids:
+            continue  # nothing to cite or nothing said: not an item
+        try:
+            draft = ItemDraft(
+                kind=ItemKind(item.kind),
+                statement=statement[:2000],
+                rationale=(_WS.sub(" ", item.rationale).strip()[:4000] or None) if item.rationale else None,
+                confidence=min(1.0, max(0.0, item.confidence)),
+                turn_ids=turn_ids,
+                files=[f for f in item.files if f.strip()],
+                same_as=item.same_as or None,
+            )
+        except ValidationError:
+            continue  # nothing left once control characters are gone: not an item (the others stand)
+        drafts.append(draft)
+    return drafts
