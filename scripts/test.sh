@@ -7,6 +7,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 bash scripts/ensure-neovim.sh  # Neovim >= 0.9 for the daemon's real-editor test
+# The real Claude Code and Codex CLIs (pinned), which the tests point at fake model APIs.
+CHECKPOINT_AGENT_CLIS_BIN="$(bash scripts/install-agent-clis.sh)"
+export CHECKPOINT_AGENT_CLIS_BIN
 .venv/bin/ruff check daemon tests scripts
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

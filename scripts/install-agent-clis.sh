@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install the real agent CLIs the tests drive (Claude Code and Codex, pinned in
+# scripts/agent-clis/package-lock.json) from the npm registry. Each ships its native binary inside a
+# registry package, so nothing else is downloaded.
+#
+# Idempotent: the install lives outside the repo, in $CHECKPOINT_AGENT_CLIS_DIR (default
+# ~/.cache/checkpoint-agent-clis/<hash of the lock file>), built in a temporary folder that is moved
+# into place only when complete. Prints the folder of the `claude` and `codex` launchers last.
+#
+#     bash scripts/install-agent-clis.sh
+set -euo pipefail
+cd "$(dirname "$0")/agent-clis"
+
+log() { echo "install-agent-clis: $*" >&2; }
+
+hash="$(sha256sum package-lock.json | cut -c1-12)"
+DIR="${CHECKPOINT_AGENT_CLIS_DIR:-$HOME/.cache/checkpoint-agent-clis/$hash}"
+BIN="$DIR/node_modules/.bin"
+if [ -f "$DIR/.installed" ] && [ -x "$BIN/claude" ] && [ -x "$BIN/codex" ]; then
+  echo "$BIN"
+  exit 0
+fi
+
+mkdir -p "$(dirname "$DIR")"
+WORK="$(mktemp -d "$(dirname "$DIR")/.agent-clis.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+cp package.json package-lock.json "$WORK/"
+start=$(date +%s)
+(cd "$WORK" && npm ci --no-audit --no-fund --loglevel=error >&2)
+touch "$WORK/.installed"
+rm -rf "$DIR"
+mv "$WORK" "$DIR"
+trap - EXIT
+log "installed $(cd "$DIR" && node -p "Object.entries(require('./package.json').dependencies).map(([n,v])=>n+'@'+v).join(', ')") in $(( $(date +%s) - start )) s into $DIR"
+echo "$BIN"
