@@ -1,5 +1,5 @@
 """What an extractor answers for a chunk, validated by pydantic: whatever a model sends, an item
-that is stored is plain text of bounded size citing turns. Loaded only where answers are made or
+that is stored is plain text of bounded size citing turns of its chunk. Loaded only where answers are made or
 read (extractors, `checkpoint now`, the daemon), never by `checkpoint scan` or `status`."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints, ValidationInfo, field_validator
 
-from checkpoint.model import ItemKind, Usage, plain_text
+from checkpoint.model import Citation, ItemKind, Usage, plain_text
 
 MAX_STATEMENT, MAX_RATIONALE = 2000, 4000
 MAX_FILES, MAX_PATH = 100, 4096
@@ -24,7 +24,10 @@ class ItemDraft(BaseModel):
     statement: Statement
     rationale: Annotated[str, StringConstraints(max_length=MAX_RATIONALE)] | None = None
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
-    turn_ids: list[str] = Field(min_length=1)
+    # As the model gave them; may be empty, or name no turn of the chunk: runner.validate resolves them
+    # to the chunk's turn ids, or attributes the item to the chunk (`cited`), before anything is stored.
+    turn_ids: list[str] = Field(default_factory=list)
+    cited: Citation = Citation.TURNS
     files: list[str] = Field(default_factory=list)
     same_as: str | None = None  # id of a known item of the session this one restates
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checkpoint import config, pipeline
-from checkpoint.model import ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text, plural
+from checkpoint.model import Citation, ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text, plural
 from checkpoint.store import Store
 
 
@@ -244,9 +244,6 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         print(report.sentence())
     elif not report.stopped_by and sessions:
         print("Nothing new to extract.")
-    if report.items_rejected:
-        were = "it was" if report.items_rejected == 1 else "they were"
-        print(f"Dropped {plural(report.items_rejected, 'item')} citing no turn of the chunk {were} extracted from.")
     if report.redacted:
         print(f"Redacted right before sending (stored before redaction covered them): "
               f"{_redactions(report.redacted)}.")
@@ -300,7 +297,11 @@ def _short(text: str, width: int) -> str:
 def _provenance(item: ItemRecord) -> str:
     source = item.sources[0] if item.sources else None
     where = f"{Path(source.path).name}:{source.line}" if source else "?"
-    return f"session {item.session_id[:8]} · {where}"
+    return f"session {item.session_id[:8]} · {where}{_ATTRIBUTED if item.cited is Citation.CHUNK else ''}"
+
+
+# An item whose model cited no turn of its chunk: its sources are the chunk's turns, not the lines that said it.
+_ATTRIBUTED = " · cited no turn: attributed to its chunk"
 
 
 def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
@@ -430,7 +431,8 @@ def _items(store: Store, args: argparse.Namespace) -> int:
             print(plain_text(f"    why: {item.rationale}"))
         if item.files:
             print(plain_text(f"    files: {', '.join(item.files[:5])}"))
-        print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}"))
+        attributed = _ATTRIBUTED if item.cited is Citation.CHUNK else ""
+        print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
     print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
     return 0
 

@@ -30,6 +30,13 @@ class ItemKind(StrEnum):
     QUESTION = "question"
 
 
+class Citation(StrEnum):
+    """How an item knows where it came from."""
+
+    TURNS = "turns"  # the turns the model cited (those of them in the chunk)
+    CHUNK = "chunk"  # the model cited no turn of the chunk: attributed to the chunk's turns instead
+
+
 class ItemState(StrEnum):
     NEW = "new"
     ACCEPTED = "accepted"
@@ -269,6 +276,7 @@ class ItemRecord:
     session_title: str | None
     cwd: str | None
     sources: tuple[ItemSource, ...]
+    cited: Citation = Citation.TURNS
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""
@@ -277,7 +285,7 @@ class ItemRecord:
             "rationale": self.rationale, "confidence": self.confidence, "turn_ids": list(self.turn_ids),
             "files": list(self.files), "state": self.state.value, "extractor": self.extractor,
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
-            "sources": [s.as_json() for s in self.sources],
+            "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
         }
 
 
@@ -350,7 +358,7 @@ class RunReport:
     lost: int = 0  # leased by another runner before this run could record its answer: not captured
     resplit: int = 0  # chunks replaced by smaller ones (their pieces are tried in the same run)
     items_added: int = 0
-    items_rejected: int = 0
+    items_attributed: int = 0  # items of committed answers that cited no turn of their chunk (Citation.CHUNK)
     total: int = 0  # chunks due when the run started, plus pieces added by re-splits
     usage: Usage = field(default_factory=Usage)
     failures: list[Failure] = field(default_factory=list)
@@ -382,9 +390,11 @@ class RunReport:
         found = f" ({kinds_phrase(self.new_kinds)})" if self.new_kinds else ""
         resplit = f", {self.resplit} re-split into smaller chunks" if self.resplit else ""
         lost = f", {self.lost} not captured (taken over by another worker)" if self.lost else ""
+        n, their = self.items_attributed, "its" if self.items_attributed == 1 else "their"
+        attributed = f" {plural(n, 'item')} cited no turn of {their} chunk: attributed to the chunk." if n else ""
         return (f"Extracted {plural(self.tried, 'chunk')} with the {self.extractor} extractor: "
                 f"{self.captured} captured, {self.failed} failed{lost}{resplit}; "
-                f"{plural(self.items_added, 'new item')}{found}.")
+                f"{plural(self.items_added, 'new item')}{found}.{attributed}")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -395,7 +405,7 @@ class RunReport:
             "lost": self.lost,
             "resplit": self.resplit,
             "items_added": self.items_added,
-            "items_rejected": self.items_rejected,
+            "items_attributed": self.items_attributed,
             "usage": self.usage.as_dict(),
             "models": dict(self.models),
             "stopped_by": self.stopped_by,
@@ -411,7 +421,7 @@ class RunReport:
 
     def absorb(self, part: RunReport) -> None:
         """Add a later run's counts to this one (one run over several sessions, one session at a time)."""
-        for name in ("tried", "captured", "failed", "lost", "resplit", "items_added", "items_rejected", "total"):
+        for name in ("tried", "captured", "failed", "lost", "resplit", "items_added", "items_attributed", "total"):
             setattr(self, name, getattr(self, name) + getattr(part, name))
         self.usage.add(part.usage)
         self.failures += part.failures

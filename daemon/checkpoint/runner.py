@@ -20,7 +20,7 @@ from checkpoint import config, redact
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
 from checkpoint.extract.prompt import turn_labels
-from checkpoint.model import ChunkInput, Failure, RunReport, Usage
+from checkpoint.model import ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
 from checkpoint.store import LeaseLost, Store
 
@@ -115,19 +115,36 @@ class RunOptions:
 
 
 def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
-    """Keep only items that cite turns of this chunk, by the labels of its headers or by their ids;
-    cite only those, by id. Returns (clean, rejected)."""
+    """Every item of the answer, citing turns of this chunk by id. The labels and ids of an item that
+    name turns of this chunk are its citation (the rest go); an item that names none (no citation,
+    or only turns of other chunks or of nowhere) is kept too, attributed to the chunk
+    (`Citation.CHUNK`): the model found it here, and dropping it would be the quiet forgetting
+    Checkpoint exists to prevent. Returns (clean, attributed)."""
     # A label wins over an id spelled the same: labels are what the model is asked to copy.
     allowed = {t.turn_id: t.turn_id for t in chunk.turns} | turn_labels(chunk)
+    whole_chunk = chunk_attribution(chunk)
     kept = []
-    rejected = 0
+    attributed = 0
     for item in extraction.items:
         cited = [allowed[t] for t in item.turn_ids if t in allowed]
-        if not cited:
-            rejected += 1
-            continue
-        kept.append(item.model_copy(update={"turn_ids": cited}))
-    return extraction.model_copy(update={"items": kept, "chunk_id": chunk.chunk_id}), rejected
+        if cited:
+            kept.append(item.model_copy(update={"turn_ids": cited, "cited": Citation.TURNS}))
+        else:
+            # A restatement of a known item (same_as, or the same words) merges into it in the store,
+            # which does not widen the known item's citation with this attribution (store_items).
+            attributed += 1
+            kept.append(item.model_copy(update={"turn_ids": whole_chunk, "cited": Citation.CHUNK}))
+    return extraction.model_copy(update={"items": kept, "chunk_id": chunk.chunk_id}), attributed
+
+
+def chunk_attribution(chunk: ChunkInput) -> list[str]:
+    """The turns an item that cites none of its chunk's is attributed to: the chunk's user and
+    assistant turns, where decisions are said; tool calls and their output are what was run and
+    read, and would bury the lines worth opening under file dumps. A chunk of tool output alone
+    (a long result split across chunks) is attributed to all its turns: an item is never without a
+    source."""
+    spoken = [t.turn_id for t in chunk.turns if t.role is not Role.TOOL]
+    return list(dict.fromkeys(spoken or [t.turn_id for t in chunk.turns]))
 
 
 def retry_delay(attempts: int) -> float:
@@ -235,7 +252,8 @@ def extract_due(
                 future.cancel()
             store.release_chunks(owner)
             store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
-                             report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost)
+                             report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost,
+                             attributed=report.items_attributed)
     report.left_chunks, report.left_tokens = store.due_summary(session_id)
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
@@ -291,21 +309,17 @@ def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extracti
         cause, spent = f"unexpected {type(exc).__name__}: {exc}", Usage()
     else:
         spent = extraction.usage
-        clean, rejected = validate(chunk, extraction)
-        if clean.items or not rejected:
-            try:
-                report.items_added += store.commit_extraction(clean, owner)
-            except LeaseLost:
-                store.record_usage(chunk.session_id, spent)
-                report.lose(chunk, "answer")
-                return spent
-            report.items_rejected += rejected
-            report.captured += 1
-            report.models[extraction.model or extraction.extractor] += 1
+        clean, attributed = validate(chunk, extraction)
+        try:
+            report.items_added += store.commit_extraction(clean, owner)
+        except LeaseLost:
+            store.record_usage(chunk.session_id, spent)
+            report.lose(chunk, "answer")
             return spent
-        # Items, but none about these turns: committing would mark the chunk captured with nothing from it.
-        items = f"{rejected} item{'s' if rejected > 1 else ''}"
-        cause = f"the answer cited only turns outside this chunk ({items} rejected)"
+        report.items_attributed += attributed
+        report.captured += 1
+        report.models[extraction.model or extraction.extractor] += 1
+        return spent
     if too_large:
         try:
             pieces = store.resplit_chunk(chunk.chunk_id, owner, fit_tokens, cause, usage=spent)

@@ -146,7 +146,7 @@ def test_scan_and_now_json_reports(tmp_path: Path) -> None:
     now = run(["now", "--json"], env).check()
     report = now.json()
     assert set(report) >= {"scan", "run", "totals"}
-    assert set(report["run"]) >= {"extractor", "tried", "captured", "failed", "items_added", "items_rejected",
+    assert set(report["run"]) >= {"extractor", "tried", "captured", "failed", "items_added", "items_attributed",
                                   "stopped_by", "failures"}
     assert report["run"]["extractor"] == "heuristic"
     assert report["run"]["tried"] == report["run"]["captured"] == scan["scan"]["chunks_created"]

@@ -1,5 +1,6 @@
 """Turn labels: a chunk is rendered with short labels local to it, and an answer's labels map back to
-exactly that chunk's turn ids; a label or id from anywhere else is rejected."""
+exactly that chunk's turn ids; a label or id from anywhere else is no citation (an item with none
+is attributed to its chunk: tests/unit/test_attribution.py)."""
 
 from __future__ import annotations
 
@@ -47,17 +48,19 @@ def test_a_part_of_a_split_turn_says_so_in_its_header() -> None:
 
 def test_validate_cites_turns_by_id_whether_the_answer_gave_labels_or_ids() -> None:
     chunk = chunk_of(UUIDS)
-    clean, rejected = runner.validate(chunk, answer(chunk, ["t2"], [UUIDS[0], "t3"], ["t1", UUIDS[0]]))
-    assert rejected == 0
+    clean, attributed = runner.validate(chunk, answer(chunk, ["t2"], [UUIDS[0], "t3"], ["t1", UUIDS[0]]))
+    assert attributed == 0
     assert [i.turn_ids for i in clean.items] == [[UUIDS[1]], [UUIDS[0], UUIDS[2]], [UUIDS[0], UUIDS[0]]]
 
 
-def test_validate_rejects_labels_and_ids_that_are_not_this_chunks() -> None:
+def test_validate_cites_no_label_or_id_that_is_not_this_chunks() -> None:
     chunk, other = chunk_of(UUIDS[:2]), chunk_of([*UUIDS[2:], "elsewhere-1", "elsewhere-2"], chunk_id=2)
     assert "t3" in turn_labels(other)  # a label of another chunk ...
     foreign = ["t3", "t0", "t01", "T1", "[t1]", "turn t1", UUIDS[2], UUIDS[1][:-1]]  # ... and near misses
-    clean, rejected = runner.validate(chunk, answer(chunk, foreign, [*foreign, "t2"]))
-    assert rejected == 1 and [i.turn_ids for i in clean.items] == [[UUIDS[1]]]
+    clean, attributed = runner.validate(chunk, answer(chunk, foreign, [*foreign, "t2"]))
+    # The first item names no turn of the chunk: attributed to it (its assistant turn, t1; t2 is a tool's).
+    assert attributed == 1
+    assert [(i.turn_ids, i.cited) for i in clean.items] == [([UUIDS[0]], "chunk"), ([UUIDS[1]], "turns")]
 
 
 def test_a_label_wins_over_an_id_spelled_the_same() -> None:

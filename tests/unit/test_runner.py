@@ -93,7 +93,7 @@ def test_the_run_report_has_one_sentence_and_one_json_form() -> None:
     data = report.as_dict()
     assert data["sentence"] == report.sentence()
     assert data["failures"] == [{"chunk_id": 9, "session_id": "s1", "cause": "overloaded", "lost": False}]
-    assert {"extractor", "tried", "captured", "failed", "lost", "resplit", "items_added", "items_rejected",
+    assert {"extractor", "tried", "captured", "failed", "lost", "resplit", "items_added", "items_attributed",
             "usage", "models", "stopped_by", "redacted", "left", "failures"} <= set(data)
 
 

@@ -36,7 +36,7 @@ def test_a_database_at_any_earlier_version_opens_and_ends_with_the_schema_of_a_n
     assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     conn.close()
     store, fresh = Store(old), Store(tmp_path / "new.db")
-    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 5
+    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 6
     assert _schema(store.conn) == _schema(fresh.conn)
 
 
@@ -105,7 +105,8 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     # The JSON form is the shape `checkpoint items --json` and the daemon have always sent.
     as_json = first.as_json()
     assert list(as_json) == ["id", "session_id", "kind", "statement", "rationale", "confidence", "turn_ids", "files",
-                             "state", "extractor", "created_at", "session_title", "cwd", "sources"]
+                             "state", "extractor", "created_at", "session_title", "cwd", "sources", "cited"]
+    assert as_json["cited"] == "turns"
     assert (as_json["kind"], as_json["state"], as_json["turn_ids"]) == ("decision", "new", ["t1", "t0"])
     assert type(as_json["kind"]) is str and type(as_json["state"]) is str
     assert as_json["sources"][0] == {
@@ -115,15 +116,16 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
 def test_runs_are_read_newest_first_with_what_each_cost(tmp_path: Path) -> None:
     store = Store(tmp_path / "db" / "checkpoint.db")
     first = store.start_run("heuristic")
-    store.finish_run(first, tried=3, captured=2, failed=1, items=4, usage=Usage(requests=2, cost_usd=0.5), lost=1)
+    store.finish_run(first, tried=3, captured=2, failed=1, items=4, usage=Usage(requests=2, cost_usd=0.5), lost=1,
+                     attributed=2)
     second = store.start_run("anthropic")
     newest, oldest = store.runs()
     assert (newest.id, newest.extractor, newest.finished_at) == (second, "anthropic", None)
     assert (oldest.chunks_tried, oldest.chunks_captured, oldest.chunks_failed, oldest.chunks_lost) == (3, 2, 1, 1)
-    assert (oldest.items_added, oldest.requests, oldest.cost_usd) == (4, 2, 0.5)
+    assert (oldest.items_added, oldest.items_attributed, oldest.requests, oldest.cost_usd) == (4, 2, 2, 0.5)
     assert list(oldest.as_json()) == [
         "id", "started_at", "finished_at", "extractor", "chunks_tried", "chunks_captured", "chunks_failed",
-        "chunks_lost", "chunks_resplit", "items_added", "requests", "input_tokens", "output_tokens",
+        "chunks_lost", "chunks_resplit", "items_added", "items_attributed", "requests", "input_tokens", "output_tokens",
         "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "note"]
     assert oldest.as_json()["cost_usd"] == 0.5
     store.close()

@@ -81,8 +81,8 @@ export const RunSummaryShape = object({
   /** Chunks whose answer was refused because another worker took them over: still due, not captured. */
   lost: number,
   items_added: number,
-  /** Items dropped because they cited no turn of their chunk. */
-  items_rejected: number,
+  /** Items that cited no turn of their chunk: kept, attributed to the chunk's turns. */
+  items_attributed: number,
   /** A budget that ended the run early; the rest stays pending. */
   stopped_by: nullable(string),
   failures: array(RunFailureShape),
@@ -162,6 +162,8 @@ export const ItemShape = object({
   session_title: nullable(string),
   cwd: nullable(string),
   sources: array(SourceShape),
+  /** 'chunk': the model cited no turn of the chunk; the sources are the chunk's turns, not the lines that said it. */
+  cited: literal('turns', 'chunk'),
   /** URI of the workspace folder holding the session's cwd, if any. */
   workspace: nullable(string),
 });

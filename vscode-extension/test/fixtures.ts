@@ -34,7 +34,7 @@ export function runSummary(over: Partial<RunSummary> = {}): RunSummary {
     failed: 0,
     lost: 0,
     items_added: 0,
-    items_rejected: 0,
+    items_attributed: 0,
     stopped_by: null,
     failures: [],
     finished_at: 1767607200,
@@ -99,6 +99,7 @@ export function item(over: Partial<Item> = {}): Item {
         uri: 'file:///home/dev/.claude/projects/p/s.jsonl',
       },
     ],
+    cited: 'turns',
     workspace: 'file:///home/dev/proj',
     ...over,
   };

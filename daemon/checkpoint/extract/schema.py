@@ -8,7 +8,7 @@ import re
 from typing import Any, Literal
 
 import anthropic
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from checkpoint.answer import ItemDraft
 from checkpoint.model import ItemKind
@@ -26,6 +26,15 @@ class AnswerItem(BaseModel):
     turn_ids: list[str] = Field(description="labels of the turns it comes from, copied from their headers")
     files: list[str] = Field(default_factory=list, description="workspace files it concerns")
     same_as: str | None = Field(default=None, description="id of an already recorded item it restates")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _uncited(cls, value: Any) -> Any:
+        # The schema asks for turn_ids; an item that left them out still said something: it is an
+        # item without a citation, attributed to its chunk (runner.validate), not a malformed answer.
+        if isinstance(value, dict) and value.get("turn_ids") is None:
+            return {**value, "turn_ids": []}
+        return value
 
 
 class Answer(BaseModel):
@@ -57,8 +66,8 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
     for item in answer.items:
         statement = _WS.sub(" ", item.statement).strip()
         turn_ids = [t.strip() for t in item.turn_ids if t.strip()]
-        if not statement or not turn_ids:
-            continue  # nothing to cite or nothing said: not an item
+        if not statement:
+            continue  # nothing said: not an item. No citation is still an item (runner.validate attributes it)
         try:
             draft = ItemDraft(
                 kind=ItemKind(item.kind),

@@ -213,9 +213,7 @@ class ExtractionFeature(Feature):
             if not explicit:
                 self.paused = note + " (background extraction waits for new turns or checkpoint.now)"
             server.messages.show_once(once_key("budget", note), f"Checkpoint: {note}.", types.MessageType.Info)
-        rejected = report.items_rejected
-        dropped = f" ({rejected} dropped for citing no turn of their chunk)" if rejected else ""
-        server.messages.log(f"{what}: {report.sentence()}{dropped}")
+        server.messages.log(f"{what}: {report.sentence()}")
         lost = f", {report.lost} not captured (taken over by another worker)" if report.lost else ""
         self._progress_end(
             token, f"{report.captured} captured, {report.failed} failed{lost}, {report.items_added} new items",

@@ -82,7 +82,7 @@ class RunSummary(TypedDict):
     failed: int
     lost: int  # taken over by another worker before their answers were committed: not captured, not failed
     items_added: int
-    items_rejected: int  # items dropped from captured answers for citing no turn of their chunk
+    items_attributed: int  # items of captured answers that cited no turn of their chunk: attributed to it
     stopped_by: str | None  # a budget that ended the run early; the rest stays pending
     failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause", "lost"}
     finished_at: float
@@ -142,6 +142,7 @@ class Item(TypedDict):
     session_title: str | None
     cwd: str | None
     sources: list[Source]
+    cited: Literal["turns", "chunk"]  # chunk: the model cited no turn of the chunk; sources are its turns
     workspace: NotRequired[str | None]
 
 

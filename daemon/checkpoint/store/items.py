@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from checkpoint.model import ItemKind, ItemState, KnownItem
+from checkpoint.model import Citation, ItemKind, ItemState, KnownItem
 from checkpoint.store.connection import StoreBase
 
 if TYPE_CHECKING:
-    from checkpoint.answer import Extraction
+    from checkpoint.answer import Extraction, ItemDraft
 
 
 def fingerprint(kind: ItemKind, statement: str) -> str:
@@ -32,26 +32,38 @@ def _union(existing: list[str], more: Sequence[str]) -> list[str]:
 
 def _same_item(
     c: sqlite3.Connection, session_id: str, fp: str, kind: ItemKind, same_as: str | None
-) -> tuple[str, str, str] | None:
+) -> tuple[str, str, str, str] | None:
     """The item a draft restates: the one it names (same session and kind), else the one with its
-    fingerprint or a wording already merged into it. (id, turn_ids, files) or None."""
+    fingerprint or a wording already merged into it. (id, turn_ids, files, cited) or None."""
     if same_as:
         row = c.execute(
-            "SELECT id, turn_ids, files FROM items WHERE id = ? AND session_id = ? AND kind = ?",
+            "SELECT id, turn_ids, files, cited FROM items WHERE id = ? AND session_id = ? AND kind = ?",
             (same_as, session_id, kind.value),
         ).fetchone()
         if row:
             return row  # type: ignore[no-any-return]
     row = c.execute(
-        "SELECT id, turn_ids, files FROM items WHERE session_id = ? AND fingerprint = ?", (session_id, fp)
+        "SELECT id, turn_ids, files, cited FROM items WHERE session_id = ? AND fingerprint = ?", (session_id, fp)
     ).fetchone()
     if row is None:
         row = c.execute(
-            "SELECT i.id, i.turn_ids, i.files FROM item_aliases a JOIN items i ON i.id = a.item_id"
+            "SELECT i.id, i.turn_ids, i.files, i.cited FROM item_aliases a JOIN items i ON i.id = a.item_id"
             " WHERE a.session_id = ? AND a.fingerprint = ?",
             (session_id, fp),
         ).fetchone()
     return row  # type: ignore[no-any-return]
+
+
+def _merged_citation(existing: list[str], cited: Citation, draft: ItemDraft) -> tuple[list[str], Citation]:
+    """The citation of an item a draft restates. Cited turns add up; an attribution to a chunk is
+    a stand-in for a citation: it never widens an item's cited turns (a model restating a known item
+    while citing another chunk's turns says nothing of this chunk's), and the first real citation
+    replaces it."""
+    if draft.cited is Citation.CHUNK:
+        return existing, cited
+    if cited is Citation.CHUNK:
+        return _union([], draft.turn_ids), Citation.TURNS
+    return _union(existing, draft.turn_ids), Citation.TURNS
 
 
 def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, now: float) -> int:
@@ -62,12 +74,12 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
         fp = fingerprint(draft.kind, draft.statement)
         existing = _same_item(c, session_id, fp, draft.kind, draft.same_as)
         if existing:
-            turn_ids = _union(orjson.loads(existing[1]), draft.turn_ids)
+            turn_ids, cited = _merged_citation(orjson.loads(existing[1]), Citation(existing[3]), draft)
             files = _union(orjson.loads(existing[2]), draft.files)
             c.execute(
-                "UPDATE items SET turn_ids = ?, files = ?, rationale = coalesce(rationale, ?),"
+                "UPDATE items SET turn_ids = ?, cited = ?, files = ?, rationale = coalesce(rationale, ?),"
                 " confidence = max(confidence, ?), updated_at = ? WHERE id = ?",
-                (orjson.dumps(turn_ids).decode(), orjson.dumps(files).decode(), draft.rationale,
+                (orjson.dumps(turn_ids).decode(), cited.value, orjson.dumps(files).decode(), draft.rationale,
                  draft.confidence, now, existing[0]),
             )
             # Worded differently: the wording now leads to the same item, with or without same_as.
@@ -80,10 +92,10 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
         item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
         c.execute(
             "INSERT INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
-            " turn_ids, files, extractor, first_chunk, created_at, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (item_id, session_id, fp, draft.kind.value, draft.statement, draft.rationale,
-             draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(),
+             draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(), draft.cited.value,
              orjson.dumps(_union([], draft.files)).decode(), extraction.extractor,
              extraction.chunk_id, now, now),
         )

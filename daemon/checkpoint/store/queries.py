@@ -11,6 +11,7 @@ import orjson
 from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
 from checkpoint.model import (
     ChunkState,
+    Citation,
     ItemKind,
     ItemRecord,
     ItemSource,
@@ -32,7 +33,7 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
         id=row[0], session_id=row[1], kind=ItemKind(row[2]), statement=row[3], rationale=row[4],
         confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
         state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
-        sources=tuple(sources),
+        sources=tuple(sources), cited=Citation(row[17]),
     )
 
 
@@ -160,7 +161,7 @@ class QueriesMixin(StoreBase):
         sources: list[ItemSource] = []
         for row in self.conn.execute(
             "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
-            " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts"
+            " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts, i.cited"
             " FROM items i JOIN sessions s ON s.id = i.session_id"
             " LEFT JOIN json_each(i.turn_ids) j LEFT JOIN turns t ON t.id = j.value"
             + where + " ORDER BY i.created_at, i.id, t.seq",

@@ -58,6 +58,7 @@ class RunRecord:
     chunks_lost: int
     chunks_resplit: int
     items_added: int
+    items_attributed: int  # items that cited no turn of their chunk, attributed to it
     requests: int
     input_tokens: int
     output_tokens: int
@@ -71,7 +72,8 @@ class RunRecord:
             "id": self.id, "started_at": self.started_at, "finished_at": self.finished_at,
             "extractor": self.extractor, "chunks_tried": self.chunks_tried, "chunks_captured": self.chunks_captured,
             "chunks_failed": self.chunks_failed, "chunks_lost": self.chunks_lost,
-            "chunks_resplit": self.chunks_resplit, "items_added": self.items_added, "requests": self.requests,
+            "chunks_resplit": self.chunks_resplit, "items_added": self.items_added,
+            "items_attributed": self.items_attributed, "requests": self.requests,
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens, "cost_usd": self.cost_usd, "note": self.note,

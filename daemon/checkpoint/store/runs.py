@@ -42,16 +42,16 @@ class RunsMixin(StoreBase):
             return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, tried: int, captured: int, failed: int, items: int, usage: Usage,
-                   note: str | None = None, resplit: int = 0, lost: int = 0) -> None:
+                   note: str | None = None, resplit: int = 0, lost: int = 0, attributed: int = 0) -> None:
         with self.transaction() as c:
             c.execute(
                 "UPDATE runs SET finished_at = ?, chunks_tried = ?, chunks_captured = ?, chunks_failed = ?,"
                 " items_added = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?,"
                 " cache_read_input_tokens = ?, requests = ?, note = ?, cost_usd = ?, chunks_resplit = ?,"
-                " chunks_lost = ? WHERE id = ?",
+                " chunks_lost = ?, items_attributed = ? WHERE id = ?",
                 (self.clock(), tried, captured, failed, items, usage.input_tokens, usage.output_tokens,
                  usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note,
-                 usage.cost_usd, resplit, lost, run_id),
+                 usage.cost_usd, resplit, lost, attributed, run_id),
             )
 
     def runs(self, limit: int = 20) -> list[RunRecord]:
@@ -59,7 +59,7 @@ class RunsMixin(StoreBase):
         # the columns in RunRecord's field order
         return [RunRecord(*row) for row in self.conn.execute(
             "SELECT id, started_at, finished_at, extractor, chunks_tried, chunks_captured, chunks_failed,"
-            " chunks_lost, chunks_resplit, items_added, requests, input_tokens, output_tokens,"
+            " chunks_lost, chunks_resplit, items_added, items_attributed, requests, input_tokens, output_tokens,"
             " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )]

@@ -225,6 +225,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE files ADD COLUMN drops TEXT NOT NULL DEFAULT '{}'",
         ),
     ),
+    Migration(
+        # how an item knows its source: 'turns' it cited, or 'chunk' when it cited no turn of its
+        # chunk and was attributed to the chunk (every item stored before this cited its turns);
+        # and how many items of each run were so attributed
+        "item citations",
+        (
+            "ALTER TABLE items ADD COLUMN cited TEXT NOT NULL DEFAULT 'turns'",
+            "ALTER TABLE runs ADD COLUMN items_attributed INTEGER NOT NULL DEFAULT 0",
+        ),
+    ),
 )
 
 
