@@ -3,7 +3,8 @@ Anthropic API with its responder replaced: items that cite turns outside their c
 strings, HTML, Markdown, terminal escapes and other control characters; and a transcript that tries
 to talk the model out of its job.
 
-What must hold: only turns of the chunk are cited (an item citing none of them is dropped); an item
+What must hold: only turns of the chunk are cited (an item citing none of them is attributed to
+the chunk and marked so, never dropped); an item
 is plain text of bounded size (control characters but tab and newline stripped; HTML and Markdown
 kept as text, never rendered); nothing printed by the CLI carries a terminal escape; the daemon's
 hover escapes Markdown; the system prompt says the transcript is data, and the transcript travels
@@ -67,7 +68,7 @@ def no_control(result: Result) -> None:
     assert not CONTROL.search(result.out), [m.group(0) for m in CONTROL.finditer(result.out)]
 
 
-def test_items_citing_turns_outside_their_chunk_are_cleaned_or_dropped(tmp_path: Path, fake: FakeAnthropic) -> None:
+def test_items_citing_turns_outside_their_chunk_are_cleaned_or_attributed(tmp_path: Path, fake: FakeAnthropic) -> None:
     long = " filler" * 300  # one turn per chunk
     h = claude_home(tmp_path, fake, [f"We'll use {marker(n)} for the parser layer.{long}" for n in range(1, 5)])
     h.env["CHECKPOINT_CHUNK_TOKENS"] = "1000"
@@ -90,19 +91,23 @@ def test_items_citing_turns_outside_their_chunk_are_cleaned_or_dropped(tmp_path:
     fake.responder = responder
     run = h.cli("now", "--json").check().json()["run"]
 
-    assert run["captured"] == 4 and run["items_rejected"] == 12
+    assert run["captured"] == 4 and run["items_attributed"] == 12
     stored = items(h)
     assert sorted(m for _, _, m in item_markers(stored)) == [marker(n) for n in range(1, 5)]
     for item in stored:
         if found := re.match(r"We'll use marker-00(\d\d)ab", item["statement"]):
             assert item["turn_ids"] == [turn_id(int(found.group(1)))]  # cited by its label, stored by its id
+            assert item["cited"] == "turns"
     mixed = [i for i in stored if i["statement"].startswith("cites its own")]
-    assert len(mixed) == 4 and len(stored) == 8
+    assert len(mixed) == 4 and len(stored) == 20
     for item in mixed:
         n = int(item["statement"].split()[-1])
-        assert item["turn_ids"] == [turn_id(n)]  # only its own chunk's turn, once, by label or by id
-    assert not [i for i in stored if i["statement"].startswith("cites nothing") or "another chunk" in i["statement"]
-                or "not in this chunk" in i["statement"]]
+        assert (item["turn_ids"], item["cited"]) == ([turn_id(n)], "turns")  # only its own chunk's turn, once
+    attributed = [i for i in stored if i["statement"].startswith(("cites nothing", "cites another", "cites labels"))]
+    assert len(attributed) == 12
+    for item in attributed:  # kept, and attributed to the one turn of the chunk that answered them
+        n = int(item["statement"].split()[-1])
+        assert (item["turn_ids"], item["cited"]) == ([turn_id(n)], "chunk")
 
 
 def test_absurd_answers_are_stored_as_bounded_plain_text(tmp_path: Path, fake: FakeAnthropic) -> None:

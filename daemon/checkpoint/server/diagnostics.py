@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from checkpoint.model import ItemRecord, plain_text
+from checkpoint.model import Citation, ItemRecord, plain_text
 from checkpoint.server import anchor
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
@@ -158,9 +158,11 @@ def hover_text(item: ItemRecord) -> str:
     sources = item.sources
     when = next((s.timestamp for s in sources if s.timestamp), None)
     parts += ["", f"*Session:* {md_text(session_label(item))}" + (f" · *when:* {md_text(when)}" if when else "")]
+    # An item that cited no turn points at its chunk's turns: said, so that no one reads them as its lines.
+    origin = "*From its chunk (it cited no turn):*" if item.cited is Citation.CHUNK else "*From:*"
     for src in sources[:3]:
         where = md_text(f"{os.path.basename(src.path)}:{src.line}")
-        parts.append(f"*From:* [{where}](<{file_uri(src.path)}#L{src.line}>)")
+        parts.append(f"{origin} [{where}](<{file_uri(src.path)}#L{src.line}>)")
     parts.append(f"*Item:* {md_text(item.id)} · {md_text(item.state.value)} · {md_text(item.extractor)}")
     return "\n".join(parts)
 
