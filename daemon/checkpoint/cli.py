@@ -42,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(now)
     now.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
-    now.add_argument("--extractor", choices=["anthropic", "heuristic"], help="env CHECKPOINT_EXTRACTOR")
+    # The names are checked by the settings, as the config file's and the environment's are: an unknown
+    # one is refused in one line that says where it came from (argparse's choices would print usage too).
+    now.add_argument("--extractor", metavar="{" + ",".join(config.EXTRACTORS) + "}",
+                     help="which extractor runs (default: chosen automatically; env CHECKPOINT_EXTRACTOR)")
     now.add_argument("--session", help="only this session")
     now.add_argument("--max-requests", type=int, help="run budget: model requests (env CHECKPOINT_MAX_REQUESTS)")
     now.add_argument("--max-tokens", type=int,
@@ -75,15 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     flags = {k: v for k, v in vars(args).items() if k in config.NAMES}
-    if args.command == "serve":
-        from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
-
-        return serve(flags)
     try:
-        settings = config.load(flags)
+        settings = config.load(flags, overrides_from="the command line")
     except config.SettingsError as exc:
         print(f"checkpoint: error in the settings: {exc}", file=sys.stderr)
         return 2
+    if args.command == "serve":
+        from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
+
+        return serve(flags)  # the editor's settings come on top; a bad one is said in the editor
     store = Store(settings.db)
     try:
         code = _command(store, settings, args)

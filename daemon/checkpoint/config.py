@@ -41,6 +41,11 @@ def config_file() -> Path:
     return base / "checkpoint" / "config.toml"
 
 
+# The extractors a user may ask for by name (`extractor`); unset (None): chosen automatically
+# (extract/choose.py). Any other name is refused, never replaced by another extractor.
+EXTRACTORS = ("anthropic", "claude-code", "codex", "heuristic")
+
+
 class SettingsError(ValueError):
     """A setting that cannot be used: which one, where it came from, and why."""
 
@@ -49,7 +54,7 @@ class SettingsError(ValueError):
 class Settings:
     db: Path = field(default_factory=default_db)
     sources: list[Path] = field(default_factory=default_sources)
-    extractor: str | None = None  # "anthropic" | "heuristic"; None: anthropic when a key is set
+    extractor: str | None = None  # one of EXTRACTORS; None: chosen automatically (extract/choose.py)
     model: str = "claude-haiku-4-5"
     fallback_models: list[str] = field(default_factory=list)
     chunk_tokens: int = CHUNK_TOKENS
@@ -75,6 +80,8 @@ class Settings:
     at_risk_days: float = AT_RISK_DAYS
 
     def __post_init__(self) -> None:
+        if self.extractor is not None:
+            _known_extractor(self.extractor)
         if not self.lease_seconds > 0:
             raise SettingsError(f"lease_seconds: must be more than 0, not {self.lease_seconds}")
         if not self.at_risk_days >= 0:
@@ -84,6 +91,13 @@ class Settings:
 
             for detector in custom_detectors(self.redact_patterns):
                 _ = detector.pattern  # a name or a regex that is no good is said when the settings load
+
+
+def _known_extractor(name: str) -> str:
+    if name not in EXTRACTORS:
+        raise SettingsError(f"extractor: unknown extractor {name!r} (known: {', '.join(EXTRACTORS)};"
+                            " leave it unset to choose automatically)")
+    return name
 
 
 NAMES = frozenset(f.name for f in fields(Settings))
@@ -136,7 +150,10 @@ def _typed(values: dict[str, Any], where: str) -> dict[str, Any]:
     if unknown:
         raise SettingsError(f"{where}: unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
     try:
-        return {name: _coerce(name, _KINDS[name], value) for name, value in values.items()}
+        typed = {name: _coerce(name, _KINDS[name], value) for name, value in values.items()}
+        if typed.get("extractor") is not None:
+            _known_extractor(typed["extractor"])  # said here, with where it came from
+        return typed
     except SettingsError as exc:
         raise SettingsError(f"{where}: {exc}") from None
 
@@ -175,8 +192,11 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
     return values
 
 
-def load(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None = None) -> Settings:
-    """Merge every layer; `overrides` (flags) win. None values in overrides are ignored."""
+def load(
+    overrides: dict[str, Any] | None = None, environ: dict[str, str] | None = None, *, overrides_from: str = "options"
+) -> Settings:
+    """Merge every layer; `overrides` (flags) win. None values in overrides are ignored.
+    `overrides_from` names them in an error (the command line, the editor's settings)."""
     values: dict[str, Any] = {}
     path = config_file()
     if path.is_file():
@@ -188,7 +208,7 @@ def load(overrides: dict[str, Any] | None = None, environ: dict[str, str] | None
         except tomllib.TOMLDecodeError as exc:
             raise SettingsError(f"{path}: not valid TOML: {exc}") from None
     values.update(_from_env(dict(os.environ) if environ is None else environ))
-    values.update(_typed({k: v for k, v in (overrides or {}).items() if v is not None}, "options"))
+    values.update(_typed({k: v for k, v in (overrides or {}).items() if v is not None}, overrides_from))
     return Settings(**values)
 
 

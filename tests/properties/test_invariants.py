@@ -28,6 +28,7 @@ import functools
 import hashlib
 import os
 import random
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -193,6 +194,7 @@ class TurnRow:
     path: str
     line_no: int
     chunked: bool
+    role: str
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,7 @@ class ChunkRow:
 class Snapshot:
     turns: dict[str, TurnRow]
     chunks: list[ChunkRow]
-    items: list[tuple[str, str, list[str]]]  # session, statement, turn ids
+    items: list[tuple[str, str, list[str], str]]  # session, statement, turn ids, cited
     watermarks: dict[str, int]
     slices_of_chunk: dict[int, list[SliceKey]] = field(default_factory=dict)
     slices_of_turn: dict[str, list[SliceKey]] = field(default_factory=dict)  # chunked turns only
@@ -225,8 +227,9 @@ class Snapshot:
         conn = sqlite3.connect(db)
         try:
             turns = {
-                r[0]: TurnRow(r[1], r[2], r[3], r[4], r[5], bool(r[6]))
-                for r in conn.execute("SELECT id, session_id, seq, text, source_path, line_no, chunked FROM turns")
+                r[0]: TurnRow(r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7])
+                for r in conn.execute(
+                    "SELECT id, session_id, seq, text, source_path, line_no, chunked, role FROM turns")
             }
             chunks = [
                 ChunkRow(*r)
@@ -235,8 +238,8 @@ class Snapshot:
                     " cause, lease_owner FROM chunks ORDER BY session_id, first_seq, char_start"
                 )
             ]
-            items = [(r[0], r[1], orjson.loads(r[2])) for r in conn.execute(
-                "SELECT session_id, statement, turn_ids FROM items")]
+            items = [(r[0], r[1], orjson.loads(r[2]), r[3]) for r in conn.execute(
+                "SELECT session_id, statement, turn_ids, cited FROM items")]
             sessions = conn.execute("SELECT id, watermark FROM sessions").fetchall()
         finally:
             conn.close()
@@ -499,6 +502,7 @@ class EngineMachine(RuleBasedStateMachine):
         STATS["chunks re-split"] += report.resplit
         STATS["runs stopped by their budget"] += bool(report.stopped_by)
         STATS["chunks lost to another runner"] += report.lost
+        STATS["items attributed to their chunk"] += report.items_attributed
         assert (report.captured > 0) == (len(self.commits) > commits_before), "captures reported and committed differ"
         assert report.tried == report.captured + report.failed + report.resplit + report.lost, (
             "a tried chunk is neither captured, failed, re-split nor lost to another runner"
@@ -627,12 +631,28 @@ class EngineMachine(RuleBasedStateMachine):
         assert not strays, f"turns {sorted(strays)[:3]} come from no line of any transcript"
 
     def _check_items(self, snap: Snapshot) -> set[SliceKey]:
-        """Every committed item is a marker of a slice of its session, citing exactly that turn."""
+        """Every committed item is a marker of a slice of its session citing exactly that turn, or, when
+        the answer cited none of the chunk's turns, attributed to the chunk holding the slice; or the
+        bogus item of a `foreign` answer, attributed to its chunk. Nothing the model said is dropped."""
         captured: set[SliceKey] = set()
-        for session_id, statement, turn_ids in snap.items:
+        chunk_of = {key: ch for ch in snap.chunks for key in snap.slices_of_chunk[ch.id]}
+        by_id = {ch.id: ch for ch in snap.chunks}
+        for session_id, statement, turn_ids, cited in snap.items:
             key = parse_marker(statement)
-            assert key is not None, f"an item that the extractor's validation must drop was committed: {statement!r}"
-            assert turn_ids == [key[0]], f"{statement!r} cites {turn_ids}: turns outside its chunk were kept"
+            if key is None:
+                bogus = re.fullmatch(r"bogus item of chunk (\d+)", statement)
+                assert bogus, f"an item no answer held was committed: {statement!r}"
+                chunk = by_id.get(int(bogus.group(1)))
+                assert chunk is not None and chunk.state == "captured", f"{statement!r}: its chunk is not captured"
+                assert (cited, turn_ids) == ("chunk", self._attribution(snap, chunk)), (
+                    f"{statement!r} cites {turn_ids} ({cited}): an uncited item is its chunk's")
+                continue
+            if cited == "turns":
+                assert turn_ids == [key[0]], f"{statement!r} cites {turn_ids}: turns outside its chunk were kept"
+            else:
+                assert key in chunk_of, f"{statement!r} names a slice of no chunk"
+                assert turn_ids == self._attribution(snap, chunk_of[key]), (
+                    f"{statement!r} cites {turn_ids}: not its chunk's turns, though it cited none of them")
             assert snap.turns[key[0]].session_id == session_id, f"{statement!r} filed under another session"
             assert key not in captured, f"{statement!r} committed twice"
             captured.add(key)
@@ -640,6 +660,14 @@ class EngineMachine(RuleBasedStateMachine):
         assert not lost, f"captured slices {sorted(lost)[:3]} are no longer captured"
         self.prev_captured = captured
         return captured
+
+    @staticmethod
+    def _attribution(snap: Snapshot, chunk: ChunkRow) -> list[str]:
+        """What an item citing none of a chunk's turns is attributed to: its user and assistant turns, in
+        order; all its turns when it holds only tool turns."""
+        turns = list(dict.fromkeys(key[0] for key in snap.slices_of_chunk[chunk.id]))
+        spoken = [tid for tid in turns if snap.turns[tid].role != "tool"]
+        return spoken or turns
 
     def _check_markers(self, snap: Snapshot, captured: set[SliceKey]) -> None:
         """Items, chunk state and watermark agree: one transaction moved them all, or none."""
@@ -733,7 +761,7 @@ class EngineMachine(RuleBasedStateMachine):
         expected = {line.turn_id: line for f in self.files for line in f.lines if line.turn_id}
         assert set(snap.turns) == set(expected), "stored turns differ from the transcripts' turns"
         assert {c.state for c in snap.chunks} == {"captured"}, Counter(c.state for c in snap.chunks)
-        markers = Counter(parse_marker(statement) for _, statement, _ in snap.items)
+        markers = Counter(key for _, statement, _, _ in snap.items if (key := parse_marker(statement)))
         committed = Counter(self.commits)
         for tid, turn in snap.turns.items():
             keys = snap.slices_of_turn[tid]
@@ -747,7 +775,8 @@ class EngineMachine(RuleBasedStateMachine):
         for s in self.store.session_counts():
             assert (s.captured, s.pending, s.failed) == (s.turns, 0, 0), s.as_dict()
             assert s.watermark == s.turns, s.as_dict()
-        assert len(snap.items) == sum(markers.values()) == len(committed)
+        bogus = sum(statement.startswith("bogus item of chunk") for _, statement, _, _ in snap.items)
+        assert len(snap.items) - bogus == sum(markers.values()) == len(committed)
         STATS.update({f"answers {k}": v for k, v in self.extractor.outcomes.items()})
         STATS["examples converged"] += 1
         STATS["turns split into parts"] += sum(len(keys) > 1 for keys in snap.slices_of_turn.values())
@@ -769,6 +798,7 @@ MUST_EXERCISE = (
     "chunks failed", "chunks re-split", "runs stopped by their budget",
     "deaths scanning", "deaths running", "deaths inside commit_extraction", "deaths while a request was in flight",
     "zombie answers committed", "zombie answers discarded", "files replaced", "examples converged",
+    "items attributed to their chunk",
 )
 
 
@@ -843,6 +873,15 @@ def _mutate(monkeypatch: pytest.MonkeyPatch, mutant: str) -> None:
             yield self.conn  # every statement commits on its own: a death in between leaves half a commit
 
         monkeypatch.setattr(Store, "transaction", autocommit)
+    elif mutant == "uncited items dropped":
+        validate = runner.validate
+
+        def dropping(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
+            clean, attributed = validate(chunk, extraction)  # what the code did before: drop, not attribute
+            kept = [i for i in clean.items if i.cited == "turns"]
+            return clean.model_copy(update={"items": kept}), attributed
+
+        monkeypatch.setattr(runner, "validate", dropping)
     else:
         raise AssertionError(mutant)
 
@@ -854,6 +893,7 @@ MUTANTS = {
     "captured chunks stay due": "sent again|no longer captured|items of its answer were committed",
     "a layer trims what is sent": "sent other text",
     "late answer ignores the lease": "committed more than once|late answer was committed",
+    "uncited items dropped": "counts as captured but the output|captures reported and committed differ",
     "commit not one transaction": (
         "items of its answer were committed|counts as captured but the output|committed 0 times"
         "|chunked but no chunk holds it|in no chunk|turns counted"  # the last: a scan's batch half stored

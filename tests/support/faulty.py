@@ -121,9 +121,10 @@ class ScriptedExtractor:
     - error: ExtractionError (a model that refused or answered badly);
     - crash: an arbitrary exception (an extractor bug);
     - foreign: the markers, but each also citing turns outside the chunk, plus an item citing only
-      such turns, under a wrong chunk id (validation must strip and drop them);
-    - all_foreign: the markers, each citing only turns outside the chunk (an answer about other turns:
-      the chunk must not count as captured);
+      such turns, under a wrong chunk id (validation must strip the foreign citations and the chunk
+      id, and attribute the item citing none of the chunk's turns to the chunk);
+    - all_foreign: the markers, each citing only turns outside the chunk (the chunk is captured, each
+      marker attributed to the chunk's turns, never dropped);
     - too_large: ExtractionError asking for the chunk to be re-split (sometimes saying what would fit);
     - kill: the process dies while the request is in flight (`on_kill`, then Killed);
     - taken_over: the markers, but while the request was in flight its lease expired and another
