@@ -33,7 +33,7 @@ export interface Settings {
   sources: string[];
   database: string;
   scope: 'workspace' | 'all';
-  extractor: 'auto' | 'anthropic' | 'heuristic';
+  extractor: 'auto' | 'anthropic' | 'claude-code' | 'codex' | 'heuristic';
   model: string;
   fallbackModels: string[];
   budget: { maxRequests: number | null; maxTokens: number | null; maxCost: number | null };
@@ -71,7 +71,7 @@ export function readSettings(config: ConfigReader): Settings {
     sources: stringList(config.get('sources')),
     database: (config.get<string>('database') ?? '').trim(),
     scope: oneOf(config.get('scope'), ['workspace', 'all'] as const, 'workspace'),
-    extractor: oneOf(config.get('extractor'), ['auto', 'anthropic', 'heuristic'] as const, 'auto'),
+    extractor: oneOf(config.get('extractor'), ['auto', 'anthropic', 'claude-code', 'codex', 'heuristic'] as const, 'auto'),
     model: (config.get<string>('model') ?? '').trim(),
     fallbackModels: stringList(config.get('fallbackModels')),
     budget: {
