@@ -330,10 +330,12 @@ class CodexExtractor:
 
 
 def _last_line(text: str) -> str:
-    """The last line of Codex's output that says something (not its warning about PATH aliases)."""
+    """What Codex said went wrong: its first "Error ..." line, else its last line that says something
+    (not its warning about PATH aliases)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("WARNING: proceeding")
              and not ln.startswith("Reading additional input")]
-    return lines[-1] if lines else ""
+    errors = [ln for ln in lines if ln.startswith("Error")]
+    return (errors or lines or [""])[0 if errors else -1]
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
