@@ -246,3 +246,15 @@ def test_codex_settings_come_from_the_file_and_the_environment(tmp_path: Path, m
     assert (defaults.codex_command, defaults.codex_model, defaults.codex_config) == ("codex", None, [])
     assert "--model" not in CodexExtractor(defaults).argv()  # None: Codex's default model for the login
     assert json.dumps(ANSWER_SCHEMA)  # the schema file is JSON
+
+
+def test_a_codex_that_dies_mid_turn_is_retried_not_fatal(home: Path, tmp_path: Path) -> None:
+    dying = tmp_path / "dying-codex"
+    dying.write_text("#!/bin/sh\ncat > /dev/null\necho '{\"type\":\"turn.started\"}'\necho 'killed' >&2\nexit 137\n")
+    dying.chmod(dying.stat().st_mode | stat.S_IXUSR)
+    extractor = CodexExtractor(settings(home, codex_command=str(dying), max_attempts=2,
+                                        codex_config=['model_provider="fake"']))
+    with pytest.raises(ExtractionError) as caught:
+        extractor.extract(CHUNK)
+    assert caught.value.retryable
+    assert caught.value.cause == f"codex: `{dying} exec` ended mid-turn (exit 137: killed) after 2 attempts"

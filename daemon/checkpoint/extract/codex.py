@@ -318,6 +318,9 @@ class CodexExtractor:
                               usage=usage)
         if events.failure is not None and events.started:
             return classify(events.failure)
+        if events.started and proc.returncode != 0:  # ended mid-turn (a signal, a crash): worth another try
+            said = _last_line(stderr) or "no message"
+            return _Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said[:200]})")
         # Codex stopped before a turn began: its config, its home or its arguments. No chunk fares better.
         said = events.failure or _last_line(stderr) or f"exit {proc.returncode}"
         if proc.returncode == 0:
