@@ -70,6 +70,10 @@ class Settings:
     retry_delay: float = 1.0  # seconds before the first retry; doubles each time
     retry_max_delay: float = 30.0  # cap on any wait, retry-after included
     request_timeout: float = 120.0  # seconds per request
+    # the Codex extractor (`extractor = "codex"`): the user's `codex` CLI and its login
+    codex_command: str = "codex"
+    codex_model: str | None = None  # None: Codex's default model for the login
+    codex_config: list[str] = field(default_factory=list)  # `codex -c key=value` overrides, e.g. a provider
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
@@ -173,6 +177,8 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_LEASE_SECONDS": "lease_seconds",
     "CHECKPOINT_REDACT": "redact",
     "CHECKPOINT_AT_RISK_DAYS": "at_risk_days",
+    "CHECKPOINT_CODEX_COMMAND": "codex_command",
+    "CHECKPOINT_CODEX_MODEL": "codex_model",
 }
 
 

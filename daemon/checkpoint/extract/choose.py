@@ -32,6 +32,16 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
     credentials = credentials_variable()
     if wanted == "heuristic":
         return ExtractorChoice(HeuristicExtractor(), f"Using {OFFLINE}, as configured.", fallback=False)
+    if wanted == "codex":  # only when asked for: never part of the automatic choice
+        from checkpoint.extract.codex import CodexExtractor, codex_unavailable
+
+        missing = codex_unavailable(settings)
+        if missing is not None:
+            why = (f"The Codex extractor was asked for, but {missing}: using the offline heuristic extractor "
+                   f"instead (phrase rules, no network).")
+            return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
+        codex = CodexExtractor(settings)
+        return ExtractorChoice(codex, f"Using {codex.description} (as configured).", fallback=False)
     if credentials is None:
         if wanted == "anthropic":
             why = ("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
