@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(now)
     now.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
-    now.add_argument("--extractor", choices=["anthropic", "heuristic"], help="env CHECKPOINT_EXTRACTOR")
+    now.add_argument("--extractor", choices=["anthropic", "claude-code", "heuristic"], help="env CHECKPOINT_EXTRACTOR")
     now.add_argument("--session", help="only this session")
     now.add_argument("--max-requests", type=int, help="run budget: model requests (env CHECKPOINT_MAX_REQUESTS)")
     now.add_argument("--max-tokens", type=int,

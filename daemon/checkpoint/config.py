@@ -34,6 +34,13 @@ def default_sources() -> list[Path]:
     return [claude / "projects", codex / "sessions"]
 
 
+def extractor_workdir(db: Path) -> Path:
+    """The working directory of Checkpoint's own agent CLI runs (the claude-code extractor): its own,
+    beside the database, so that a run's transcript, were one ever written, lands under a project slug
+    of no user project, which the sources then skip."""
+    return db.parent / "extractor-runs"
+
+
 def config_file() -> Path:
     if os.environ.get("CHECKPOINT_CONFIG"):
         return Path(os.environ["CHECKPOINT_CONFIG"])
@@ -49,7 +56,9 @@ class SettingsError(ValueError):
 class Settings:
     db: Path = field(default_factory=default_db)
     sources: list[Path] = field(default_factory=default_sources)
-    extractor: str | None = None  # "anthropic" | "heuristic"; None: anthropic when a key is set
+    # "anthropic" | "claude-code" | "heuristic"; None: anthropic when a key is set, else claude-code when
+    # the `claude` CLI is logged in, else heuristic (extract/choose.py)
+    extractor: str | None = None
     model: str = "claude-haiku-4-5"
     fallback_models: list[str] = field(default_factory=list)
     chunk_tokens: int = CHUNK_TOKENS
@@ -65,6 +74,7 @@ class Settings:
     retry_delay: float = 1.0  # seconds before the first retry; doubles each time
     retry_max_delay: float = 30.0  # cap on any wait, retry-after included
     request_timeout: float = 120.0  # seconds per request
+    claude_command: str = "claude"  # the Claude Code CLI the claude-code extractor runs (a name on PATH or a path)
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
@@ -156,6 +166,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_LEASE_SECONDS": "lease_seconds",
     "CHECKPOINT_REDACT": "redact",
     "CHECKPOINT_AT_RISK_DAYS": "at_risk_days",
+    "CHECKPOINT_CLAUDE_COMMAND": "claude_command",
 }
 
 
