@@ -69,7 +69,7 @@ _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _KEY_SHAPE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-]+")
 _TOO_LONG = re.compile(r"prompt is too long|too many (input )?tokens|context (window|length)", re.IGNORECASE)
 _LOGIN = re.compile(r"not logged in|/login|invalid api key|oauth|authenticat|credential", re.IGNORECASE)
-FIX_LOGIN = "run `claude` and log in with /login (or `claude auth login`)"
+FIX_LOGIN = "run `claude auth login`"
 
 
 # -- is the CLI there, recent enough, logged in? ------------------------------------------------------
