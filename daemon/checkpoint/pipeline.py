@@ -22,7 +22,7 @@ import orjson
 
 from checkpoint import config, redact
 from checkpoint.chunker import estimate_tokens
-from checkpoint.config import Settings
+from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract.prompt import planned_header
 from checkpoint.model import (
     FileCursor,
@@ -34,10 +34,9 @@ from checkpoint.model import (
     SessionInfo,
     Usage,
 )
-from checkpoint.config import extractor_workdir
 from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
-from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.base import LineError, Reader, decode_line
+from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
     RawLine,

@@ -79,7 +79,8 @@ def test_the_choice_of_extractor_says_which_and_why(
     if key:
         monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     # A command that is nowhere: the choice must not depend on a `claude` of the machine running the test.
-    choice = choose_extractor(Settings(db=tmp_path / "db", sources=[], extractor=wanted, claude_command="claude-nowhere"))
+    settings = Settings(db=tmp_path / "db", sources=[], extractor=wanted, claude_command="claude-nowhere")
+    choice = choose_extractor(settings)
     assert (choice.extractor.name, choice.fallback, choice.sentence) == (name, fallback, sentence)
 
 

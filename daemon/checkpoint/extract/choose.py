@@ -38,9 +38,9 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
 
         status = cli_status(settings.claude_command)
         if status.usable:
-            extractor = ClaudeCodeExtractor(settings)
+            cli = ClaudeCodeExtractor(settings)
             why = "as configured" if wanted else "no ANTHROPIC_API_KEY set; the claude CLI is logged in"
-            return ExtractorChoice(extractor, f"Using {extractor.description}: {status.cause} ({why}).",
+            return ExtractorChoice(cli, f"Using {cli.description}: {status.cause} ({why}).",
                                    fallback=False)
         if wanted == "claude-code":
             why = (f"The claude-code extractor was asked for, but {status.cause}: using the offline heuristic "
