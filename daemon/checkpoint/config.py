@@ -34,6 +34,13 @@ def default_sources() -> list[Path]:
     return [claude / "projects", codex / "sessions"]
 
 
+def extractor_workdir(db: Path) -> Path:
+    """The working directory of Checkpoint's own agent CLI runs (the claude-code extractor): its own,
+    beside the database, so that a run's transcript, were one ever written, lands under a project slug
+    of no user project, which the sources then skip."""
+    return db.parent / "extractor-runs"
+
+
 def config_file() -> Path:
     if os.environ.get("CHECKPOINT_CONFIG"):
         return Path(os.environ["CHECKPOINT_CONFIG"])
@@ -74,6 +81,7 @@ class Settings:
     codex_command: str = "codex"
     codex_model: str | None = None  # None: Codex's default model for the login
     codex_config: list[str] = field(default_factory=list)  # `codex -c key=value` overrides, e.g. a provider
+    claude_command: str = "claude"  # the Claude Code CLI the claude-code extractor runs (a name on PATH or a path)
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
@@ -179,6 +187,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_AT_RISK_DAYS": "at_risk_days",
     "CHECKPOINT_CODEX_COMMAND": "codex_command",
     "CHECKPOINT_CODEX_MODEL": "codex_model",
+    "CHECKPOINT_CLAUDE_COMMAND": "claude_command",
 }
 
 

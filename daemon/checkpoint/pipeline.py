@@ -22,7 +22,7 @@ import orjson
 
 from checkpoint import config, redact
 from checkpoint.chunker import estimate_tokens
-from checkpoint.config import Settings
+from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract.prompt import planned_header
 from checkpoint.model import (
     FileCursor,
@@ -36,6 +36,7 @@ from checkpoint.model import (
 )
 from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
 from checkpoint.sources.base import LineError, Reader, decode_line
+from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
     RawLine,
@@ -75,7 +76,10 @@ def scan(store: Store, settings: Settings) -> ScanReport:
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
     known = store.file_cursors()  # one query, not one per file: a rescan of many files is stat-bound
-    for root, path in transcript_paths(report.roots, report.problems):
+    # The extractor's own Claude Code runs write no transcript (--no-session-persistence); were one
+    # written anyway, it would be under this slug, and a run's request is not a session of the user's.
+    own_runs = project_slugs(extractor_workdir(settings.db))
+    for root, path in transcript_paths(report.roots, report.problems, own_runs):
         row = known.get(path)
         if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
             role = locate(Path(path))

@@ -68,7 +68,8 @@ def test_now_on_a_fresh_machine_without_transcripts_says_where_it_looked(tmp_pat
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
     assert f"No transcripts found. Looked in: {claude} (missing), {codex} (missing)." in result.out
     assert "--source DIR or CHECKPOINT_SOURCES" in result.out
-    assert "No ANTHROPIC_API_KEY set: using the offline heuristic extractor" in result.out
+    assert "No ANTHROPIC_API_KEY set and `claude` not found on PATH" in result.out
+    assert "using the offline heuristic extractor (phrase rules, no network)." in result.out
     assert result.err == ""
     db = home / ".local" / "share" / "checkpoint" / "checkpoint.db"
     assert db.is_file()
@@ -92,7 +93,8 @@ def test_now_on_a_fresh_machine_captures_from_the_default_roots_and_says_what(tm
 
     out = result.out
     assert f"Looked in: {home}/.claude/projects (1 transcript), {home}/.codex/sessions (1 transcript)." in out
-    assert "No ANTHROPIC_API_KEY set: using the offline heuristic extractor (phrase rules, no network)." in out
+    assert "No ANTHROPIC_API_KEY set and `claude` not found on PATH" in out
+    assert "using the offline heuristic extractor (phrase rules, no network)." in out
     assert "Extracted " in out and "with the heuristic extractor" in out
     assert "Nothing new to extract." not in out
     status = run(["status", "--json"], env).check().json()

@@ -60,7 +60,11 @@ Answers (the responder)
         - JSON text in a text block, stop_reason "end_turn", when the request has
           output_config.format.type == "json_schema" (or no tool is forced);
         - the `input` of a tool_use block, stop_reason "tool_use", when tool_choice forces a tool
-          ({"type": "tool", "name": ...}, or {"type": "any"}: the first tool).
+          ({"type": "tool", "name": ...}, or {"type": "any"}: the first tool);
+        - the same, unforced, when the request offers a tool named "StructuredOutput": what Claude Code
+          (`claude -p --json-schema`) offers the model instead of output_config. Once the request carries
+          that call's tool_result, the turn ends with a short text block, stop_reason "end_turn" (an
+          agent's loop: answering every request with a tool call would never end).
     Replace it: `fake.responder = fn`, fn(MessageRequest) returning
         - a list of item dicts (wrapped as above),
         - a str (sent verbatim as one text block, stop_reason "end_turn"), or
@@ -157,6 +161,7 @@ _STATUS_FAULTS: dict[str, tuple[int, str, str]] = {
     "overloaded": (529, "overloaded_error", "Overloaded"),
 }
 _BODY_FAULTS = frozenset({"malformed_json", "schema_invalid", "max_tokens", "refusal", "context_window_exceeded"})
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"  # the tool Claude Code offers for --json-schema
 _STATUS_SHORTHANDS: dict[int, FaultKind] = {
     400: "prompt_too_long", 429: "rate_limit", 500: "api_error", 503: "unavailable", 529: "overloaded",
 }
@@ -262,6 +267,7 @@ class MessageRequest:
     system: str  # the system prompt's text
     prompt: str  # the text of the user messages, joined by blank lines
     seq: int
+    after_tool_result: bool = False  # the last message returns the StructuredOutput call: end the turn
 
 
 @dataclass
@@ -856,12 +862,19 @@ class FakeAnthropic:
                                            f"tool_choice: forcing tool use is not supported for model {spec.id}",
                                            seq))
             mode, tool_name, schema = "tool", str(tool.get("name")), cast(JSON, tool.get("input_schema") or {})
+        after_tool_result = False
+        offered = next((t for t in tools if t.get("name") == STRUCTURED_OUTPUT_TOOL), None)
+        if mode == "text" and offered is not None:
+            mode, tool_name, schema = "tool", STRUCTURED_OUTPUT_TOOL, cast(JSON, offered.get("input_schema") or {})
+            last = body["messages"][-1]
+            after_tool_result = isinstance(last, dict) and last.get("role") == "user" and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in last.get("content") or [])
         system = "\n\n".join(t for t, _ in _segments({"system": body.get("system")}))
         prompt = "\n\n".join(
             t for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"
             for t in _text_of(m.get("content")))
         return MessageRequest(body=body, model=spec.id, mode=mode, tool_name=tool_name, schema=schema,
-                              system=system, prompt=prompt, seq=seq)
+                              system=system, prompt=prompt, seq=seq, after_tool_result=after_tool_result)
 
     def _usage(self, body: JSON, spec: ModelSpec, counted: int, output_tokens: int) -> JSON:
         segs = _segments(body)
@@ -901,7 +914,10 @@ class FakeAnthropic:
         }
 
     def _message(self, req: MessageRequest, spec: ModelSpec, counted: int, fault: Fault | None) -> JSON:
-        result = self.responder(req)
+        if req.after_tool_result:
+            result: ResponderResult = {"content": [{"type": "text", "text": "Recorded."}], "stop_reason": "end_turn"}
+        else:
+            result = self.responder(req)
         body_fault = fault.kind if fault is not None and fault.kind in _BODY_FAULTS else None
         full: JSON | None = None
         raw_text: str | None = None

@@ -64,7 +64,9 @@ def test_the_budget_left_after_what_was_spent() -> None:
     ("heuristic", None, "heuristic", False,
      "Using the offline heuristic extractor (phrase rules, no network), as configured."),
     (None, None, "heuristic", True,
-     "No ANTHROPIC_API_KEY set: using the offline heuristic extractor (phrase rules, no network)."),
+     "No ANTHROPIC_API_KEY set and `claude-nowhere` not found on PATH (install Claude Code: npm install -g "
+     "@anthropic-ai/claude-code, or set claude_command): using the offline heuristic extractor (phrase rules, "
+     "no network)."),
     ("anthropic", None, "heuristic", True,
      "The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set: using the"
      " offline heuristic extractor instead (phrase rules, no network)."),
@@ -76,7 +78,9 @@ def test_the_choice_of_extractor_says_which_and_why(
 ) -> None:
     if key:
         monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    choice = choose_extractor(Settings(db=tmp_path / "db", sources=[], extractor=wanted))
+    # A command that is nowhere: the choice must not depend on a `claude` of the machine running the test.
+    settings = Settings(db=tmp_path / "db", sources=[], extractor=wanted, claude_command="claude-nowhere")
+    choice = choose_extractor(settings)
     assert (choice.extractor.name, choice.fallback, choice.sentence) == (name, fallback, sentence)
 
 

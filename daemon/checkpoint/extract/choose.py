@@ -25,7 +25,8 @@ def credentials_variable() -> str | None:
 
 
 def choose_extractor(settings: Settings) -> ExtractorChoice:
-    """Claude when credentials are set (or asked for), else the offline heuristic."""
+    """Claude through the SDK when credentials are set (or asked for); else Claude through the user's
+    `claude` CLI when it runs and is logged in (or asked for); else the offline heuristic."""
     from checkpoint.extract.heuristic import HeuristicExtractor  # loads pydantic: not for scan or status
 
     wanted = settings.extractor
@@ -42,12 +43,24 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
             return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
         codex = CodexExtractor(settings)
         return ExtractorChoice(codex, f"Using {codex.description} (as configured).", fallback=False)
-    if credentials is None:
-        if wanted == "anthropic":
-            why = ("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
-                   "set: using the offline heuristic extractor instead (phrase rules, no network).")
-        else:
-            why = f"No ANTHROPIC_API_KEY set: using {OFFLINE}."
+    if wanted == "claude-code" or (wanted is None and credentials is None):
+        from checkpoint.extract.claude_code import ClaudeCodeExtractor, cli_status
+
+        status = cli_status(settings.claude_command)
+        if status.usable:
+            cli = ClaudeCodeExtractor(settings)
+            why = "as configured" if wanted else "no ANTHROPIC_API_KEY set; the claude CLI is logged in"
+            return ExtractorChoice(cli, f"Using {cli.description}: {status.cause} ({why}).",
+                                   fallback=False)
+        if wanted == "claude-code":
+            why = (f"The claude-code extractor was asked for, but {status.cause}: using the offline heuristic "
+                   "extractor instead (phrase rules, no network).")
+            return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
+        return ExtractorChoice(HeuristicExtractor(), f"No ANTHROPIC_API_KEY set and {status.cause}: using {OFFLINE}.",
+                               fallback=True)
+    if credentials is None:  # "anthropic" asked for: every other case without credentials is above
+        why = ("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
+               "set: using the offline heuristic extractor instead (phrase rules, no network).")
         return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
     from checkpoint.extract.anthropic import AnthropicExtractor  # the SDK loads only when it is used
 

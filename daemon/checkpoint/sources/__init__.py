@@ -6,7 +6,7 @@ A new format is one module with a Reader, added to READERS.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,12 +32,13 @@ def locate(path: Path) -> FileRole | None:
     return None
 
 
-def transcript_paths(roots: list[Path], warn: list[ReadProblem]) -> Iterator[tuple[Path, str]]:
+def transcript_paths(roots: list[Path], warn: list[ReadProblem],
+                     skip_dirs: Collection[str] = ()) -> Iterator[tuple[Path, str]]:
     """(root, path) of every file named like a transcript under the roots, as strings: a rescan
     skips the unchanged ones on a stat, before any Path or reader looks at them. Symlinked
     directories are not followed (no loops); unreadable directories are reported in `warn` and
     skipped. A directory named like a transcript is listed too (and walked into), so that reading
-    it says what it is."""
+    it says what it is. Directories named in `skip_dirs` are not walked into (Checkpoint's own runs)."""
 
     def on_error(err: OSError) -> None:
         message = f"cannot list directory: {err.strerror}"
@@ -47,7 +48,7 @@ def transcript_paths(roots: list[Path], warn: list[ReadProblem]) -> Iterator[tup
         if not root.is_dir():
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
-            dirnames.sort()
+            dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
             for name in sorted(filenames + [d for d in dirnames if d.endswith(".jsonl")]):
                 if name.endswith(".jsonl"):
                     yield root, os.path.join(dirpath, name)

@@ -37,6 +37,14 @@ _TITLE_RANK = {"first-prompt": 0, "summary": 1, "ai-title": 2, "custom-title": 3
 # Markers the harness writes as user text; never a session's title.
 _NOT_A_TITLE = ("<", "[Request interrupted")
 _SESSION_FIELD = re.compile(rb'"sessionId"\s*:\s*"([^"\\]+)"')
+_NOT_IN_SLUG = re.compile(r"[^A-Za-z0-9]")
+
+
+def project_slugs(cwd: Path) -> set[str]:
+    """The folder names under ~/.claude/projects that Claude Code gives sessions run in `cwd`: every
+    character but letters and digits becomes "-" (seen with 2.1.328), for the path as given and as
+    resolved (it may name either)."""
+    return {_NOT_IN_SLUG.sub("-", str(p)) for p in (cwd, cwd.resolve())}
 
 
 class ClaudeCodeReader:

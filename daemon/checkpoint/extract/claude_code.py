@@ -1,0 +1,416 @@
+"""Extraction through the user's own Claude Code CLI (`claude -p`), so that a Claude subscription
+(no API key) extracts with the same model, prompt and schema as the SDK extractor.
+
+One process per chunk and per attempt:
+
+    claude -p --output-format json --json-schema SCHEMA --no-session-persistence --tools "" \\
+        --safe-mode --system-prompt SYSTEM_PROMPT --model MODEL          (the request on stdin)
+
+- `--json-schema`: Claude Code offers the model a `StructuredOutput` tool with the answer's schema; the
+  answer comes back as `structured_output` in the one JSON result of `--output-format json`, read by
+  schema.read_answer like every other model answer.
+- `--no-session-persistence`: the run writes no transcript, so it never becomes a session Checkpoint
+  reads. As defence in depth the process runs in Checkpoint's own working directory
+  (config.extractor_workdir), whose project slug the sources skip.
+- `--tools ""`: the model reads a chunk, it needs no tool (and must not run one a transcript asks for).
+- `--safe-mode`: the user's hooks, MCP servers, plugins and CLAUDE.md stay out of it (a SessionStart
+  hook would run once per chunk), while the login works as usual. `--bare` would do the same but
+  accepts only an API key, not the subscription login this extractor exists for.
+- `--system-prompt`: prompt.SYSTEM_PROMPT replaces Claude Code's agent prompt.
+
+Retries are ours, as in anthropic.py: `CLAUDE_CODE_MAX_RETRIES=0` turns off Claude Code's own (10 by
+default, with backoff, on 5xx/529/429 and dropped connections), so every attempt is counted, backed
+off (settings.retry_delay .. retry_max_delay) and its cause kept. `API_TIMEOUT_MS` gives it our
+request timeout; the process is killed after that plus a margin for its start.
+
+Fallback models: the same order as the SDK extractor (settings.model, then settings.fallback_models),
+driven here rather than by `--fallback-model`, so that each model's window is checked before it is
+sent a chunk and each attempt is counted. Windows and prices are the published ones (anthropic.py):
+the CLI reports neither before a request.
+
+Cost: `total_cost_usd` as Claude Code reports it (list price). A subscription user is not billed by
+the token: the figure is what the run would cost on the API, and what budgets count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
+from checkpoint.config import Settings, extractor_workdir
+from checkpoint.extract import ExtractionError
+from checkpoint.extract.anthropic import Fit, Window, _Failed, model_facts, price_of
+from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
+from checkpoint.model import ChunkInput, Usage
+
+NAME = "claude-code"
+# The oldest version whose flags this module uses is not known exactly: 2.1.328 is the one checked
+# (every flag above is in its --help). Older 2.1 releases have them too by their changelog; older
+# than 2.1 is refused with a cause that says to update.
+MIN_VERSION = (2, 1, 0)
+# What Claude Code adds to a request besides our prompt and schema: its one-line identity, the
+# environment <system-reminder>s and the StructuredOutput tool's wrapper (about 1,200 tokens seen).
+CLI_OVERHEAD_TOKENS = 2_000
+START_SECONDS = 30.0  # on top of the request timeout: the process's own start and shutdown
+PROBE_SECONDS = 20.0
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_KEY_SHAPE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-]+")
+_TOO_LONG = re.compile(r"prompt is too long|too many (input )?tokens|context (window|length)", re.IGNORECASE)
+_LOGIN = re.compile(r"not logged in|/login|invalid api key|oauth|authenticat|credential", re.IGNORECASE)
+FIX_LOGIN = "run `claude auth login`"
+
+
+# -- is the CLI there, recent enough, logged in? ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CliStatus:
+    usable: bool
+    cause: str  # why not, naming the fix; when usable, what it runs as ("Claude Code 2.1.328, claude.ai login")
+    version: str | None = None
+
+
+_probes: dict[tuple[str, ...], CliStatus] = {}
+_probes_lock = threading.Lock()
+
+
+def _hide_keys(text: str) -> str:
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        value = os.environ.get(var)
+        if value and len(value) >= 8:
+            text = text.replace(value, "[redacted]")
+    return _KEY_SHAPE.sub(lambda m: m.group(1) + "…[redacted]", text)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return _hide_keys(lines[-1][:300]) if lines else ""
+
+
+def version_status(command: str) -> CliStatus:
+    """`claude --version` against MIN_VERSION (fast: it starts no session)."""
+    path = shutil.which(command)
+    if path is None:
+        return CliStatus(False, f"`{command}` not found on PATH (install Claude Code: "
+                                "npm install -g @anthropic-ai/claude-code, or set claude_command)")
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=PROBE_SECONDS,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return CliStatus(False, f"`{command} --version` did not run ({type(exc).__name__}; reinstall Claude Code)")
+    found = _VERSION.search(out.stdout)
+    if out.returncode != 0 or found is None:
+        return CliStatus(False, f"`{command} --version` failed (exit {out.returncode}: "
+                                f"{_last_line(out.stderr or out.stdout)}; reinstall Claude Code)")
+    version = tuple(int(g) for g in found.groups())
+    if version < MIN_VERSION:
+        need = ".".join(map(str, MIN_VERSION))
+        return CliStatus(False, f"Claude Code {found.group(0)} is older than {need}, whose flags the claude-code "
+                                "extractor uses (run `claude update`)", found.group(0))
+    return CliStatus(True, f"Claude Code {found.group(0)}", found.group(0))
+
+
+def cli_status(command: str) -> CliStatus:
+    """Whether `command` is a Claude Code recent enough and logged in, without calling a model:
+    `claude --version`, then `claude auth status --json` (it reads the login the CLI would use: the
+    credentials file or keychain, an API key or token in its environment, an apiKeyHelper). Cached per
+    process, per command and environment (tests change HOME between cases)."""
+    key = (command, *(os.environ.get(v, "") for v in ("PATH", "HOME", "CLAUDE_CONFIG_DIR")),
+           *(str(bool(os.environ.get(v))) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")))
+    with _probes_lock:
+        cached = _probes.get(key)
+    if cached is not None:
+        return cached
+    status = version_status(command)
+    if status.usable:
+        status = _login_status(command, status)
+    with _probes_lock:
+        _probes[key] = status
+    return status
+
+
+def _login_status(command: str, found: CliStatus) -> CliStatus:
+    path = shutil.which(command) or command
+    try:
+        out = subprocess.run([path, "auth", "status", "--json"], capture_output=True, text=True,
+                             timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL, env=_child_env(None))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return CliStatus(False, f"`{command} auth status` did not run ({type(exc).__name__})", found.version)
+    try:
+        status = json.loads(out.stdout)
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
+        return CliStatus(False, f"`{command} auth status` said nothing readable (exit {out.returncode}: "
+                                f"{_last_line(out.stderr or out.stdout)})", found.version)
+    if status.get("loggedIn") is not True:
+        return CliStatus(False, f"Claude Code is not logged in ({FIX_LOGIN})", found.version)
+    method = status.get("authMethod") or "unknown"
+    return CliStatus(True, f"{found.cause}, {method} login", found.version)
+
+
+def _child_env(settings: Settings | None) -> dict[str, str]:
+    """The user's environment (their login, proxy, gateway), with Claude Code's own retries off and
+    its side traffic (telemetry, update checks) stopped. CLAUDECODE marks a nested session: a
+    Checkpoint started from a Claude Code hook must still start a plain one."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")}
+    env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+    if settings is not None:
+        env["CLAUDE_CODE_MAX_RETRIES"] = "0"
+        env["API_TIMEOUT_MS"] = str(int(settings.request_timeout * 1000))
+        env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(settings.output_tokens)
+    return env
+
+
+# -- the extractor -----------------------------------------------------------------------------------
+
+Sleep = Callable[[float], None]
+
+
+class ClaudeCodeExtractor:
+    name = NAME
+
+    def __init__(self, settings: Settings, sleep: Sleep = time.sleep) -> None:
+        self.settings = settings
+        self.models = [settings.model, *[m for m in settings.fallback_models if m != settings.model]]
+        fallbacks = f", falling back to {', '.join(self.models[1:])}" if len(self.models) > 1 else ""
+        self.description = f"Claude through the Claude Code CLI ({self.models[0]}{fallbacks}; the CLI's own login)"
+        self.sleep = sleep
+        self.workdir = extractor_workdir(settings.db)
+        self._lock = threading.Lock()
+        self._checked: CliStatus | None = None
+        self._seen_estimate = 0
+        self._seen_usage = Usage()
+
+    # -- windows, sizes and prices ------------------------------------------------------------------
+
+    def window(self, model: str) -> Window:
+        facts, known = model_facts(model)
+        return Window(facts.max_input_tokens, facts.max_output_tokens,
+                      "published figures" if known else "assumed (unknown model)")
+
+    def _reserve(self, window: Window) -> int:
+        return max(1, min(self.settings.output_tokens, window.max_output_tokens))
+
+    def overhead_estimate(self, chunk: ChunkInput | None = None) -> int:
+        known = render_request(chunk)[0] if chunk is not None else ""
+        return (estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(json.dumps(SCHEMA)) + estimate_tokens(known)
+                + CLI_OVERHEAD_TOKENS)
+
+    def measure(self, model: str, chunk: ChunkInput) -> Fit:
+        """The local estimate only: the CLI offers no count_tokens."""
+        window = self.window(model)
+        overhead = self.overhead_estimate(chunk)
+        return Fit(model, overhead + chunk.token_estimate, window, self._reserve(window), False, overhead)
+
+    def chunk_budget(self) -> int:
+        window = self.window(self.models[0])
+        return max(MIN_CHUNK_TOKENS, window.max_input_tokens - self._reserve(window) - self.overhead_estimate())
+
+    def estimate(self, chunk_tokens: int, chunks: int = 1) -> Usage:
+        """As the SDK extractor's: calibrated on this run's answers, else from the price table."""
+        price = price_of(self.models[0])
+        sent = chunk_tokens + chunks * self.overhead_estimate()
+        with self._lock:
+            seen_est, seen = self._seen_estimate, replace(self._seen_usage)
+        if seen_est and seen.requests:
+            scale = sent / seen_est
+            usage = Usage(
+                input_tokens=int(seen.input_tokens * scale),
+                output_tokens=int(seen.output_tokens * scale),
+                cache_creation_input_tokens=int(seen.cache_creation_input_tokens * scale),
+                cache_read_input_tokens=int(seen.cache_read_input_tokens * scale),
+                requests=max(chunks, int(seen.requests * scale)),
+            )
+            usage.cost_usd = seen.cost_usd * scale if seen.cost_usd else price.cost(usage)
+            return usage
+        output = min(chunks * self.settings.output_tokens, max(chunks * 200, sent // 6))
+        usage = Usage(input_tokens=sent, output_tokens=output, requests=chunks)
+        usage.cost_usd = price.cost(usage)
+        return usage
+
+    # -- extraction ----------------------------------------------------------------------------------
+
+    def _ready(self, usage: Usage) -> None:
+        """Once per run (per extractor): the CLI is there and recent enough; else a fatal cause."""
+        with self._lock:
+            status = self._checked
+        if status is None:
+            status = version_status(self.settings.claude_command)
+            with self._lock:
+                self._checked = status
+        if not status.usable:
+            raise ExtractionError(status.cause, retryable=False, usage=usage)
+
+    def extract(self, chunk: ChunkInput) -> Extraction:
+        usage = Usage()
+        self._ready(usage)
+        causes: list[str] = []
+        resplit: tuple[str, int] | None = None
+        for i, model in enumerate(self.models):
+            role = "primary" if i == 0 else "fallback"
+            fit = self.measure(model, chunk)
+            if not fit.ok:
+                target = fit.fit_tokens(chunk.token_estimate)
+                if i == 0:
+                    raise ExtractionError(f"{model}: {fit.describe()}; re-splitting", too_large=True,
+                                          fit_tokens=target, usage=usage)
+                causes.append(f"fallback {model} refused: {fit.describe()}")
+                if resplit is None and target is not None:
+                    resplit = (model, target)
+                continue
+            outcome = self._ask(model, chunk, usage)
+            if isinstance(outcome, Extraction):
+                return outcome
+            said = f"{role} {model} {outcome.cause}" if i or causes else f"{model}: {outcome.cause}"
+            if outcome.kind == "too_large":
+                raise ExtractionError("; ".join([*causes, said + "; re-splitting"]), too_large=True, usage=usage)
+            if outcome.kind == "fatal":
+                raise ExtractionError("; ".join([*causes, said]), retryable=False, usage=usage)
+            causes.append(f"{role} {model} {outcome.cause}")
+        if resplit is not None:
+            model, target = resplit
+            raise ExtractionError("; ".join(causes) + f"; re-splitting to fit {model}", too_large=True,
+                                  fit_tokens=target, usage=usage)
+        raise ExtractionError("; ".join(causes), usage=usage)
+
+    def _ask(self, model: str, chunk: ChunkInput, usage: Usage) -> Extraction | _Failed:
+        """Up to max_attempts runs of the CLI for one model."""
+        failure = _Failed("transient", "gave no answer")
+        attempts = max(1, self.settings.max_attempts)
+        for attempt in range(1, attempts + 1):
+            outcome = self._run(model, chunk, usage)
+            if isinstance(outcome, Extraction):
+                return outcome.model_copy(update={"usage": usage})
+            failure = outcome
+            if failure.kind in ("too_large", "fatal", "refused", "rejected"):
+                return failure
+            if attempt < attempts:
+                self.sleep(self._delay(attempt))
+        return _Failed(failure.kind, f"{failure.cause} after {attempts} attempts")
+
+    def command(self, model: str) -> list[str]:
+        return [shutil.which(self.settings.claude_command) or self.settings.claude_command, "-p",
+                "--output-format", "json", "--json-schema", json.dumps(SCHEMA), "--no-session-persistence",
+                "--tools", "", "--safe-mode", "--system-prompt", SYSTEM_PROMPT, "--model", model]
+
+    def _run(self, model: str, chunk: ChunkInput, usage: Usage) -> Extraction | _Failed:
+        """One process: the request on stdin, one JSON result on stdout."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        usage.requests += 1  # a process that fails before its request is counted too: every attempt is
+        try:
+            proc = subprocess.Popen(self.command(model), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, cwd=self.workdir, env=_child_env(self.settings))
+        except OSError as exc:
+            return _Failed("fatal", f"`{self.settings.claude_command}` could not be started ({exc.strerror}): "
+                                    "install Claude Code or set claude_command")
+        try:
+            out, err = proc.communicate("".join(render_request(chunk)),
+                                        timeout=self.settings.request_timeout + START_SECONDS)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return _Failed("transient", "timed out (the claude process was killed)")
+        try:
+            result = json.loads(out)
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited {proc.returncode}"
+            detail = _last_line(err or out)
+            return _Failed("transient", f"claude {how} without a result" + (f" ({detail})" if detail else ""))
+        spent = _usage_of(model, result)
+        usage.add(replace(spent, requests=0))
+        outcome = read_result(result)
+        if isinstance(outcome, _Failed):
+            return outcome
+        with self._lock:
+            self._seen_estimate += chunk.token_estimate + self.overhead_estimate(chunk)
+            self._seen_usage.add(spent)
+        return Extraction(chunk_id=chunk.chunk_id, items=outcome, extractor=self.name, model=model)
+
+    def _delay(self, attempt: int) -> float:
+        base = self.settings.retry_delay * 2 ** (attempt - 1)
+        return float(min(self.settings.retry_max_delay, base * (1 + random.random() / 4)))
+
+
+def _usage_of(model: str, result: Mapping[str, Any]) -> Usage:
+    raw = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    assert isinstance(raw, dict)
+
+    def count(name: str) -> int:
+        value = raw.get(name)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    usage = Usage(input_tokens=count("input_tokens"), output_tokens=count("output_tokens"),
+                  cache_creation_input_tokens=count("cache_creation_input_tokens"),
+                  cache_read_input_tokens=count("cache_read_input_tokens"), requests=1)
+    cost = result.get("total_cost_usd")
+    usage.cost_usd = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) \
+        else price_of(model).cost(usage)
+    return usage
+
+
+def read_result(result: Mapping[str, Any]) -> list[ItemDraft] | _Failed:
+    """The drafts of a successful result, or why there are none (the kind decides what happens next)."""
+    stop = result.get("stop_reason")
+    if result.get("is_error") is not True and result.get("subtype") == "success":
+        if stop in ("max_tokens", "model_context_window_exceeded"):
+            return _Failed("too_large", f"answer truncated (stop_reason {stop})")
+        answer = result.get("structured_output")
+        if not isinstance(answer, dict):
+            text = result.get("result")
+            answer = text if isinstance(text, str) and text.strip() else None
+        if answer is None:
+            return _Failed("malformed", "the result held no structured_output")
+        try:
+            return read_answer(answer)
+        except MalformedAnswer as exc:
+            return _Failed("malformed", str(exc))
+    return classify_error(result)
+
+
+def classify_error(result: Mapping[str, Any]) -> _Failed:
+    status = result.get("api_error_status")
+    status = status if isinstance(status, int) and not isinstance(status, bool) else None
+    text = result.get("result")
+    if not isinstance(text, str) or not text.strip():
+        errors = result.get("errors")
+        text = "; ".join(str(e) for e in errors) if isinstance(errors, list) else ""
+    text = _hide_keys(" ".join(text.split()))[:200]
+    detail = f": {text}" if text else ""
+    subtype = str(result.get("subtype") or "")
+    if result.get("terminal_reason") == "prompt_too_long" or status == 413 or _TOO_LONG.search(text):
+        return _Failed("too_large", f"prompt too long{detail}")
+    if result.get("stop_reason") == "refusal":
+        return _Failed("refused", f"refused to answer{detail}")
+    if status in (401, 403) or (status is None and _LOGIN.search(text)):
+        return _Failed("fatal", f"Claude Code's login was refused ({status or 'no login'}{detail}): {FIX_LOGIN}")
+    if status == 402 or "credit balance" in text.lower():
+        return _Failed("fatal", f"billing error ({status or 'no credit'}{detail})")
+    if status == 529 or "overloaded" in text.lower():
+        return _Failed("transient", "overloaded (529)")
+    if status == 429:
+        return _Failed("transient", f"rate limited (429){detail}")
+    if status is not None and (status >= 500 or status in (408, 409)):
+        return _Failed("transient", f"server error ({status})")
+    if status == 404:
+        return _Failed("rejected", f"model not found (404){detail}")
+    if status is not None:
+        return _Failed("rejected", f"request rejected ({status}){detail}")
+    if subtype == "error_max_structured_output_retries":
+        return _Failed("malformed", f"gave no answer matching the schema ({subtype})")
+    return _Failed("transient", f"failed ({subtype or 'error'}{detail})")
+
