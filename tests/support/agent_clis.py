@@ -9,6 +9,9 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The user's HOME when the tests start: tests give each CLI (and often themselves) a temp HOME, and
+# the install (kept under HOME/.cache) must not be repeated under each of them.
+_HOME_AT_START = os.environ.get("HOME", str(Path.home()))
 
 
 @functools.cache
@@ -19,8 +22,10 @@ def bin_dir() -> Path:
     if given:
         return Path(given)
     out = subprocess.run(["bash", str(ROOT / "scripts" / "install-agent-clis.sh")], check=True,
-                         capture_output=True, text=True, timeout=600)
-    return Path(out.stdout.strip().splitlines()[-1])
+                         capture_output=True, text=True, timeout=600, env=os.environ | {"HOME": _HOME_AT_START})
+    found = Path(out.stdout.strip().splitlines()[-1])
+    os.environ["CHECKPOINT_AGENT_CLIS_BIN"] = str(found)  # for the processes the tests start, too
+    return found
 
 
 def agent_cli(name: str) -> Path:
