@@ -73,6 +73,10 @@ class Settings:
     redact: bool = True
     redact_patterns: dict[str, str] = field(default_factory=dict)
     at_risk_days: float = AT_RISK_DAYS
+    # the agent front ends (checkpoint.agent): the session-start context a Claude Code hook injects,
+    # and the capture a Stop / PostCompact / SessionEnd hook asks for
+    agent_context: bool = True
+    agent_capture: bool = True
 
     def __post_init__(self) -> None:
         if not self.lease_seconds > 0:
@@ -156,6 +160,8 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_LEASE_SECONDS": "lease_seconds",
     "CHECKPOINT_REDACT": "redact",
     "CHECKPOINT_AT_RISK_DAYS": "at_risk_days",
+    "CHECKPOINT_AGENT_CONTEXT": "agent_context",
+    "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
 }
 
 
