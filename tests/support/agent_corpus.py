@@ -4,6 +4,8 @@ what the agent front ends (MCP server, hooks) read back."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +40,8 @@ def write_claude_session(root: Path, planned: PlannedSession, day: int = 1) -> P
 
 
 def capture(db: Path, root: Path) -> None:
-    """`checkpoint now` with the offline extractor, in this process."""
-    code = cli.main(["now", "--db", str(db), "--source", str(root), "--extractor", "heuristic", "--json"])
+    """`checkpoint now` with the offline extractor, in this process, quietly."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main(["now", "--db", str(db), "--source", str(root), "--extractor", "heuristic", "--json",
+                         "--concurrency", "1"])  # one chunk at a time: items are recorded in transcript order
     assert code == 0, f"checkpoint now exited {code}"

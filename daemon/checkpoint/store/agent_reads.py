@@ -21,8 +21,9 @@ _ITEM_COLUMNS = (
     "i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files, i.state,"
     " i.extractor, i.created_at, s.title, s.cwd, s.agent"
 )
-# Accepted first, then new; newest first within each.
-_ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.id"
+# Accepted first, then new; newest first within each (items of one answer share a time: the later
+# inserted, from later in the chunk, first).
+_ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC"
 
 
 def _workspace_clause(workspaces: Sequence[str]) -> tuple[str, list[Any]]:
