@@ -17,8 +17,11 @@ from checkpoint.store import ItemPage
 
 CONTEXT_CHARS = 8_000  # Claude Code cuts hook context over 10,000 characters to a preview
 STATEMENT_CHARS = 400
-LIST_TOOL = "mcp__checkpoint__list_decisions"
-GET_TOOL = "mcp__checkpoint__get_decision"
+# How Claude Code names the MCP server's tools: `mcp__<server>__<tool>`; the server is `checkpoint` when
+# added with `claude mcp add checkpoint`, `plugin:checkpoint:checkpoint` when the plugin brings it.
+SERVER_TOOLS = "mcp__checkpoint__"
+PLUGIN_TOOLS = "mcp__plugin_checkpoint_checkpoint__"
+LIST_TOOL = SERVER_TOOLS + "list_decisions"
 
 
 def _line(item: ItemRecord, redactor: Redactor) -> str:
@@ -31,13 +34,16 @@ def _line(item: ItemRecord, redactor: Redactor) -> str:
     return f"- {item.kind.value.capitalize()} {item.id} (recorded {day}{accepted}): {statement}"
 
 
-def session_context(page: ItemPage, workspace: str, redactor: Redactor, limit: int = CONTEXT_CHARS) -> str | None:
-    """The context for `page` (a workspace's items, in the order to show), or None when it has none."""
+def session_context(page: ItemPage, workspace: str, redactor: Redactor, limit: int = CONTEXT_CHARS,
+                    tools: str = SERVER_TOOLS) -> str | None:
+    """The context for `page` (a workspace's items, in the order to show), or None when it has none.
+    `tools` is the prefix of the MCP tools' names the agent knows them by."""
     if not page.items:
         return None
+    list_tool = tools + "list_decisions"
     head = (f"{AGENT_CONTEXT_MARK} decisions and constraints Checkpoint recorded in earlier coding sessions in "
             f"{workspace}, accepted ones first, then newest first. Each line is one recorded item and its id; "
-            f"the MCP tool {GET_TOOL} shows the transcript it came from.")
+            f"the MCP tool {tools}get_decision shows the transcript it came from.")
     lines = [head]
     used = len(head) + 1
     shown = 0
@@ -53,7 +59,7 @@ def session_context(page: ItemPage, workspace: str, redactor: Redactor, limit: i
     left = page.total - shown
     if left:
         lines.append(f"{left} more recorded {'item was' if left == 1 else 'items were'} left out here; "
-                     f"the MCP tool {LIST_TOOL} lists them all.")
+                     f"the MCP tool {list_tool} lists them all.")
     else:
-        lines.append(f"No recorded item was left out; the MCP tool {LIST_TOOL} lists them with their sources.")
+        lines.append(f"No recorded item was left out; the MCP tool {list_tool} lists them with their sources.")
     return "\n".join(lines)

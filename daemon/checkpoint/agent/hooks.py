@@ -55,7 +55,7 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise HookProblem(f"the hook's input has no absolute cwd: {cwd!r}")
     from checkpoint import redact
-    from checkpoint.agent.context import session_context
+    from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS, session_context
     from checkpoint.agent.workspace import workspace_folders
     from checkpoint.model import ItemKind
     from checkpoint.store import Store, StoreUnavailable
@@ -71,7 +71,9 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:
         store.close()
-    text = session_context(page, folders[0], redact.redactor(settings.redact, settings.redact_patterns))
+    # Claude Code sets CLAUDE_PLUGIN_ROOT for a plugin's hooks: then the plugin brought the MCP server too.
+    tools = PLUGIN_TOOLS if os.environ.get("CLAUDE_PLUGIN_ROOT") else SERVER_TOOLS
+    text = session_context(page, folders[0], redact.redactor(settings.redact, settings.redact_patterns), tools=tools)
     if text is None:
         return None
     return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},

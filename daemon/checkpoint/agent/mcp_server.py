@@ -37,6 +37,8 @@ log = logging.getLogger("checkpoint.mcp")
 
 Kind = Literal["decision", "constraint", "question"]
 MAX_LIMIT = 50
+# Text only (structured_output=False): with an output schema the SDK also sends {"result": <the text>},
+# which Claude Code hands the model instead of the text, JSON inside JSON.
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 BUSY_SECONDS = 5.0  # a tool call may wait this long for a writer's lock; a hook waits far less
@@ -90,7 +92,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         return answers.dumps(tool, {"items": [], "shown": 0, "total": 0, "left_out": 0,
                                     "note": f"no database at {settings.db} yet: nothing captured (`checkpoint now`)"})
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def search_decisions(query: str, kind: Kind | None = None, file: str | None = None,
                          workspace: str | None = None, limit: int = 20) -> str:
         """Search the decisions, constraints and open questions recorded in earlier sessions for the
@@ -110,7 +112,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         return answers.items_answer("search_decisions", page.items, page.total, redactor, query=query,
                                     workspace=folders[0])
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def list_decisions(workspace: str | None = None, file: str | None = None, kind: Kind | None = None,
                        include_dismissed: bool = False, limit: int = 30) -> str:
         """List the items recorded in sessions run in a workspace folder or below it (default: this
@@ -125,7 +127,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             return nothing_yet("list_decisions")
         return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0])
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def get_decision(id: str) -> str:
         """One recorded item by its id (as the other tools and the session-start context give it), with
         an excerpt of every transcript turn it came from (redacted, each cut to about 1,200 characters)."""
@@ -146,7 +148,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "excerpts_left_out": len(excerpts) - len(shown),
         })
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def checkpoint_status(workspace: str | None = None) -> str:
         """How much of the workspace's sessions Checkpoint has captured: turns captured, pending (not
         extracted yet) and failed, per session (newest first) and in total, with the causes of failures."""
