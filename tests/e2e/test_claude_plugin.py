@@ -95,6 +95,10 @@ def test_claude_code_gets_the_workspace_decisions_searches_them_and_its_session_
         "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "CHECKPOINT_DB": str(db), "CHECKPOINT_SOURCES": str(projects), "CHECKPOINT_EXTRACTOR": "heuristic",
         "IS_SANDBOX": "1",  # root may use --permission-mode bypassPermissions (notes/agents-cli.md §1)
+        # `claude -p` waits ~5 s for MCP servers before its first request; `checkpoint mcp` needs ~0.75 s of
+        # CPU to import the SDK, which on this shared machine can take longer: wait for it, as
+        # --debug showed (the probe timed out, the first request went out without the tools).
+        "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "60000",
     }
     with FakeAnthropic() as fake:
         fake.responder = respond

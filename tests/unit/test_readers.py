@@ -463,7 +463,7 @@ def test_claude_real_transcript_with_checkpoints_context_and_answer() -> None:
     """Written by the real Claude Code 2.1.328 with the plugin (tests/e2e/test_claude_plugin.py): the
     SessionStart context (a hook_success and a hook_additional_context attachment) and the MCP answer
     (a tool result) are left out under checkpoint_context; the prompt and the answers are turns."""
-    lines = sample_lines(SAMPLES / "claude" / "checkpoint__plugin_context_and_mcp_answer.jsonl")
+    lines = sample_lines(SAMPLES.parent / "agent" / "claude_plugin_session.jsonl")
     parsed = parse_all(CLAUDE, lines)
     texts = [t.text for t in turns(parsed)]
     assert dropped_records(parsed)["checkpoint_context"] == 3
