@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--kind", choices=["decision", "constraint", "question"])
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
     _common(serve)
+    sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
+    hook = sub.add_parser(
+        "hook", help="a Claude Code hook (reads its JSON on stdin; always exits 0, problems go to `status`)",
+        description="Claude Code hooks: session-start prints the workspace's current decisions as context; stop, "
+                    "post-compact and session-end ask for the session to be captured soon, without waiting.",
+    )
+    hook.add_argument("event", choices=["session-start", "stop", "post-compact", "session-end"])
     forget = sub.add_parser(
         "forget", help="remove everything stored for a session and do not read its transcripts again",
         description="Remove a session's turns, chunks, items, drops, problems, usage and file cursors, then "
@@ -76,7 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["hook"] and given[1:2] != ["--help"] and given[1:2] != ["-h"]:
+        # Before argparse: a hook must exit 0 and print nothing whatever its arguments (an exit
+        # status of 2 would block Claude Code's Stop), so the agent front end parses them itself.
+        from checkpoint.agent.hooks import main as hook_main
+
+        return hook_main(given[1:])
+    args = build_parser().parse_args(given)
+    if args.command == "mcp":
+        from checkpoint.agent.mcp_server import serve as serve_mcp  # the MCP SDK loads only for `checkpoint mcp`
+
+        return serve_mcp()
     flags = {k: v for k, v in vars(args).items() if k in config.NAMES}
     try:
         settings = config.load(flags, overrides_from="the command line")
@@ -340,8 +358,12 @@ def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
 
 
 def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
+    from checkpoint.agent.problems import recent as agent_problems  # a JSON file beside the database
+
     if as_json:
-        print(json.dumps(pipeline.status(store, at_risk_days=settings.at_risk_days), indent=2, ensure_ascii=False))
+        out = pipeline.status(store, at_risk_days=settings.at_risk_days)
+        out["agent_problems"] = [p.as_json() for p in agent_problems(settings.db, limit=50)]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     sessions = store.session_counts()
     at_risk = pipeline.flag_at_risk(sessions, at_risk_days=settings.at_risk_days)
@@ -350,6 +372,11 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
     if forgotten:
         print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
               + ", ".join(f.session_id for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
+    hook_problems = agent_problems(settings.db, limit=5)
+    if hook_problems:
+        print("Problems of the agent hooks and captures (newest first; `checkpoint status --json` lists 50):")
+        for agent_problem in hook_problems:
+            print(plain_text(f"  {_local_time(agent_problem.at)} {agent_problem.where}: {agent_problem.message}"))
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
         return 0
@@ -384,6 +411,12 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         for problem in problems:
             print(plain_text(f"  {problem.path}:{problem.line}: {problem.message}"))
     return 0
+
+
+def _local_time(at: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
 def _forget(store: Store, args: argparse.Namespace) -> int:

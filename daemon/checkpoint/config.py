@@ -90,6 +90,10 @@ class Settings:
     redact: bool = True
     redact_patterns: dict[str, str] = field(default_factory=dict)
     at_risk_days: float = AT_RISK_DAYS
+    # the agent front ends (checkpoint.agent): the session-start context a Claude Code hook injects,
+    # and the capture a Stop / PostCompact / SessionEnd hook asks for
+    agent_context: bool = True
+    agent_capture: bool = True
 
     def __post_init__(self) -> None:
         if self.extractor is not None:
@@ -188,6 +192,8 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_CODEX_COMMAND": "codex_command",
     "CHECKPOINT_CODEX_MODEL": "codex_model",
     "CHECKPOINT_CLAUDE_COMMAND": "claude_command",
+    "CHECKPOINT_AGENT_CONTEXT": "agent_context",
+    "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
 }
 
 

@@ -242,6 +242,14 @@ def plain_text(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+# Text Checkpoint itself hands an agent starts with one of these marks: the session-start context
+# (checkpoint.agent.context) and the MCP tools' answers (checkpoint.agent.answers). When the agent
+# writes that text back into its transcript, the reader knows it and leaves it out (policy
+# `checkpoint_context`): what Checkpoint fed the agent never comes back as new decisions.
+AGENT_CONTEXT_MARK = "Checkpoint context:"
+AGENT_ANSWER_MARK = '{"checkpoint": '
+
+
 # -- read models: what the store hands back to every layer above it ------------------------------
 
 
@@ -277,6 +285,7 @@ class ItemRecord:
     cwd: str | None
     sources: tuple[ItemSource, ...]
     cited: Citation = Citation.TURNS
+    agent: str | None = None  # the session's agent ("claude", "codex"), where the read fills it in
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""

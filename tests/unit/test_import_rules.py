@@ -1,9 +1,13 @@
 """The layers of daemon/checkpoint import downwards only.
 
-- Below the front ends (everything but `checkpoint.cli`, `checkpoint.server` and `checkpoint.__main__`:
-  the pipeline and the run layer, the store, the sources, the extractors, config, model...) nothing
-  imports a front end: a new front end (an MCP server, hooks) must be able to reuse them whole.
+- Below the front ends (everything but `checkpoint.cli`, `checkpoint.server`, `checkpoint.agent` and
+  `checkpoint.__main__`: the pipeline and the run layer, the store, the sources, the extractors,
+  config, model...) nothing imports a front end: a new front end (an MCP server, hooks) must be able
+  to reuse them whole.
 - The daemon never imports the CLI: what they share is the run layer (`checkpoint.runner`).
+- The agent front ends (MCP server, hooks) import neither the CLI nor the daemon, and only the MCP
+  server imports the MCP SDK; the CLI loads them only for `checkpoint mcp` / `checkpoint hook`, so
+  `checkpoint scan` and `status` never load the SDK (checked by running them).
 - `checkpoint.model` imports nothing else of the package.
 - The store never imports the sources: records both use live in `checkpoint.model`.
 - Config never imports the sources: defaults live in `checkpoint.config`.
@@ -24,7 +28,7 @@ import checkpoint
 
 PACKAGE_DIR = Path(checkpoint.__file__).resolve().parent
 
-FRONT_ENDS = ("checkpoint.cli", "checkpoint.server", "checkpoint.__main__")
+FRONT_ENDS = ("checkpoint.cli", "checkpoint.server", "checkpoint.agent", "checkpoint.__main__")
 
 
 @dataclass(frozen=True)
@@ -39,10 +43,15 @@ class Rule:
 
 
 RULES = (
-    Rule(importers=("checkpoint",), exempt=FRONT_ENDS, forbidden=("checkpoint.cli", "checkpoint.server"),
+    Rule(importers=("checkpoint",), exempt=FRONT_ENDS,
+         forbidden=("checkpoint.cli", "checkpoint.server", "checkpoint.agent"),
          why="only front ends import front ends"),
-    Rule(importers=("checkpoint.server",), forbidden=("checkpoint.cli",),
+    Rule(importers=("checkpoint.server",), forbidden=("checkpoint.cli", "checkpoint.agent"),
          why="the daemon shares the run layer with the CLI, not the CLI itself"),
+    Rule(importers=("checkpoint.agent",), forbidden=("checkpoint.cli", "checkpoint.server"),
+         why="the agent front ends share the run layer and the store with the CLI and the daemon, not them"),
+    Rule(importers=("checkpoint",), exempt=("checkpoint.agent.mcp_server",), forbidden=("mcp",),
+         why="only the MCP server loads the MCP SDK"),
     Rule(importers=("checkpoint.model",), forbidden=("checkpoint",),
          why="the shared records import no other module of the package: every layer can import them"),
     Rule(importers=("checkpoint.store",), forbidden=("checkpoint.sources",),
@@ -154,3 +163,27 @@ def test_the_rules_see_every_kind_of_import(tmp_path: Path) -> None:
     ]
     imp, rule = next((i, r) for i, r in violations(root) if i.importer == "checkpoint.store.ingest")
     assert said(imp, rule).startswith(f"{root / 'store' / 'ingest.py'}:1: ")
+
+
+def loaded_by(code: str, env: dict[str, str]) -> set[str]:
+    """The top-level packages a fresh interpreter has loaded after running `code`."""
+    import json
+    import subprocess
+    import sys
+
+    probe = f"{code}\nimport sys, json\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60,
+                         check=True, input="")
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_scan_status_and_hooks_start_without_the_heavy_packages(tmp_path: Path) -> None:
+    import os
+
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CHECKPOINT_DB": str(tmp_path / "c.db"),
+           "CHECKPOINT_SOURCES": str(tmp_path / "none"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    quiet = "import contextlib, io\nfrom checkpoint import cli\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+    for command in (["scan"], ["status"], ["hook", "session-start"], ["hook", "stop"]):
+        loaded = loaded_by(quiet + f"    cli.main({command!r})", env)
+        assert "checkpoint" in loaded
+        assert not loaded & {"mcp", "pydantic", "anthropic", "pygls"}, (command, loaded & {"mcp", "pydantic"})

@@ -13,7 +13,7 @@ import pytest
 
 from checkpoint import pipeline
 from checkpoint.config import Settings
-from checkpoint.model import ReadProblem, Role, SessionInfo, TurnDraft
+from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, ReadProblem, Role, SessionInfo, TurnDraft
 from checkpoint.sources import READERS, locate, transcript_paths
 from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, decode_line, line_id
 from checkpoint.sources.claude_code import ClaudeCodeReader
@@ -433,6 +433,44 @@ def test_claude_edge_cases_sample_reports_non_object_lines(
     row = store.get_file(str(path))
     assert row is not None and (row.cursor.line_no, row.cursor.offset) == (19, path.stat().st_size)
 
+
+
+def test_claude_checkpoints_own_context_and_answers_are_left_out_and_counted() -> None:
+    """What Checkpoint fed the agent comes back in the transcript; it is counted, never read as turns.
+    Other hooks' context and other tools' results are what they were (ignored, kept)."""
+    ours = f"{AGENT_CONTEXT_MARK} decisions Checkpoint recorded in /w.\n- Decision abc (recorded 2026-11-01): We use X."
+    answer = AGENT_ANSWER_MARK + '"search_decisions", "items": [{"statement": "We use X."}]}'
+    lines = [
+        env("attachment", "a1", attachment={"type": "hook_success", "hookEvent": "SessionStart", "content": "",
+                                            "stdout": json.dumps({"hookSpecificOutput": {"additionalContext": ours}})}),
+        env("attachment", "a2", attachment={"type": "hook_additional_context", "content": [ours],
+                                            "hookEvent": "SessionStart"}),
+        env("attachment", "a3", attachment={"type": "hook_additional_context", "content": ["Another hook's note."]}),
+        user("u1", f"Go on.\n<system-reminder>SessionStart hook additional context: {ours}</system-reminder>"),
+        user("u2", [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": answer}]}]),
+        user("u3", [{"type": "tool_result", "tool_use_id": "t2", "content": answer}]),
+        tool_result("u4", "1  import os", {"type": "text"}),
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert [(t.id, t.text) for t in turns(parsed)] == [
+        ("u1", "Go on."), ("u2", "[tool result]\n"), ("u3", "[tool result]\n"), ("u4", "[tool result]\n1  import os"),
+    ]
+    assert dropped_records(parsed)["checkpoint_context"] == 5
+    assert "meta_injection" not in dropped(parsed)
+
+
+def test_claude_real_transcript_with_checkpoints_context_and_answer() -> None:
+    """Written by the real Claude Code 2.1.328 with the plugin (tests/e2e/test_claude_plugin.py): the
+    SessionStart context (a hook_success and a hook_additional_context attachment) and the MCP answer
+    (a tool result) are left out under checkpoint_context; the prompt and the answers are turns."""
+    lines = sample_lines(SAMPLES.parent / "agent" / "claude_plugin_session.jsonl")
+    parsed = parse_all(CLAUDE, lines)
+    texts = [t.text for t in turns(parsed)]
+    assert dropped_records(parsed)["checkpoint_context"] == 3
+    assert not any(AGENT_CONTEXT_MARK in t or AGENT_ANSWER_MARK in t or "SQLite for the store" in t for t in texts)
+    assert "Which store did we pick?" in texts
+    assert "We'll keep using what was decided before." in texts
+    assert any(t.startswith("[tool mcp__plugin_checkpoint_checkpoint__search_decisions]") for t in texts)
 
 # -- Claude Code: the real samples --------------------------------------------------------------
 

@@ -12,7 +12,11 @@ turn into turns, and why:
 - a content block repeated under the same `message.id` (one API message is written over several
   lines, one block each; a block written twice is a copy) (`message_copy`);
 - base64 images and documents (`base64_image`), redacted thinking (`redacted_thinking`),
-  synthetic API-error messages (`api_error_message`).
+  synthetic API-error messages (`api_error_message`);
+- what Checkpoint itself fed the agent (`checkpoint_context`): its session-start context, which
+  Claude Code records as a `hook_additional_context` attachment, a `hook_success` attachment holding
+  the hook's stdout, and a `<system-reminder>` in a user message; and its MCP tools' answers, in tool
+  results. Known by their marks (checkpoint.model), they would otherwise come back as new items.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, Role, SessionInfo, TurnDraft
 from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, line_id, text_of
 
 AGENT = "claude"
@@ -32,6 +36,8 @@ HEAD_BYTES = 64 << 10  # how much of a legacy sub-agent file is read to find its
 MESSAGES_REMEMBERED = 64  # message ids whose blocks are remembered, to notice a block written twice
 # Text the harness injects into user messages; it was not said in the session.
 _INJECTED = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+# The attachments Claude Code records a hook's context and output in.
+_HOOK_ATTACHMENTS = ("hook_additional_context", "hook_success")
 _TITLE_KEYS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 _TITLE_RANK = {"first-prompt": 0, "summary": 1, "ai-title": 2, "custom-title": 3}
 # Markers the harness writes as user text; never a session's title.
@@ -136,18 +142,28 @@ class ClaudeCodeReader:
 
     @staticmethod
     def _said(text: str, out: ParsedLine) -> str:
-        injected = sum(len(m) for m in _INJECTED.findall(text))
-        if not injected:
+        found = _INJECTED.findall(text)
+        if not found:
             return text
-        out.dropped["meta_injection"] += injected
+        for reminder in found:
+            out.dropped["checkpoint_context" if AGENT_CONTEXT_MARK in reminder else "meta_injection"] += len(reminder)
         return _INJECTED.sub("", text).strip()
 
     def _tool_result(self, block: JsonObject, out: ParsedLine) -> str:
         content = block.get("content")
         if isinstance(content, list):
+            kept = []
             for part in content:
                 if isinstance(part, dict) and part.get("type") in ("image", "document"):
                     out.dropped["base64_image"] += _payload_size(part)
+                elif isinstance(part, dict) and _is_checkpoint_answer(part.get("text")):
+                    out.dropped["checkpoint_context"] += len(part["text"])
+                else:
+                    kept.append(part)
+            content = kept
+        elif _is_checkpoint_answer(content):
+            out.dropped["checkpoint_context"] += len(str(content))
+            content = ""
         status = " (error)" if block.get("is_error") else ""
         return f"[tool result{status}]\n{self._said(text_of(content), out)}"
 
@@ -185,6 +201,13 @@ class ClaudeCodeReader:
 
     def _attachment(self, obj: JsonObject, raw: bytes, out: ParsedLine) -> None:
         attachment = obj.get("attachment")
+        if isinstance(attachment, dict) and attachment.get("type") in _HOOK_ATTACHMENTS:
+            # Ignored like other attachments, but Checkpoint's own context is counted: it must be seen
+            # to be left out, not merely happen to be.
+            held = text_of(attachment.get("content")) + str(attachment.get("stdout") or "")
+            if AGENT_CONTEXT_MARK in held:
+                out.dropped["checkpoint_context"] += len(held)
+            return
         # A prompt typed while the agent was busy (mid-turn steering) is the user speaking.
         if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
             prompt = attachment.get("prompt")
@@ -224,6 +247,10 @@ def _id(obj: JsonObject, raw: bytes) -> str:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _is_checkpoint_answer(text: object) -> bool:
+    return isinstance(text, str) and text.lstrip().startswith(AGENT_ANSWER_MARK)
 
 
 def _payload_size(block: JsonObject) -> int:

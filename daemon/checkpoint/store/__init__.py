@@ -8,21 +8,33 @@ The storage rule, stated once:
   checkpoint.ledger defines it), never from what was fed in or sent.
 
 The parts, each a mixin over one shared connection and clock (connection.StoreBase): schema
-(migrations), connection (opening, pragmas, transactions), ingest (files and turns), chunks (the
-chunk ledger's writes and what is due), items (items written with their chunk, triage), queries
-(reads), forgetting, runs (usage and the record of each run).
+(migrations), connection (opening, pragmas, transactions; read-only for the agent front ends),
+ingest (files and turns), chunks (the chunk ledger's writes and what is due), items (items written
+with their chunk, triage), queries (reads), agent_reads (bounded reads for the MCP server and the
+hooks), forgetting, runs (usage and the record of each run).
 """
 
 from __future__ import annotations
 
 from checkpoint.config import LEASE_SECONDS
+from checkpoint.store.agent_reads import AgentReadsMixin
 from checkpoint.store.chunks import ChunksMixin
-from checkpoint.store.connection import StoreBase
+from checkpoint.store.connection import StoreBase, StoreUnavailable
 from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import CursorMoved, FileRow, Ingested, ItemSummary, LeaseLost, RunRecord, WindowTurn
+from checkpoint.store.records import (
+    CursorMoved,
+    FileRow,
+    Ingested,
+    ItemPage,
+    ItemSummary,
+    LeaseLost,
+    RunRecord,
+    SourceExcerpt,
+    WindowTurn,
+)
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
 
@@ -33,15 +45,18 @@ __all__ = [
     "CursorMoved",
     "FileRow",
     "Ingested",
+    "ItemPage",
     "ItemSummary",
     "LeaseLost",
     "Migration",
     "RunRecord",
+    "SourceExcerpt",
     "Store",
+    "StoreUnavailable",
     "WindowTurn",
     "fingerprint",
 ]
 
 
-class Store(IngestMixin, ChunksMixin, ItemsMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
+class Store(IngestMixin, ChunksMixin, ItemsMixin, AgentReadsMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

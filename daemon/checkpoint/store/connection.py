@@ -9,8 +9,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
-from checkpoint.store.schema import migrate
+from checkpoint.store.schema import MIGRATIONS, migrate
 
 
 def private(path: Path) -> None:
@@ -59,13 +60,43 @@ def open_database(path: Path) -> sqlite3.Connection:
     return conn
 
 
+class StoreUnavailable(RuntimeError):
+    """A database a read-only front end cannot read now: missing, locked past the wait, or of another
+    schema version. The message says which, and where."""
+
+
+def open_read_only(path: Path, busy_seconds: float) -> sqlite3.Connection:
+    """A connection that can only read (mode=ro: never creates, never migrates), waiting at most
+    `busy_seconds` for a lock: what a hook, with its one second, may afford."""
+    if not path.is_file():
+        raise StoreUnavailable(f"no database at {path} (nothing captured there yet, or CHECKPOINT_DB points elsewhere)")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_seconds,
+                               isolation_level=None, check_same_thread=False)
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"cannot read the database at {path}: {exc}") from exc
+    if version != len(MIGRATIONS):
+        conn.close()
+        raise StoreUnavailable(f"the database at {path} is at schema version {version}, this Checkpoint reads "
+                               f"{len(MIGRATIONS)}; any other `checkpoint` command (e.g. `checkpoint status`) "
+                               "migrates it")
+    return conn
+
+
 class StoreBase:
     """The connection and clock every part of the store shares, and its transactions."""
 
-    def __init__(self, path: Path | str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, path: Path | str, clock: Callable[[], float] = time.time,
+                 *, connection: sqlite3.Connection | None = None) -> None:
         self.path = Path(path)
         self.clock = clock
-        self.conn = open_database(self.path)
+        self.conn = connection if connection is not None else open_database(self.path)
+
+    @classmethod
+    def read_only(cls, path: Path | str, busy_seconds: float = 0.5) -> Self:
+        """The store opened for reading only (see open_read_only); raises StoreUnavailable."""
+        return cls(path, connection=open_read_only(Path(path), busy_seconds))
 
     def close(self) -> None:
         self.conn.close()

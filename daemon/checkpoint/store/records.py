@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from checkpoint.model import FileCursor, Role
+from checkpoint.model import FileCursor, ItemRecord, Role
 
 
 class CursorMoved(RuntimeError):
@@ -105,3 +105,29 @@ class ItemSummary:
 
     def as_json(self) -> dict[str, Any]:
         return {"by_kind": dict(self.by_kind), "by_state": dict(self.by_state), "changed_at": self.changed_at}
+
+
+@dataclass(frozen=True, slots=True)
+class ItemPage:
+    """Items up to a limit, and how many matched in all (the rest were left out by the limit)."""
+
+    items: tuple[ItemRecord, ...]
+    total: int
+
+    @property
+    def left_out(self) -> int:
+        return self.total - len(self.items)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceExcerpt:
+    """The start of a turn an item cites (Store.item_excerpts), with where it is in its transcript."""
+
+    turn_id: str
+    seq: int
+    role: Role
+    path: str
+    line: int
+    timestamp: str | None
+    text: str  # the first characters of the turn (redacted when stored)
+    length: int  # the turn's whole length in characters

@@ -1,0 +1,88 @@
+"""What the MCP tools answer: JSON text with the items and their provenance (session, agent, time,
+transcript path and line, files), redacted, and bounded: an answer stays under ANSWER_CHARS (well
+under Claude Code's 25,000-token cap on a tool's output) and says how many items it left out.
+
+The JSON starts with AGENT_ANSWER_MARK (`{"checkpoint": "<tool>"`): the Claude Code reader knows the
+answer when the agent's transcript holds it, and does not extract it again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, plain_text
+from checkpoint.redact import Redactor
+from checkpoint.store import SourceExcerpt
+
+ANSWER_CHARS = 40_000  # ~10k tokens at 4 characters a token
+STATEMENT_CHARS = 600
+SOURCES_SHOWN = 5
+FILES_SHOWN = 20
+EXCERPT_CHARS = 1_200
+
+
+def when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
+    """Redacted (again: a pattern may have been added since it was stored), no control characters, cut."""
+    if text is None:
+        return None
+    text = plain_text(redactor.redact(text).text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def item_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "kind": item.kind.value,
+        "state": item.state.value,
+        "statement": clean(item.statement, redactor, STATEMENT_CHARS),
+        "rationale": clean(item.rationale, redactor, STATEMENT_CHARS),
+        "files": list(item.files[:FILES_SHOWN]),
+        "files_left_out": max(0, len(item.files) - FILES_SHOWN),
+        "recorded_at": when(item.created_at),
+        "session": {"id": item.session_id, "agent": item.agent, "title": clean(item.session_title, redactor, 120),
+                    "cwd": item.cwd},
+        "sources": [{"transcript": s.path, "line": s.line, "timestamp": s.timestamp}
+                    for s in item.sources[:SOURCES_SHOWN]],
+        "sources_left_out": max(0, len(item.sources) - SOURCES_SHOWN),
+        "extractor": item.extractor,
+    }
+
+
+def excerpt_json(excerpt: SourceExcerpt, redactor: Redactor) -> dict[str, Any]:
+    return {
+        "transcript": excerpt.path, "line": excerpt.line, "timestamp": excerpt.timestamp,
+        "role": excerpt.role.value, "text": clean(excerpt.text, redactor, 2 * EXCERPT_CHARS),
+        "chars_left_out": max(0, excerpt.length - len(excerpt.text)),
+    }
+
+
+def dumps(tool: str, body: dict[str, Any]) -> str:
+    text = json.dumps({"checkpoint": tool, **body}, ensure_ascii=False)
+    assert text.startswith(AGENT_ANSWER_MARK)
+    return text
+
+
+def items_answer(tool: str, items: Sequence[ItemRecord], total: int, redactor: Redactor,
+                 **more: Any) -> str:
+    """The items as JSON, as many as fit in ANSWER_CHARS, with `left_out` counting the rest (those
+    the query's limit left out and those the size cap did)."""
+    shown: list[dict[str, Any]] = []
+    used = 200 + len(json.dumps(more, ensure_ascii=False))
+    for item in items:
+        one = item_json(item, redactor)
+        size = len(json.dumps(one, ensure_ascii=False)) + 2
+        if used + size > ANSWER_CHARS:
+            break
+        shown.append(one)
+        used += size
+    left = total - len(shown)
+    note = (f"{left} more matched and were left out; narrow the query (kind, file) or raise limit"
+            if left else "nothing left out")
+    return dumps(tool, {**more, "items": shown, "shown": len(shown), "total": total, "left_out": left,
+                        "note": note})

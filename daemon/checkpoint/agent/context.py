@@ -1,0 +1,65 @@
+"""The session-start context: a workspace's current decisions and constraints as plain sentences,
+each with its id, at most CONTEXT_CHARS characters, ending with how many were left out and the MCP
+tool that lists them.
+
+Plain facts, not instructions (text that reads like commands trips agents' prompt-injection
+defences), one line each, redacted, no control characters, never a turn's raw text: only the items'
+own statements. Starts with AGENT_CONTEXT_MARK, by which the Claude Code reader knows it when the
+agent writes it into the transcript (policy `checkpoint_context`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from checkpoint.model import AGENT_CONTEXT_MARK, ItemRecord, ItemState
+from checkpoint.redact import Redactor
+from checkpoint.store import ItemPage
+
+CONTEXT_CHARS = 8_000  # Claude Code cuts hook context over 10,000 characters to a preview
+STATEMENT_CHARS = 400
+# How Claude Code names the MCP server's tools: `mcp__<server>__<tool>`; the server is `checkpoint` when
+# added with `claude mcp add checkpoint`, `plugin:checkpoint:checkpoint` when the plugin brings it.
+SERVER_TOOLS = "mcp__checkpoint__"
+PLUGIN_TOOLS = "mcp__plugin_checkpoint_checkpoint__"
+LIST_TOOL = SERVER_TOOLS + "list_decisions"
+
+
+def _line(item: ItemRecord, redactor: Redactor) -> str:
+    statement = " ".join(redactor.redact(item.statement).text.split())
+    statement = "".join(ch for ch in statement if ch.isprintable())
+    if len(statement) > STATEMENT_CHARS:
+        statement = statement[: STATEMENT_CHARS - 1] + "…"
+    day = datetime.fromtimestamp(item.created_at, UTC).strftime("%Y-%m-%d")
+    accepted = ", accepted by the developer" if item.state is ItemState.ACCEPTED else ""
+    return f"- {item.kind.value.capitalize()} {item.id} (recorded {day}{accepted}): {statement}"
+
+
+def session_context(page: ItemPage, workspace: str, redactor: Redactor, limit: int = CONTEXT_CHARS,
+                    tools: str = SERVER_TOOLS) -> str | None:
+    """The context for `page` (a workspace's items, in the order to show), or None when it has none.
+    `tools` is the prefix of the MCP tools' names the agent knows them by."""
+    if not page.items:
+        return None
+    list_tool = tools + "list_decisions"
+    head = (f"{AGENT_CONTEXT_MARK} decisions and constraints Checkpoint recorded in earlier coding sessions in "
+            f"{workspace}, accepted ones first, then newest first. Each line is one recorded item and its id; "
+            f"the MCP tool {tools}get_decision shows the transcript it came from.")
+    lines = [head]
+    used = len(head) + 1
+    shown = 0
+    # Room for the closing line, whatever the count in it
+    tail_room = 200
+    for item in page.items:
+        line = _line(item, redactor)
+        if used + len(line) + 1 + tail_room > limit:
+            break
+        lines.append(line)
+        used += len(line) + 1
+        shown += 1
+    left = page.total - shown
+    if left:
+        lines.append(f"{left} more recorded {'item was' if left == 1 else 'items were'} left out here; "
+                     f"the MCP tool {list_tool} lists them all.")
+    else:
+        lines.append(f"No recorded item was left out; the MCP tool {list_tool} lists them with their sources.")
+    return "\n".join(lines)

@@ -1,0 +1,185 @@
+"""`checkpoint mcp`: an MCP server over stdio (the official SDK's MCPServer) whose read-only tools hand
+an agent what Checkpoint captured, with where each item came from.
+
+- search_decisions(query, kind?, file?, workspace?, limit?): items holding the query's words;
+- list_decisions(workspace?, file?, kind?, include_dismissed?, limit?): a workspace's items, accepted
+  first, newest first;
+- get_decision(id): one item with an excerpt of every turn it came from;
+- checkpoint_status(workspace?): captured / pending / failed turns of the workspace's sessions.
+
+A workspace is a folder and the folders below it; the default is the server's cwd (an agent starts
+its MCP servers in the session's folder). Every answer is JSON text (checkpoint.agent.answers),
+bounded, saying how many items it left out. The database is opened read-only for each call (a
+call never waits on a writer for long, and a database created or migrated after the server started
+is read as it is now). stdout carries protocol frames only: logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from checkpoint import config, redact
+from checkpoint.agent import answers
+from checkpoint.agent.workspace import workspace_folders
+from checkpoint.model import ItemKind
+from checkpoint.store import Store, StoreUnavailable
+
+log = logging.getLogger("checkpoint.mcp")
+
+Kind = Literal["decision", "constraint", "question"]
+MAX_LIMIT = 50
+# Text only (structured_output=False): with an output schema the SDK also sends {"result": <the text>},
+# which Claude Code hands the model instead of the text, JSON inside JSON.
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+BUSY_SECONDS = 5.0  # a tool call may wait this long for a writer's lock; a hook waits far less
+
+
+class _NoDatabase(Exception):
+    """The database does not exist yet: nothing was captured, which is an answer, not an error."""
+
+
+def _limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ToolError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+    return limit
+
+
+def _kind(kind: Kind | None) -> ItemKind | None:
+    return ItemKind(kind) if kind else None
+
+
+def build_server(settings: config.Settings, cwd: str) -> MCPServer:
+    redactor = redact.redactor(settings.redact, settings.redact_patterns)
+    server = MCPServer(
+        name="checkpoint",
+        instructions=(
+            "Checkpoint records the decisions, constraints and open questions of earlier coding-agent sessions, "
+            "each with the transcript lines it came from. Search or list them before re-deciding something."
+        ),
+        log_level="WARNING",
+    )
+
+    def workspaces(workspace: str | None) -> list[str]:
+        given = workspace or cwd
+        if not os.path.isabs(os.path.expanduser(given)):
+            raise ToolError(f"workspace must be an absolute folder path, not {given!r}")
+        return workspace_folders(given)
+
+    @contextmanager
+    def reading() -> Iterator[Store]:
+        if not settings.db.is_file():
+            raise _NoDatabase
+        try:
+            store = Store.read_only(settings.db, busy_seconds=BUSY_SECONDS)
+        except StoreUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def nothing_yet(tool: str) -> str:
+        return answers.dumps(tool, {"items": [], "shown": 0, "total": 0, "left_out": 0,
+                                    "note": f"no database at {settings.db} yet: nothing captured (`checkpoint now`)"})
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def search_decisions(query: str, kind: Kind | None = None, file: str | None = None,
+                         workspace: str | None = None, limit: int = 20) -> str:
+        """Search the decisions, constraints and open questions recorded in earlier sessions for the
+        words of `query` (every word must occur). Optional: `kind`; `file`, a path the item names (or
+        its last parts, e.g. "src/db.py"); `workspace`, a folder (default: this session's folder, "/"
+        for all). Answers JSON: each item with its id, state, session, agent, time, transcript path and
+        line, and files; `left_out` counts matches not shown."""
+        if not query.split():
+            raise ToolError("query is empty: give one or more words to search for")
+        folders = workspaces(workspace)
+        try:
+            with reading() as store:
+                page = store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
+                                          limit=_limit(limit))
+        except _NoDatabase:
+            return nothing_yet("search_decisions")
+        return answers.items_answer("search_decisions", page.items, page.total, redactor, query=query,
+                                    workspace=folders[0])
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def list_decisions(workspace: str | None = None, file: str | None = None, kind: Kind | None = None,
+                       include_dismissed: bool = False, limit: int = 30) -> str:
+        """List the items recorded in sessions run in a workspace folder or below it (default: this
+        session's folder), accepted first, then newest first; dismissed ones only when asked. Optional
+        `file` (a path the item names, or its last parts) and `kind`. JSON as search_decisions."""
+        folders = workspaces(workspace)
+        try:
+            with reading() as store:
+                page = store.workspace_items(folders, kinds=[k for k in [_kind(kind)] if k], file=file,
+                                             include_dismissed=include_dismissed, limit=_limit(limit))
+        except _NoDatabase:
+            return nothing_yet("list_decisions")
+        return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0])
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def get_decision(id: str) -> str:
+        """One recorded item by its id (as the other tools and the session-start context give it), with
+        an excerpt of every transcript turn it came from (redacted, each cut to about 1,200 characters)."""
+        if not id.strip():
+            raise ToolError("id is empty: search_decisions or list_decisions give the ids")
+        try:
+            with reading() as store:
+                item = store.item(id.strip())
+                excerpts = store.item_excerpts(item.id, answers.EXCERPT_CHARS) if item else []
+        except _NoDatabase:
+            item = None
+        if item is None:
+            raise ToolError(f"no item with id {id!r}; search_decisions or list_decisions give the ids")
+        shown = excerpts[: answers.SOURCES_SHOWN * 2]
+        return answers.dumps("get_decision", {
+            "item": answers.item_json(item, redactor),
+            "excerpts": [answers.excerpt_json(e, redactor) for e in shown],
+            "excerpts_left_out": len(excerpts) - len(shown),
+        })
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def checkpoint_status(workspace: str | None = None) -> str:
+        """How much of the workspace's sessions Checkpoint has captured: turns captured, pending (not
+        extracted yet) and failed, per session (newest first) and in total, with the causes of failures."""
+        folders = workspaces(workspace)
+        try:
+            with reading() as store:
+                sessions = store.workspace_sessions(folders)
+        except _NoDatabase:
+            sessions = []
+        shown = sessions[:MAX_LIMIT]
+        total = {k: sum(getattr(s, k) for s in sessions) for k in ("turns", "captured", "pending", "failed")}
+        return answers.dumps("checkpoint_status", {
+            "workspace": folders[0],
+            "total": {"sessions": len(sessions), **total},
+            "sessions": [{"id": s.id, "agent": s.agent, "title": answers.clean(s.title, redactor, 120),
+                          "cwd": s.cwd, "last_activity": s.last_ts, "turns": s.turns, "captured": s.captured,
+                          "pending": s.pending, "failed": s.failed,
+                          "failure_causes": [answers.clean(c, redactor, 300) for c in s.causes[:3]]}
+                         for s in shown],
+            "sessions_left_out": len(sessions) - len(shown),
+        })
+
+    return server
+
+
+def serve() -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="checkpoint mcp: %(message)s")
+    try:
+        settings = config.load()
+    except config.SettingsError as exc:
+        print(f"checkpoint mcp: error in the settings: {exc}", file=sys.stderr)
+        return 2
+    build_server(settings, os.getcwd()).run()
+    return 0

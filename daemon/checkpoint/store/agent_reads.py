@@ -1,0 +1,145 @@
+"""Reads for the agent front ends (the MCP server, the Claude Code hooks): a workspace's items, a
+search over items, one item with the turns it came from, a workspace's capture counts. Each query is
+bounded in SQL (LIMIT, and a count of what the limit left out): an agent's context and a tool's
+answer have a size cap, and a hook has well under a second on a database of thousands of sessions.
+
+A workspace is a folder: the sessions whose cwd is that folder or one under it (matched by prefix
+in SQL, not LIKE: a path holding `%` or `_` means itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCounts
+from checkpoint.store.connection import StoreBase
+from checkpoint.store.queries import QueriesMixin, _item
+from checkpoint.store.records import ItemPage, SourceExcerpt
+
+_ITEM_COLUMNS = (
+    "i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files, i.state,"
+    " i.extractor, i.created_at, s.title, s.cwd, s.agent"
+)
+# Accepted first, then new; newest first within each (items of one answer share a time: the later
+# inserted, from later in the chunk, first).
+_ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC"
+
+
+def _workspace_clause(workspaces: Sequence[str]) -> tuple[str, list[Any]]:
+    """Sessions run in one of these folders or below: `s.cwd = w OR s.cwd starts with w + '/'`."""
+    parts: list[str] = []
+    args: list[Any] = []
+    for folder in dict.fromkeys(workspaces):
+        prefix = folder if folder.endswith("/") else folder + "/"
+        parts.append("s.cwd = ? OR substr(s.cwd, 1, ?) = ?")
+        args += [folder.rstrip("/") or "/", len(prefix), prefix]
+    return "(" + " OR ".join(parts) + ")", args
+
+
+def _file_clause(file: str) -> tuple[str, list[Any]]:
+    """Items that name this file: the same path, or a path ending in `/<file>` (a relative name)."""
+    tail = "/" + file.lstrip("/")
+    return (
+        "EXISTS (SELECT 1 FROM json_each(i.files) f WHERE f.value = ? OR substr(f.value, -?) = ?)",
+        [file, len(tail), tail],
+    )
+
+
+class AgentReadsMixin(QueriesMixin, StoreBase):
+    def _item_page(self, clauses: list[str], args: list[Any], limit: int) -> ItemPage:
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        base = " FROM items i JOIN sessions s ON s.id = i.session_id" + where
+        total = int(self.conn.execute("SELECT count(*)" + base, args).fetchone()[0])
+        rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS}" + base + _ORDER + " LIMIT ?", [*args, max(0, limit)])
+        items = self._with_sources(rows.fetchall())
+        return ItemPage(items=tuple(items), total=total)
+
+    def _with_sources(self, rows: Sequence[tuple[Any, ...]]) -> list[ItemRecord]:
+        """The rows as items, each with the transcript lines of the turns it cites (still stored)."""
+        if not rows:
+            return []
+        ids = [r[0] for r in rows]
+        sources: dict[str, list[ItemSource]] = {i: [] for i in ids}
+        for item_id, turn_id, path, line, ts in self.conn.execute(
+            "SELECT i.id, t.id, t.source_path, t.line_no, t.ts FROM items i, json_each(i.turn_ids) j"
+            " JOIN turns t ON t.id = j.value"
+            f" WHERE i.id IN ({','.join('?' * len(ids))}) ORDER BY i.id, t.seq",
+            ids,
+        ):
+            sources[item_id].append(ItemSource(turn_id=turn_id, path=path, line=line, timestamp=ts))
+        return [replace(_item(r, sources[r[0]]), agent=r[13]) for r in rows]
+
+    def workspace_items(
+        self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
+        include_dismissed: bool = False, limit: int = 50,
+    ) -> ItemPage:
+        """The items of sessions run in these folders (or below), accepted first, newest first."""
+        clause, args = _workspace_clause(workspaces)
+        clauses = [clause]
+        if kinds:
+            clauses.append(f"i.kind IN ({','.join('?' * len(kinds))})")
+            args += [k.value for k in kinds]
+        if file:
+            more, more_args = _file_clause(file)
+            clauses.append(more)
+            args += more_args
+        if not include_dismissed:
+            clauses.append("i.state != 'dismissed'")
+        return self._item_page(clauses, args, limit)
+
+    def search_items(
+        self, query: str, *, workspaces: Sequence[str] = (), kind: ItemKind | None = None, file: str | None = None,
+        limit: int = 20,
+    ) -> ItemPage:
+        """Items whose statement or rationale holds every word of `query` (case aside), dismissed
+        ones left out, accepted first, newest first.
+
+        PLACEHOLDER: a substring match (instr, so no character of the query has a meaning), until the
+        FTS5 index of the search issue lands; the agent front ends call only this method, so the
+        full-text search replaces its body and nothing else. No workspace: every workspace."""
+        words = query.lower().split()
+        clauses = ["i.state != 'dismissed'"]
+        args: list[Any] = []
+        for word in words:
+            clauses.append("instr(lower(i.statement || ' ' || coalesce(i.rationale, '')), ?) > 0")
+            args.append(word)
+        if workspaces:
+            clause, more = _workspace_clause(workspaces)
+            clauses.append(clause)
+            args += more
+        if kind:
+            clauses.append("i.kind = ?")
+            args.append(kind.value)
+        if file:
+            clause, more = _file_clause(file)
+            clauses.append(clause)
+            args += more
+        return self._item_page(clauses, args, limit)
+
+    def item(self, item_id: str) -> ItemRecord | None:
+        rows = self.conn.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM items i JOIN sessions s ON s.id = i.session_id WHERE i.id = ?", (item_id,)
+        ).fetchall()
+        found = self._with_sources(rows)
+        return found[0] if found else None
+
+    def item_excerpts(self, item_id: str, chars: int) -> list[SourceExcerpt]:
+        """The turns an item cites, in session order, each cut to its first `chars` characters (in
+        SQL: a turn may be megabytes) with its full length."""
+        return [
+            SourceExcerpt(turn_id=tid, seq=seq, role=Role(role), path=path, line=line, timestamp=ts,
+                          text=text, length=length)
+            for tid, seq, role, path, line, ts, text, length in self.conn.execute(
+                "SELECT t.id, t.seq, t.role, t.source_path, t.line_no, t.ts, substr(t.text, 1, ?), length(t.text)"
+                " FROM items i, json_each(i.turn_ids) j JOIN turns t ON t.id = j.value WHERE i.id = ?"
+                " ORDER BY t.seq",
+                (max(0, chars), item_id),
+            )
+        ]
+
+    def workspace_sessions(self, workspaces: Sequence[str]) -> list[SessionCounts]:
+        """Captured / pending / failed turns of the sessions run in these folders (or below)."""
+        clause, args = _workspace_clause(workspaces)
+        ids = [r[0] for r in self.conn.execute("SELECT s.id FROM sessions s WHERE " + clause, args)]
+        return self.session_counts(ids) if ids else []

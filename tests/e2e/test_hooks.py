@@ -1,0 +1,222 @@
+"""`checkpoint hook EVENT`, the real process, fed Claude Code's hook JSON on stdin.
+
+session-start prints the workspace's current decisions and constraints (that folder and those below
+it, never a sibling's or another workspace's), at most 8,000 characters, ending with the count left
+out; nothing when there are none or the context is switched off. stop asks for a capture and returns
+at once; the detached worker captures the session. Whatever goes wrong (malformed stdin, a missing or
+locked database, an unknown event), the hook exits 0, prints nothing, and `checkpoint status` shows
+the problem."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checkpoint.agent import capture
+from checkpoint.agent.context import CONTEXT_CHARS, LIST_TOOL
+from checkpoint.model import AGENT_CONTEXT_MARK
+from tests.support.agent_corpus import PlannedSession, write_claude_session
+from tests.support.agent_corpus import capture as capture_corpus
+
+CHECKPOINT = Path(sys.executable).with_name("checkpoint")
+
+
+class Setup:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.db = tmp / "data" / "checkpoint.db"
+        self.root = tmp / "projects"
+        self.alpha = tmp / "ws" / "alpha"
+        self.sibling = tmp / "ws" / "alpha-other"  # starts like alpha: not part of it
+        self.beta = tmp / "ws" / "beta"
+        self.empty = tmp / "ws" / "empty"
+        for folder in (self.alpha / "sub", self.sibling, self.beta, self.empty):
+            folder.mkdir(parents=True)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.tmp),
+                "XDG_CONFIG_HOME": str(self.tmp / ".config"), "CHECKPOINT_DB": str(self.db),
+                "CHECKPOINT_SOURCES": str(self.root), "CHECKPOINT_EXTRACTOR": "heuristic", **extra}
+
+    def hook(self, *args: str, stdin: bytes | dict[str, Any], **env: str) -> subprocess.CompletedProcess[bytes]:
+        data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
+        return subprocess.run([str(CHECKPOINT), "hook", *args], input=data, capture_output=True,
+                              env=self.env(**env), timeout=30)
+
+    def problems(self) -> list[dict[str, Any]]:
+        out = subprocess.run([str(CHECKPOINT), "status", "--json"], capture_output=True, env=self.env(),
+                             timeout=60, check=True)
+        found: list[dict[str, Any]] = json.loads(out.stdout)["agent_problems"]
+        return found
+
+    def start(self, cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
+        return self.hook("session-start", stdin={
+            "session_id": "new-session", "transcript_path": str(self.root / "x.jsonl"), "cwd": str(cwd),
+            "hook_event_name": "SessionStart", "source": "startup"}, **env)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Setup:
+    s = Setup(tmp_path)
+    write_claude_session(s.root, PlannedSession("sess-alpha", str(s.alpha), [
+        "We'll use SQLite for the store because it is one file.", "The API must never log keys."]))
+    write_claude_session(s.root, PlannedSession("sess-alpha-sub", str(s.alpha / "sub"), [
+        "We decided to use orjson for speed."]), day=2)
+    write_claude_session(s.root, PlannedSession("sess-sibling", str(s.sibling), [
+        "We'll use Redis in the sibling project."]))
+    write_claude_session(s.root, PlannedSession("sess-beta", str(s.beta), ["We'll use Postgres for beta."]))
+    capture_corpus(s.db, s.root)
+    return s
+
+
+def context_of(result: subprocess.CompletedProcess[bytes]) -> str:
+    assert result.returncode == 0 and result.stderr == b""
+    out = json.loads(result.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    text: str = out["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_session_start_gives_the_workspace_decisions_and_no_other_workspace(setup: Setup) -> None:
+    text = context_of(setup.start(setup.alpha))
+    assert text.startswith(AGENT_CONTEXT_MARK)
+    assert "SQLite for the store" in text and "never log keys" in text and "orjson" in text
+    assert "Redis" not in text and "Postgres" not in text
+    assert "Go on with part" not in text  # never a turn's own text (nor the questions: decisions, constraints)
+    beta = context_of(setup.start(setup.beta))
+    assert "Postgres" in beta and "SQLite" not in beta and "Redis" not in beta
+    sub = context_of(setup.start(setup.alpha / "sub"))  # a subfolder is a workspace of its own
+    assert "orjson" in sub and "SQLite" not in sub
+    assert text.splitlines()[-1].startswith("No recorded item was left out")
+    assert setup.problems() == []
+
+
+def test_session_start_prints_nothing_without_items_or_when_switched_off(setup: Setup) -> None:
+    for result in (setup.start(setup.empty), setup.start(setup.alpha, CHECKPOINT_AGENT_CONTEXT="0")):
+        assert result.returncode == 0 and result.stdout == b"" and result.stderr == b""
+    config = setup.tmp / ".config" / "checkpoint" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("agent_context = false\n")
+    off = setup.start(setup.alpha)
+    assert off.returncode == 0 and off.stdout == b""
+    assert setup.problems() == []
+
+
+def test_the_context_is_capped_at_8000_characters_and_says_what_it_left_out(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    many = [f"We'll use component-{n:03d} for the part of the system that handles request kind {n:03d} here."
+            for n in range(300)]
+    write_claude_session(s.root, PlannedSession("sess-many", str(s.alpha), many))
+    capture_corpus(s.db, s.root)
+    text = context_of(s.start(s.alpha))
+    assert len(text) <= CONTEXT_CHARS
+    lines = text.splitlines()
+    shown = len(lines) - 2
+    assert 30 < shown < 300
+    assert lines[-1] == (f"{300 - shown} more recorded items were left out here; "
+                         f"the MCP tool {LIST_TOOL} lists them all.")
+    assert "component-299" in lines[1]  # newest first
+
+
+@pytest.mark.parametrize(("args", "stdin", "said"), [
+    (["session-start"], b"{not json", "not JSON"),
+    (["session-start"], b"[1, 2]", "not a JSON object"),
+    (["stop"], b"", "not JSON"),
+    (["session-start"], {"session_id": "s"}, "no absolute cwd"),
+    (["stop"], {"session_id": "../../etc/passwd"}, "no usable session_id"),
+    (["user-prompt-submit"], {"session_id": "s"}, "unknown hook event 'user-prompt-submit'"),
+    ([], {"session_id": "s"}, "unknown hook event ''"),
+    (["stop", "--extra"], {"session_id": "s"}, "unknown hook event 'stop --extra'"),
+])
+def test_a_bad_hook_call_exits_0_prints_nothing_and_is_recorded(
+    setup: Setup, args: list[str], stdin: bytes | dict[str, Any], said: str
+) -> None:
+    result = setup.hook(*args, stdin=stdin)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    problems = setup.problems()
+    assert len(problems) == 1 and said in problems[0]["message"], problems
+
+
+def test_a_missing_database_is_recorded_not_created(setup: Setup) -> None:
+    missing = setup.tmp / "elsewhere" / "c.db"
+    result = setup.start(setup.alpha, CHECKPOINT_DB=str(missing))
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert not missing.exists()
+    status = subprocess.run([str(CHECKPOINT), "status"], capture_output=True, text=True, timeout=60,
+                            env=setup.env(CHECKPOINT_DB=str(missing)), check=True)
+    assert f"hook session-start: no database at {missing}" in status.stdout
+
+
+def test_a_locked_database_is_recorded_and_the_hook_does_not_wait(setup: Setup) -> None:
+    holder = sqlite3.connect(setup.db, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE sessions SET title = title")
+    try:
+        started = time.monotonic()
+        result = setup.start(setup.alpha)
+        took = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert took < 3.0  # the busy wait is 0.3 s; the rest is the process start on a loaded machine
+    problems = setup.problems()
+    assert len(problems) == 1 and "database is locked" in problems[0]["message"]
+
+
+def test_stop_returns_at_once_and_the_session_gets_captured(setup: Setup) -> None:
+    write_claude_session(setup.root, PlannedSession("sess-new", str(setup.alpha), [
+        "We'll use zstd for the archives."]), day=3)
+    started = time.monotonic()
+    results = [setup.hook(event, stdin={"session_id": "sess-new", "cwd": str(setup.alpha),
+                                        "hook_event_name": "Stop"})
+               for event in ("stop", "stop", "post-compact", "session-end")]
+    took = (time.monotonic() - started) / len(results)
+    assert all((r.returncode, r.stdout, r.stderr) == (0, b"", b"") for r in results)
+    assert took < 1.0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if "zstd" in context_of(setup.start(setup.alpha)):
+            break
+        time.sleep(0.3)
+    else:
+        pytest.fail(f"the stopped session was not captured; problems: {setup.problems()}")
+    assert setup.problems() == []
+
+
+def test_capture_off_asks_for_nothing(setup: Setup) -> None:
+    result = setup.hook("stop", stdin={"session_id": "sess-alpha"}, CHECKPOINT_AGENT_CAPTURE="false")
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert not (setup.db.parent / (setup.db.name + ".agent") / "capture").exists()
+
+
+# -- the capture worker's guard, in process --------------------------------------------------------
+
+
+def test_a_worker_at_work_gets_the_request_and_no_second_worker_starts(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "c.db"
+    spawned: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, **kw: spawned.append(cmd))
+    runs: list[str] = []
+
+    def run_once(session_id: str) -> None:
+        runs.append(session_id)
+        if len(runs) == 1:  # a Stop arrives while the first run is at work
+            assert capture.request_capture(db, session_id) is False
+
+    monkeypatch.setattr(capture, "_run_once", run_once)
+    assert capture.request_capture(db, "s1") is True and len(spawned) == 1
+    assert capture.work(db, "s1") == 0
+    assert runs == ["s1", "s1"]  # the request made during the run was served by the same worker
+    assert len(spawned) == 1
+    assert capture.request_capture(db, "s1") is True  # the lock is free again

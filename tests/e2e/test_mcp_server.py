@@ -1,0 +1,233 @@
+"""`checkpoint mcp` through the MCP SDK's own stdio client: the real server process, started in a
+workspace folder, over a database the real `checkpoint now` filled from transcripts of two workspaces.
+
+Every tool answers with items and their provenance (session, agent, time, transcript path and line,
+files), scoped to the workspace; bad arguments are a clear tool error (is_error, a message naming the
+argument), not a crash; SQL and FTS syntax in a query means itself; an empty database and a missing
+one answer with nothing, not an error."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from checkpoint.model import AGENT_ANSWER_MARK
+from checkpoint.store import Store
+from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
+
+CHECKPOINT = Path(sys.executable).with_name("checkpoint")
+TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status"}
+
+
+class Workspaces:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.alpha = tmp / "ws" / "alpha"
+        self.beta = tmp / "ws" / "beta"
+        self.db = tmp / "data" / "checkpoint.db"
+        self.root = tmp / "projects"
+        for folder in (self.alpha / "sub", self.beta):
+            folder.mkdir(parents=True)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspaces:
+    w = Workspaces(tmp_path)
+    write_claude_session(w.root, PlannedSession("sess-alpha-1", str(w.alpha), [
+        "We'll use SQLite for the store because it is one file.",
+        "The API must never log keys.",
+        "We'll use a 100% coverage gate on the parser.",
+    ]))
+    write_claude_session(w.root, PlannedSession("sess-alpha-2", str(w.alpha / "sub"), [
+        "We decided to use orjson for speed.",
+    ]), day=2)
+    write_claude_session(w.root, PlannedSession("sess-beta-1", str(w.beta), [
+        "We'll use Postgres for the beta service.",
+        "We'll use SQLite for beta's cache too.",
+    ]))
+    capture(w.db, w.root)
+    return w
+
+
+def _env(db: Path, tmp: Path) -> dict[str, str]:
+    return {"CHECKPOINT_DB": str(db), "HOME": str(tmp), "XDG_CONFIG_HOME": str(tmp / ".config"),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
+Calls = Callable[[ClientSession], Coroutine[Any, Any, Any]]
+
+
+def with_server(cwd: Path, db: Path, tmp: Path, calls: Calls) -> Any:
+    """Start `checkpoint mcp` in `cwd`, initialize, run `calls` on the session, stop the server."""
+    params = StdioServerParameters(command=str(CHECKPOINT), args=["mcp"], cwd=str(cwd), env=_env(db, tmp))
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await asyncio.wait_for(calls(session), timeout=60)
+
+    return asyncio.run(main())
+
+
+def answer(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    text = result.content[0].text
+    assert text.startswith(AGENT_ANSWER_MARK)  # how the transcript reader knows Checkpoint's own answer
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result.content
+    return str(result.content[0].text)
+
+
+def test_the_tools_are_listed_read_only(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return (await session.list_tools()).tools
+
+    tools = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    assert {t.name for t in tools} == TOOLS
+    assert all(t.annotations and t.annotations.read_only_hint for t in tools)
+    search = next(t for t in tools if t.name == "search_decisions")
+    assert search.input_schema["required"] == ["query"]
+
+
+def test_list_decisions_holds_the_workspace_and_its_subfolders_with_provenance(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return (await session.call_tool("list_decisions", {}),
+                await session.call_tool("list_decisions", {"workspace": str(ws.beta), "kind": "decision"}))
+
+    alpha, beta = (answer(r) for r in with_server(ws.alpha, ws.db, ws.tmp, calls))
+    statements = [i["statement"] for i in alpha["items"]]
+    assert any("SQLite for the store" in s for s in statements)
+    assert any("orjson" in s for s in statements)  # a session in a subfolder belongs to the workspace
+    assert not any("Postgres" in s or "beta" in s for s in statements)
+    assert alpha["left_out"] == 0 and alpha["total"] == len(alpha["items"])
+    sqlite = next(i for i in alpha["items"] if "SQLite for the store" in i["statement"])
+    assert sqlite["session"]["id"] == "sess-alpha-1" and sqlite["session"]["agent"] == "claude"
+    assert sqlite["session"]["cwd"] == str(ws.alpha)
+    source = sqlite["sources"][0]
+    assert source["transcript"].endswith("sess-alpha-1.jsonl") and source["line"] == 2
+    assert sqlite["recorded_at"].endswith("Z")
+    # newest first: the subfolder's session was captured with the others, the order is by item time
+    assert [i["kind"] for i in beta["items"]] == ["decision", "decision"]
+    assert {"Postgres" in i["statement"] or "SQLite" in i["statement"] for i in beta["items"]} == {True}
+
+
+def test_search_finds_the_item_with_its_transcript_line_and_keeps_to_the_workspace(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return (await session.call_tool("search_decisions", {"query": "sqlite store"}),
+                await session.call_tool("search_decisions", {"query": "SQLite", "workspace": "/"}),
+                await session.call_tool("search_decisions", {"query": "sqlite", "limit": 1, "workspace": "/"}))
+
+    here, everywhere, one = (answer(r) for r in with_server(ws.alpha, ws.db, ws.tmp, calls))
+    assert [i["session"]["id"] for i in here["items"]] == ["sess-alpha-1"]
+    assert here["items"][0]["sources"][0]["line"] == 2
+    assert {i["session"]["id"] for i in everywhere["items"]} == {"sess-alpha-1", "sess-beta-1"}
+    assert one["shown"] == 1 and one["total"] == 2 and one["left_out"] == 1
+    assert "left out" in one["note"]
+
+
+QUERIES = [
+    "' OR 1=1 --", "sqlite\" OR \"", "NEAR(sqlite store)", "sqlite*", "%", "_", "store; DROP TABLE items;",
+    "^sqlite", "sqlite AND NOT store", "(", "\\", "column:statement", "sqlite%", "s_lite",
+]
+
+
+def test_a_query_with_sql_or_fts_syntax_means_its_characters(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return ([await session.call_tool("search_decisions", {"query": q, "workspace": "/"}) for q in QUERIES],
+                await session.call_tool("search_decisions", {"query": "100%", "workspace": "/"}))
+
+    results, percent = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    for query, result in zip(QUERIES, results, strict=True):
+        for item in answer(result)["items"]:  # every word of the query, literally, in the item
+            text = (item["statement"] + " " + (item["rationale"] or "")).lower()
+            assert all(word in text for word in query.lower().split()), (query, item)
+    assert [i["statement"] for i in answer(percent)["items"]] == ["We'll use a 100% coverage gate on the parser."]
+    assert answer(results[QUERIES.index("sqlite%")])["items"] == []  # `%` is no wildcard
+    assert answer(results[QUERIES.index("s_lite")])["items"] == []  # nor is `_`
+    store = Store(ws.db)
+    try:
+        assert len(store.items()) > 5  # the items table is still there
+    finally:
+        store.close()
+
+
+def test_get_decision_gives_every_source_turn(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        listed = answer(await session.call_tool("search_decisions", {"query": "never log keys"}))
+        item_id = listed["items"][0]["id"]
+        return item_id, await session.call_tool("get_decision", {"id": item_id})
+
+    item_id, result = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    got = answer(result)
+    assert got["item"]["id"] == item_id and got["item"]["kind"] == "constraint"
+    assert len(got["excerpts"]) == 1
+    excerpt = got["excerpts"][0]
+    assert excerpt["text"] == "The API must never log keys." and excerpt["line"] == 4
+    assert excerpt["transcript"].endswith("sess-alpha-1.jsonl") and excerpt["role"] == "assistant"
+    assert excerpt["chars_left_out"] == 0
+
+
+def test_checkpoint_status_counts_the_workspace_turns(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return await session.call_tool("checkpoint_status", {})
+
+    status = answer(with_server(ws.alpha, ws.db, ws.tmp, calls))
+    assert status["total"] == {"sessions": 2, "turns": 8, "captured": 8, "pending": 0, "failed": 0}
+    assert {s["id"] for s in status["sessions"]} == {"sess-alpha-1", "sess-alpha-2"}
+
+
+def test_bad_arguments_are_clear_tool_errors(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        bad: list[tuple[str, dict[str, Any]]] = [
+            ("search_decisions", {"query": "   "}),
+            ("search_decisions", {"query": "sqlite", "limit": 0}),
+            ("list_decisions", {"limit": 500}),
+            ("list_decisions", {"kind": "verdict"}),
+            ("list_decisions", {"workspace": "relative/folder"}),
+            ("get_decision", {"id": "no-such-item"}),
+            ("get_decision", {}),
+            ("search_decisions", {"query": 42}),
+            ("no_such_tool", {}),
+        ]
+        return [await session.call_tool(name, args) for name, args in bad]
+
+    errors = [error_text(r) for r in with_server(ws.alpha, ws.db, ws.tmp, calls)]
+    assert "query is empty" in errors[0]
+    assert "limit must be between 1 and 50, not 0" in errors[1]
+    assert "not 500" in errors[2]
+    assert "kind" in errors[3]
+    assert "absolute" in errors[4] and "relative/folder" in errors[4]
+    assert "no item with id 'no-such-item'" in errors[5]
+    assert "id" in errors[6]
+    assert "query" in errors[7]
+    assert "no_such_tool" in errors[8]
+
+
+def test_an_empty_database_and_a_missing_one_answer_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    Store(empty).close()
+    (tmp_path / "ws").mkdir()
+
+    async def calls(session: ClientSession) -> Any:
+        return [answer(await session.call_tool(name, args)) for name, args in [
+            ("search_decisions", {"query": "sqlite"}), ("list_decisions", {}), ("checkpoint_status", {})]]
+
+    search, listed, status = with_server(tmp_path / "ws", empty, tmp_path, calls)
+    assert search["items"] == [] and search["total"] == 0 and listed["items"] == []
+    assert status["total"]["sessions"] == 0
+    missing = with_server(tmp_path / "ws", tmp_path / "nowhere" / "c.db", tmp_path, calls)
+    assert "no database" in missing[0]["note"] and missing[1]["items"] == []
+    assert not (tmp_path / "nowhere").exists()  # the server reads; it never creates a database
