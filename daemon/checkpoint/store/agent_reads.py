@@ -9,18 +9,13 @@ in SQL, not LIKE: a path holding `%` or `_` means itself)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCounts
 from checkpoint.store.connection import StoreBase
-from checkpoint.store.queries import QueriesMixin, _item
+from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
 from checkpoint.store.records import ItemPage, SourceExcerpt
 
-_ITEM_COLUMNS = (
-    "i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files, i.state,"
-    " i.extractor, i.created_at, s.title, s.cwd, s.agent"
-)
 # Accepted first, then new; newest first within each (items of one answer share a time: the later
 # inserted, from later in the chunk, first).
 _ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC"
@@ -51,7 +46,7 @@ class AgentReadsMixin(QueriesMixin, StoreBase):
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
         base = " FROM items i JOIN sessions s ON s.id = i.session_id" + where
         total = int(self.conn.execute("SELECT count(*)" + base, args).fetchone()[0])
-        rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS}" + base + _ORDER + " LIMIT ?", [*args, max(0, limit)])
+        rows = self.conn.execute(f"SELECT {ITEM_COLUMNS}" + base + _ORDER + " LIMIT ?", [*args, max(0, limit)])
         items = self._with_sources(rows.fetchall())
         return ItemPage(items=tuple(items), total=total)
 
@@ -68,7 +63,7 @@ class AgentReadsMixin(QueriesMixin, StoreBase):
             ids,
         ):
             sources[item_id].append(ItemSource(turn_id=turn_id, path=path, line=line, timestamp=ts))
-        return [replace(_item(r, sources[r[0]]), agent=r[13]) for r in rows]
+        return [_item(r, sources[r[0]]) for r in rows]
 
     def workspace_items(
         self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
@@ -119,7 +114,7 @@ class AgentReadsMixin(QueriesMixin, StoreBase):
 
     def item(self, item_id: str) -> ItemRecord | None:
         rows = self.conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM items i JOIN sessions s ON s.id = i.session_id WHERE i.id = ?", (item_id,)
+            f"SELECT {ITEM_COLUMNS} FROM items i JOIN sessions s ON s.id = i.session_id WHERE i.id = ?", (item_id,)
         ).fetchall()
         found = self._with_sources(rows)
         return found[0] if found else None

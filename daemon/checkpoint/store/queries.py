@@ -28,12 +28,21 @@ from checkpoint.store.records import ItemSummary, WindowTurn
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
 
 
+# An item's columns as `_item` reads them, in this order (`i` the item, `s` its session); every read of
+# whole items selects these first.
+ITEM_COLUMNS = (
+    "i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files, i.state,"
+    " i.extractor, i.created_at, s.title, s.cwd, i.cited, s.agent"
+)
+_AFTER_ITEM = ITEM_COLUMNS.count(",") + 1
+
+
 def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
     return ItemRecord(
         id=row[0], session_id=row[1], kind=ItemKind(row[2]), statement=row[3], rationale=row[4],
         confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
         state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
-        sources=tuple(sources), cited=Citation(row[17]),
+        sources=tuple(sources), cited=Citation(row[13]), agent=row[14],
     )
 
 
@@ -160,8 +169,7 @@ class QueriesMixin(StoreBase):
         current: tuple[Any, ...] | None = None
         sources: list[ItemSource] = []
         for row in self.conn.execute(
-            "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
-            " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts, i.cited"
+            f"SELECT {ITEM_COLUMNS}, t.id, t.source_path, t.line_no, t.ts"
             " FROM items i JOIN sessions s ON s.id = i.session_id"
             " LEFT JOIN json_each(i.turn_ids) j LEFT JOIN turns t ON t.id = j.value"
             + where + " ORDER BY i.created_at, i.id, t.seq",
@@ -171,8 +179,9 @@ class QueriesMixin(StoreBase):
                 if current is not None:
                     out.append(_item(current, sources))
                 current, sources = row, []
-            if row[13] is not None:
-                sources.append(ItemSource(turn_id=row[13], path=row[14], line=row[15], timestamp=row[16]))
+            turn_id, path, line, ts = row[_AFTER_ITEM:]
+            if turn_id is not None:
+                sources.append(ItemSource(turn_id=turn_id, path=path, line=line, timestamp=ts))
         if current is not None:
             out.append(_item(current, sources))
         return out
