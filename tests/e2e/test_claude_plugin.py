@@ -169,3 +169,22 @@ def test_the_plugin_validates(tmp_path: Path) -> None:
                      ("PostCompact", "checkpoint hook post-compact"), ("SessionEnd", "checkpoint hook session-end")}
     assert [(s["name"], s["target"], s["args"]) for s in report["provides"]["mcpServers"]] == [
         ("checkpoint", "checkpoint", ["mcp"])]
+
+
+def test_the_plugin_installs_for_good_from_the_repository_marketplace(tmp_path: Path) -> None:
+    """What the README tells a user to run: the repository is a marketplace listing the plugin."""
+    claude, env = str(agent_cli("claude")), clean_env(tmp_path)
+
+    def run(*args: str) -> str:
+        out = subprocess.run([claude, "plugin", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout
+
+    run("marketplace", "add", str(ROOT))
+    run("install", "checkpoint@checkpoint")
+    [installed] = json.loads(run("list", "--json"))
+    assert (installed["id"], installed["enabled"], installed["readFromFolder"]) == (
+        "checkpoint@checkpoint", True, str(PLUGIN))
+    assert installed["mcpServers"] == {"checkpoint": {"command": "checkpoint", "args": ["mcp"]}}
+    assert str(installed["installPath"]).startswith(str(tmp_path))  # the temp HOME, never the real one
