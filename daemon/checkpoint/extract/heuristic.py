@@ -17,7 +17,8 @@ from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
 
 # A choice announced in words that say it is one.
 _DECIDED = re.compile(
-    r"\b(?:we(?:'ve| have)? decided|i(?:'ve| have)? decided|decision:|decided:|we chose|we've chosen|settled on|opted for"
+    r"\b(?:we(?:'ve| have)? decided|i(?:'ve| have)? decided|decision:|decided:|we chose|we've chosen"
+    r"|settled on|opted for"
     r"|we'll go with|let's go with|i'll go with|going with|we(?:'ll| will) use|let's use|architecture:)",
     re.IGNORECASE,
 )

@@ -75,6 +75,8 @@ def _paragraphs(text: str) -> list[tuple[str, bool]]:
             bare = _LIST_ITEM.sub("", line)
         quoted = line.startswith(">") if not current else quoted
         current.append(bare)
+        if bare.endswith((".", "!", "?", ":")):  # a line that ends a sentence ends it, whatever follows
+            close()
     close()
     return out
 
