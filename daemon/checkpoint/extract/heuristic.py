@@ -44,12 +44,6 @@ _OPEN_QUESTION = re.compile(
     r"\b(?:tbd|to be decided|open question|undecided|still unclear whether)\b|^(?:should we|do we want)\b",
     re.IGNORECASE,
 )
-# Questions that ask the user for permission or check on the work are conversation, not open questions.
-_CHATTER = re.compile(
-    r"^(?:would you|want me|shall i|should i|do you want|can you|could you|did you|have you|are you|is that|"
-    r"does that|what do you think|ok|okay|any)\b",
-    re.IGNORECASE,
-)
 
 
 def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None:
@@ -62,11 +56,12 @@ def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None
     if instruction and _SPEC_CHOICE.search(sentence):
         return ItemKind.DECISION
     # (Supersession rules, "X replaces Y", would be consulted here, from a module of their own.)
-    if sentence.endswith("?"):
-        asked = (role is Role.USER and not _CHATTER.search(sentence)) or _OPEN_QUESTION.search(sentence)
-        return ItemKind.QUESTION if asked else None
+    # Only a question said to be open: a user's plain question ("What fields does the hook get?") is
+    # most often asked of the agent and answered in the next turn.
     if _OPEN_QUESTION.search(sentence):
         return ItemKind.QUESTION
+    if sentence.endswith("?"):
+        return None
     if _RULE_START.search(sentence) or _RULE_AFTER_DASH.search(sentence) or _YOU_MUST.search(sentence):
         return ItemKind.CONSTRAINT
     if instruction and _SCOPE_LIMIT.search(sentence):
