@@ -89,7 +89,8 @@ def claude_root(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
         t = Transcript(root, workspace / "src", session_id=SESSION_ID)
         t.write(t.user("Make the queue durable."))
         t.write(t.assistant(
-            "We'll use marker-queue for the job queue. The queue must never drop a job. Should retries back off?",
+            "We'll use marker-queue for the job queue. The queue must never drop a job. "
+            "Open question: should retries back off?",
             edits=[(workspace / "src" / "queue.py", "pass", "        self.jobs.append(job)")],
         ))
     assert t.path.parent.name == slug(workspace / "src")

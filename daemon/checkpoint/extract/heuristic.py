@@ -1,7 +1,10 @@
 """The offline extractor: deterministic phrase rules, no network. A floor, not the product.
 
-It reads what the user and the assistant said (never tool output or private reasoning) and keeps
-sentences that announce a decision, state a constraint, or leave a question open.
+It reads only what the user and the assistant said (extract/said.py: no reasoning, tool output,
+hook output or machine notices) and keeps a whole sentence only when its wording leaves little doubt:
+a choice announced as such, a rule stated as an instruction, a question the user left open. Fewer,
+right items: a sentence that merely contains "never" or "must" (most often a remark about code) is
+not a constraint, and the agent's narration of its next step is not a decision.
 """
 
 from __future__ import annotations
@@ -9,49 +12,59 @@ from __future__ import annotations
 import re
 
 from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.extract.said import sentences
 from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
 
-_DECISION = re.compile(
-    r"\b(we'll use|we will use|we'll go with|let's go with|let's use|going with|decided|decision:"
-    r"|we chose|we choose|settled on|opted for|we'll keep|switch(?:ed|ing)? to)\b",
+# A choice announced in words that say it is one.
+_DECIDED = re.compile(
+    r"\b(?:we(?:'ve| have)? decided|i(?:'ve| have)? decided|decision:|decided:|we chose|we've chosen"
+    r"|settled on|opted for"
+    r"|we'll go with|let's go with|i'll go with|going with|we(?:'ll| will) use|let's use|architecture:)",
     re.IGNORECASE,
 )
-_CONSTRAINT = re.compile(
-    r"\b(must|never|always|don't|do not|shouldn't|should not|is required|are required|mustn't)\b", re.IGNORECASE
+# A choice made against an alternative: "use X instead", "put it in Y instead since ...".
+_INSTEAD = re.compile(
+    r"\b(?:use|using|put|keep|configur\w*|switch\w*|replac\w*|mov\w*)\b[^;]{0,80}?\binstead\b", re.IGNORECASE
 )
-_QUESTION = re.compile(
-    r"\b(tbd|to be decided|open question|should we|do we want|not sure (?:whether|if)|undecided)\b", re.IGNORECASE
-)
-# Questions that ask the user for permission are conversation, not open questions of the project.
-_CHATTER = re.compile(
-    r"^(would you like|want me|shall i|should i|do you want|can you|could you|did you|is that|does that)\b",
+# A design choice with its reason: "I'll make X public so both callers can use it".
+_MAKE_SO = re.compile(r"^(?:i|we)(?:'ll| will) (?:make|keep|store|use)\b.+\bso (?:that )?\w", re.IGNORECASE)
+# In a spec or a user's words: "keep defaults, tune later", "fall back to manual entry".
+_SPEC_CHOICE = re.compile(r"\b(?:keep (?:the )?defaults|fall back to)\b", re.IGNORECASE)
+# The agent narrating its own next step or trying things out: never a decision by itself.
+_TRYING = re.compile(r"\b(?:try|trying|tried|let me check|let me see|maybe|might|could)\b", re.IGNORECASE)
+
+# A rule given as an instruction: "Never ...", "Don't ...", "... — don't fix in this task".
+_RULE_START = re.compile(r"^(?:never|don't|do not|must not|mustn't|always|avoid)\b", re.IGNORECASE)
+_RULE_AFTER_DASH = re.compile(r"\s[—–-]\s+(?:just \w+, )?(?:don't|do not|never)\s+\w+", re.IGNORECASE)
+_SCOPE_LIMIT = re.compile(r"^no (?!(?:new |more |other )?(?:issues?|errors?|warnings?|failures?|action|changes?)\b)\w+",
+                          re.IGNORECASE)
+_YOU_MUST = re.compile(r"\b(?:(?:you|we) must|must (?:never|not|always))\b", re.IGNORECASE)
+
+_OPEN_QUESTION = re.compile(
+    r"\b(?:tbd|to be decided|open question|undecided|still unclear whether)\b|^(?:should we|do we want)\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+")
-_MARKUP = re.compile(r"^[\s>*#\-+\d.)]+|[*`]+")  # not `_`: it joins words (max_tokens)
-MIN_LEN, MAX_LEN = 15, 300
 
 
-def _sentences(text: str) -> list[str]:
-    out = []
-    for raw in _SENTENCE_END.split(text):
-        line = raw.strip()
-        if line.startswith(("```", "    ", "\t", "|", "<", "{", "[", "(thinking)", "(reasoning)")):
-            continue
-        clean = " ".join(_MARKUP.sub("", line).split())
-        if MIN_LEN <= len(clean) <= MAX_LEN:
-            out.append(clean)
-    return out
-
-
-def classify(sentence: str) -> ItemKind | None:
-    if _DECISION.search(sentence):
+def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None:
+    """The kind of item a sentence states, or None. `quoted`: it was in a quoted block (a spec)."""
+    if _DECIDED.search(sentence) or (
+        not _TRYING.search(sentence) and (_INSTEAD.search(sentence) or _MAKE_SO.search(sentence))
+    ):
         return ItemKind.DECISION
-    if sentence.endswith("?"):
-        return None if _CHATTER.search(sentence) else ItemKind.QUESTION
-    if _QUESTION.search(sentence):
+    instruction = role is Role.USER or quoted
+    if instruction and _SPEC_CHOICE.search(sentence):
+        return ItemKind.DECISION
+    # (Supersession rules, "X replaces Y", would be consulted here, from a module of their own.)
+    # Only a question said to be open: a user's plain question ("What fields does the hook get?") is
+    # most often asked of the agent and answered in the next turn.
+    if _OPEN_QUESTION.search(sentence):
         return ItemKind.QUESTION
-    if _CONSTRAINT.search(sentence):
+    if sentence.endswith("?"):
+        return None
+    if _RULE_START.search(sentence) or _RULE_AFTER_DASH.search(sentence) or _YOU_MUST.search(sentence):
+        return ItemKind.CONSTRAINT
+    if instruction and _SCOPE_LIMIT.search(sentence):
         return ItemKind.CONSTRAINT
     return None
 
@@ -76,8 +89,8 @@ class HeuristicExtractor:
         for index, turn in enumerate(chunk.turns):
             if turn.role not in (Role.USER, Role.ASSISTANT):
                 continue
-            for sentence in _sentences(turn.text):
-                kind = classify(sentence)
+            for sentence, quoted in sentences(turn.text):
+                kind = classify(sentence, turn.role, quoted)
                 if kind is None or (kind, sentence.lower()) in seen:
                     continue
                 seen.add((kind, sentence.lower()))
