@@ -57,6 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
     items.add_argument("--kind", choices=["decision", "constraint", "question"])
+    search = sub.add_parser(
+        "search", help="full-text search over the items' statements, rationales and files",
+        description="Find items by their words (statement, rationale, files), best match first: a statement "
+                    "match ranks above a rationale match. Every word must match; when no item has them all, "
+                    "items with any of them are shown (and the output says so). The query is words only: "
+                    "quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as text, not as operators.",
+    )
+    _common(search)
+    search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
+    search.add_argument("--kind", choices=["decision", "constraint", "question"])
+    search.add_argument("--workspace", type=Path, metavar="DIR",
+                        help="only items of sessions run in DIR or in a folder inside it")
+    search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
+    search.add_argument("--json", action="store_true", help="stable machine-readable output")
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
     _common(serve)
     forget = sub.add_parser(
@@ -107,6 +121,8 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
         return _status(store, settings, args.json)
     if args.command == "forget":
         return _forget(store, args)
+    if args.command == "search":
+        return _search(store, args)
     return _items(store, args)
 
 
@@ -413,6 +429,43 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+def _search(store: Store, args: argparse.Namespace) -> int:
+    text = " ".join(args.query)
+    if args.limit < 1:
+        print("checkpoint search: --limit must be at least 1", file=sys.stderr)
+        return 2
+    workspaces = [str(args.workspace.expanduser().absolute())] if args.workspace else None
+    result = store.search(text, kind=args.kind, workspaces=workspaces, limit=args.limit)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        return 0 if result.terms else 2
+    if not result.terms:
+        print(plain_text(f"Nothing to search for in {text!r}: give a word or more (letters or digits)."),
+              file=sys.stderr)
+        return 2
+    if not result.hits:
+        print(plain_text(f"No item matches {' '.join(result.terms)!r}."))
+        return 0
+    if result.matched == "any" and len(result.terms) > 1:
+        print(plain_text(f"No item has all of {' '.join(result.terms)!r}; items with any of them:"))
+    for item, _ in result.hits:
+        _print_item(item)
+    print(f"{plural(len(result.hits), 'item')} found.")
+    return 0
+
+
+def _print_item(item: ItemRecord) -> None:
+    source = item.sources[0] if item.sources else None
+    where = f"{source.path}:{source.line}" if source else "?:?"
+    # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
+    print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id})"))
+    if item.rationale:
+        print(plain_text(f"    why: {item.rationale}"))
+    if item.files:
+        print(plain_text(f"    files: {', '.join(item.files[:5])}"))
+    print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}"))
+
+
 def _items(store: Store, args: argparse.Namespace) -> int:
     items = store.items(session_id=args.session, kind=args.kind)
     if args.json:
@@ -422,15 +475,7 @@ def _items(store: Store, args: argparse.Namespace) -> int:
         print("No items captured yet. Run `checkpoint now`.")
         return 0
     for item in items:
-        source = item.sources[0] if item.sources else None
-        where = f"{source.path}:{source.line}" if source else "?:?"
-        # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
-        print(plain_text(f"[{item.kind.value}] {item.statement}"))
-        if item.rationale:
-            print(plain_text(f"    why: {item.rationale}"))
-        if item.files:
-            print(plain_text(f"    files: {', '.join(item.files[:5])}"))
-        print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}"))
+        _print_item(item)
     print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
     return 0
 

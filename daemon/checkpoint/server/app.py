@@ -11,18 +11,20 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, triage
+from checkpoint.server import items, search, triage
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
 from checkpoint.server.extraction import ExtractionFeature
 from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
+    CHECKPOINT_SEARCH,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
     ItemsResult,
     NowResult,
+    SearchResponse,
     TriageResult,
 )
 from checkpoint.server.server import CheckpointServer
@@ -164,5 +166,13 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             raise JsonRpcInvalidParams(str(exc)) from exc
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
+
+    @server.feature(CHECKPOINT_SEARCH)
+    async def checkpoint_search(params: Any = None) -> SearchResponse:
+        try:
+            query = search.parse_query(params)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        return await server.read_worker.call(search.search, server.folders, query, server.scope)
 
     return server

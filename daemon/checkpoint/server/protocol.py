@@ -7,7 +7,7 @@ so one reader of the JSON serves the CLI and the editor alike.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, Required, TypedDict
 
 SERVER_NAME = "checkpoint"
 
@@ -18,6 +18,10 @@ CHECKPOINT_STATUS = "checkpoint/status"
 
 CHECKPOINT_ITEMS = "checkpoint/items"
 """Client -> server request. Params: ItemsQuery (every key optional). Result: ItemsResult."""
+
+CHECKPOINT_SEARCH = "checkpoint/search"
+"""Client -> server request. Params: SearchQuery (or the query as a bare string). Result:
+SearchResponse, the items best first; an empty query answers empty `terms` and no items."""
 
 # -- workspace/executeCommand ids -------------------------------------------------------------------
 
@@ -159,3 +163,22 @@ class TriageResult(TypedDict):
     id: str
     state: str
     changed: bool
+
+
+class SearchQuery(TypedDict, total=False):
+    query: Required[str]  # words; quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as text
+    kind: Literal["decision", "constraint", "question"]
+    workspace: str  # a folder URI: only sessions run in it or below it
+    scope: Literal["workspace", "all"]  # default: the `scope` setting
+    state: Literal["current", "any"]  # default current: dismissed items left out
+    limit: int  # 1..200, default 20
+
+
+class SearchHit(Item):
+    score: float  # bm25, lower is better: a statement match ranks above a rationale match
+
+
+class SearchResponse(TypedDict):
+    terms: list[str]  # the words searched for; empty: the query held none
+    matched: Literal["all", "any"]  # "any": no item had every word, these have some
+    items: list[SearchHit]

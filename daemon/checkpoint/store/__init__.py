@@ -10,7 +10,7 @@ The storage rule, stated once:
 The parts, each a mixin over one shared connection and clock (connection.StoreBase): schema
 (migrations), connection (opening, pragmas, transactions), ingest (files and turns), chunks (the
 chunk ledger's writes and what is due), items (items written with their chunk, triage), queries
-(reads), forgetting, runs (usage and the record of each run).
+(reads), search (full-text, over items), forgetting, runs (usage and the record of each run).
 """
 
 from __future__ import annotations
@@ -22,9 +22,19 @@ from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import CursorMoved, FileRow, Ingested, ItemSummary, LeaseLost, RunRecord, WindowTurn
+from checkpoint.store.records import (
+    CursorMoved,
+    FileRow,
+    Ingested,
+    ItemSummary,
+    LeaseLost,
+    RunRecord,
+    SearchResult,
+    WindowTurn,
+)
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
+from checkpoint.store.search import SearchMixin
 
 __all__ = [
     "LEASE_SECONDS",
@@ -37,11 +47,12 @@ __all__ = [
     "LeaseLost",
     "Migration",
     "RunRecord",
+    "SearchResult",
     "Store",
     "WindowTurn",
     "fingerprint",
 ]
 
 
-class Store(IngestMixin, ChunksMixin, ItemsMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
+class Store(IngestMixin, ChunksMixin, ItemsMixin, SearchMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

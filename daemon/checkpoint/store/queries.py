@@ -137,10 +137,15 @@ class QueriesMixin(StoreBase):
 
     def items(
         self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
-        created_after: float | None = None,
+        created_after: float | None = None, ids: Sequence[str] | None = None,
     ) -> list[ItemRecord]:
         clauses: list[str] = []
         args: list[Any] = []
+        if ids is not None:
+            if not ids:
+                return []
+            clauses.append(f"i.id IN ({','.join('?' * len(ids))})")
+            args.extend(ids)
         if created_after is not None:
             clauses.append("i.created_at >= ?")
             args.append(created_after)

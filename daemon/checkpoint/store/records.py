@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from checkpoint.model import FileCursor, Role
+from checkpoint.model import FileCursor, ItemRecord, Role
 
 
 class CursorMoved(RuntimeError):
@@ -103,3 +103,19 @@ class ItemSummary:
 
     def as_json(self) -> dict[str, Any]:
         return {"by_kind": dict(self.by_kind), "by_state": dict(self.by_state), "changed_at": self.changed_at}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What a search found: the query's words as searched, whether an item had to match all of
+    them or (none did) any, and the items, best first, each with its bm25 score (lower is better)."""
+
+    terms: tuple[str, ...]  # empty: the query held no word to search for
+    matched: Literal["all", "any"]
+    hits: tuple[tuple[ItemRecord, float], ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "terms": list(self.terms), "matched": self.matched,
+            "items": [{**item.as_json(), "score": score} for item, score in self.hits],
+        }

@@ -225,6 +225,49 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE files ADD COLUMN drops TEXT NOT NULL DEFAULT '{}'",
         ),
     ),
+    Migration(
+        # full-text search over items (statement, rationale, files), kept in step by triggers. The
+        # index's rows are keyed by item_search_rows.row, not by items.rowid: items has no INTEGER
+        # PRIMARY KEY, so VACUUM (which `forget` runs) may renumber its rowids under the index.
+        "item search",
+        (
+            "CREATE TABLE item_search_rows (row INTEGER PRIMARY KEY, item_id TEXT NOT NULL UNIQUE)",
+            # unicode61 folds case and (remove_diacritics 2) accents: "Café" finds "cafe". The prefix
+            # indexes make a short word being typed (`"ca"*`) a lookup, not a merge of every word it starts.
+            """
+            CREATE VIRTUAL TABLE item_search USING fts5(
+                statement, rationale, files, prefix = '2 3 4 5 6', tokenize = 'unicode61 remove_diacritics 2'
+            )
+            """,
+            """
+            CREATE TRIGGER items_search_insert AFTER INSERT ON items BEGIN
+                INSERT INTO item_search_rows (item_id) VALUES (new.id);
+                INSERT INTO item_search (rowid, statement, rationale, files)
+                VALUES ((SELECT row FROM item_search_rows WHERE item_id = new.id),
+                        new.statement, coalesce(new.rationale, ''), new.files);
+            END
+            """,
+            """
+            CREATE TRIGGER items_search_update AFTER UPDATE OF statement, rationale, files ON items BEGIN
+                UPDATE item_search SET statement = new.statement, rationale = coalesce(new.rationale, ''),
+                    files = new.files
+                WHERE rowid = (SELECT row FROM item_search_rows WHERE item_id = new.id);
+            END
+            """,
+            """
+            CREATE TRIGGER items_search_delete AFTER DELETE ON items BEGIN
+                DELETE FROM item_search WHERE rowid = (SELECT row FROM item_search_rows WHERE item_id = old.id);
+                DELETE FROM item_search_rows WHERE item_id = old.id;
+            END
+            """,
+            "INSERT INTO item_search_rows (item_id) SELECT id FROM items ORDER BY created_at, id",
+            """
+            INSERT INTO item_search (rowid, statement, rationale, files)
+            SELECT r.row, i.statement, coalesce(i.rationale, ''), i.files
+            FROM item_search_rows r JOIN items i ON i.id = r.item_id
+            """,
+        ),
+    ),
 )
 
 
