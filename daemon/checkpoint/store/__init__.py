@@ -10,7 +10,8 @@ The storage rule, stated once:
 The parts, each a mixin over one shared connection and clock (connection.StoreBase): schema
 (migrations), connection (opening, pragmas, transactions), ingest (files and turns), chunks (the
 chunk ledger's writes and what is due), items (items written with their chunk, triage), queries
-(reads), search (full-text, over items), forgetting, runs (usage and the record of each run).
+(reads), search (full-text, over items), supersessions (an item replaced by a later one),
+forgetting, runs (usage and the record of each run).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from checkpoint.store.records import (
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
 from checkpoint.store.search import SearchMixin
+from checkpoint.store.supersessions import Supersession, SupersessionRefused, SupersessionsMixin
 
 __all__ = [
     "LEASE_SECONDS",
@@ -49,10 +51,15 @@ __all__ = [
     "RunRecord",
     "SearchResult",
     "Store",
+    "Supersession",
+    "SupersessionRefused",
     "WindowTurn",
     "fingerprint",
 ]
 
 
-class Store(IngestMixin, ChunksMixin, ItemsMixin, SearchMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
+class Store(
+    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, SearchMixin, QueriesMixin, ForgettingMixin, RunsMixin,
+    StoreBase,
+):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

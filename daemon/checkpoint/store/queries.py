@@ -32,7 +32,7 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
         id=row[0], session_id=row[1], kind=ItemKind(row[2]), statement=row[3], rationale=row[4],
         confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
         state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
-        sources=tuple(sources),
+        sources=tuple(sources), superseded_by=row[17], supersedes=tuple(orjson.loads(row[18])),
     )
 
 
@@ -137,7 +137,7 @@ class QueriesMixin(StoreBase):
 
     def items(
         self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
-        created_after: float | None = None, ids: Sequence[str] | None = None,
+        created_after: float | None = None, ids: Sequence[str] | None = None, include_superseded: bool = True,
     ) -> list[ItemRecord]:
         clauses: list[str] = []
         args: list[Any] = []
@@ -157,6 +157,8 @@ class QueriesMixin(StoreBase):
             args.append(kind)
         if not include_dismissed:
             clauses.append("i.state != 'dismissed'")
+        if not include_superseded:
+            clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         # One query: each item's row once per turn it cites (json_each over its turn ids), in the
         # order of the items, then of the turns in the session; a cited turn no longer stored is left out.
@@ -165,7 +167,9 @@ class QueriesMixin(StoreBase):
         sources: list[ItemSource] = []
         for row in self.conn.execute(
             "SELECT i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files,"
-            " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts"
+            " i.state, i.extractor, i.created_at, s.title, s.cwd, t.id, t.source_path, t.line_no, t.ts,"
+            " (SELECT new_id FROM supersessions WHERE old_id = i.id ORDER BY created_at DESC, new_id LIMIT 1),"
+            " (SELECT json_group_array(old_id) FROM supersessions WHERE new_id = i.id)"
             " FROM items i JOIN sessions s ON s.id = i.session_id"
             " LEFT JOIN json_each(i.turn_ids) j LEFT JOIN turns t ON t.id = j.value"
             + where + " ORDER BY i.created_at, i.id, t.seq",

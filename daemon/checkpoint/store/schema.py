@@ -268,6 +268,42 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        # items belong to a workspace (their first session's cwd, without a trailing separator) as
+        # well as a session: a restatement in another session of the workspace merges into them
+        "items per workspace",
+        (
+            "ALTER TABLE items ADD COLUMN workspace TEXT",
+            """
+            UPDATE items SET workspace = (
+                SELECT CASE WHEN rtrim(cwd, '/') = '' THEN cwd ELSE rtrim(cwd, '/') END
+                FROM sessions WHERE sessions.id = items.session_id
+            )
+            """,
+            "CREATE INDEX items_workspace ON items (workspace, fingerprint)",
+            "CREATE INDEX items_workspace_updated ON items (workspace, updated_at)",  # its latest, unsorted
+            "CREATE INDEX item_aliases_fingerprint ON item_aliases (fingerprint)",
+        ),
+    ),
+    Migration(
+        # a later item supersedes an earlier one: who said so (model, heuristic, user), why, at which
+        # turn; the old item stays. Links go with either item (a forgotten session's items).
+        "supersessions",
+        (
+            """
+            CREATE TABLE supersessions (
+                old_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                new_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                said_by TEXT NOT NULL,   -- model, heuristic or user
+                reason TEXT,
+                turn_id TEXT,            -- the turn that said so (NULL: by hand)
+                created_at REAL NOT NULL,
+                PRIMARY KEY (old_id, new_id)
+            )
+            """,
+            "CREATE INDEX supersessions_new ON supersessions (new_id)",
+        ),
+    ),
 )
 
 

@@ -19,7 +19,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from checkpoint.model import ItemKind
+from checkpoint.model import ChunkInput, ItemKind, KnownItem
+from checkpoint.store.items import workspace_of
 from checkpoint.store.queries import QueriesMixin
 from checkpoint.store.records import SearchResult
 
@@ -52,6 +53,44 @@ def match_expression(terms: list[str], any_term: bool = False, prefix_last: bool
     if prefix_last:
         quoted[-1] += "*"
     return (" OR " if any_term else " ").join(quoted)
+
+
+# Words too common in any transcript to say what a chunk is about.
+_STOP = frozenset((
+    "that", "this", "with", "from", "have", "will", "what", "when", "where", "which", "there", "their", "they",
+    "them", "then", "than", "were", "been", "being", "into", "your", "about", "would", "could", "should",
+    "just", "like", "also", "only", "some", "more", "most", "make", "made", "does", "done", "dont", "isnt",
+    "here", "need", "want", "used", "using", "uses", "true", "false", "none", "null", "file", "files", "line",
+    "lines", "code", "tool", "result", "user", "assistant", "thinking", "each", "other", "because", "after",
+    "before", "while", "very", "well", "sure", "okay",
+))
+CHUNK_TERMS = 12  # the chunk's most frequent words searched for among the workspace's items
+CHUNK_FILES = 8  # and the files it touches
+# Scoring costs rows x words: a chunk's words rank the newest KNOWN_WINDOW items matching any of
+# them (what the workspace decided lately), to keep choosing the known items under 5 ms a chunk.
+KNOWN_WINDOW = 200
+
+
+def chunk_terms(texts: Sequence[str], count: int = CHUNK_TERMS) -> list[str]:
+    """What a chunk is about, as search words: its most frequent words of four letters or more,
+    common words left out."""
+    tally: dict[str, int] = {}
+    for text in texts:
+        for word in _WORD.findall(text[:20_000].casefold()):
+            if len(word) >= 4 and word not in _STOP and not word.isdigit():
+                tally[word] = tally.get(word, 0) + 1
+    return [w for w, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))[:count]]
+
+
+def file_expression(paths: Sequence[str]) -> str | None:
+    """FTS5 phrases over the `files` column for these paths: each path's last two parts, in order
+    (`store/items.py` finds an item about `daemon/checkpoint/store/items.py`, however it was spelled)."""
+    phrases = []
+    for path in paths:
+        words = _WORD.findall("/".join(path.replace("\\", "/").split("/")[-2:]))
+        if words:
+            phrases.append('"' + " ".join(words) + '"')
+    return "files : (" + " OR ".join(phrases) + ")" if phrases else None
 
 
 def under(path: str) -> tuple[str, str]:
@@ -118,3 +157,43 @@ class SearchMixin(QueriesMixin):
             if floor == 0 or len(rows) >= limit:
                 return rows
             window *= 8
+
+    def known_items_for(self, chunk: ChunkInput, limit: int) -> list[KnownItem]:
+        """The items a model is shown with a chunk, so that a restatement (or a reversal) of one
+        made in any session of the workspace points at it: first those about the files the chunk
+        touches, then those matching its most frequent words (bm25, among the newest KNOWN_WINDOW
+        that match), then the workspace's latest. Dismissed and superseded items are left out.
+        One statement: it runs before every chunk is sent."""
+        if limit <= 0:
+            return []
+        workspace = workspace_of(chunk.cwd)
+        scope, key = ("i.workspace = ?", workspace) if workspace else ("i.session_id = ?", chunk.session_id)
+        current = f"{scope} AND i.state != 'dismissed' AND NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)"
+        files = list(dict.fromkeys(f for t in chunk.turns for f in t.files))[:CHUNK_FILES]
+        expressions = [e for e in (file_expression(files),
+                                   match_expression(chunk_terms([t.text for t in chunk.turns]), any_term=True)) if e]
+        arms, args = [], []
+        for tier, expression in enumerate(expressions):
+            arms.append(
+                f"SELECT * FROM (SELECT i.id, i.kind, i.statement, {tier} AS tier,"
+                f" bm25(item_search, {', '.join(map(str, WEIGHTS))}) AS score"
+                " FROM item_search JOIN item_search_rows r ON r.row = item_search.rowid"
+                " JOIN items i ON i.id = r.item_id"
+                " WHERE item_search MATCH ? AND item_search.rowid >= coalesce((SELECT rowid FROM item_search"
+                " WHERE item_search MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?), 0)"
+                f" AND {current} ORDER BY score LIMIT ?)"
+            )
+            args += [expression, expression, KNOWN_WINDOW - 1, key, limit]
+        arms.append(
+            f"SELECT * FROM (SELECT i.id, i.kind, i.statement, {len(expressions)} AS tier, -i.updated_at AS score"
+            f" FROM items i WHERE {current} ORDER BY i.updated_at DESC LIMIT ?)"
+        )
+        args += [key, limit]
+        chosen: dict[str, KnownItem] = {}
+        for item_id, kind, statement, _, _ in self.conn.execute(
+            " UNION ALL ".join(arms) + " ORDER BY tier, score", args
+        ):
+            if len(chosen) == limit:
+                break
+            chosen.setdefault(item_id, KnownItem(id=item_id, kind=ItemKind(kind), statement=statement[:200]))
+        return list(chosen.values())
