@@ -269,6 +269,8 @@ class ItemRecord:
     session_title: str | None
     cwd: str | None
     sources: tuple[ItemSource, ...]
+    superseded_by: str | None = None  # the newest item that replaces this one; None: current
+    supersedes: tuple[str, ...] = ()  # the items this one replaces
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""
@@ -278,6 +280,7 @@ class ItemRecord:
             "files": list(self.files), "state": self.state.value, "extractor": self.extractor,
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources],
+            "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
         }
 
 
