@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, search, triage
+from checkpoint.server import items, search, supersede, triage
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
 from checkpoint.server.extraction import ExtractionFeature
@@ -22,14 +22,17 @@ from checkpoint.server.protocol import (
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
+    CMD_SUPERSEDE,
     ItemsResult,
     NowResult,
     SearchResponse,
+    SupersedeResult,
     TriageResult,
 )
 from checkpoint.server.server import CheckpointServer
 from checkpoint.server.status import StatusFeature
 from checkpoint.server.watcher import Watcher
+from checkpoint.store import SupersessionRefused
 
 log = logging.getLogger("checkpoint.server")
 
@@ -157,6 +160,18 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     @server.command(CMD_ACCEPT)
     async def checkpoint_accept(ls: CheckpointServer, *args: object) -> TriageResult:
         return await _triage(args, ItemState.ACCEPTED)
+
+    @server.command(CMD_SUPERSEDE)
+    async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
+        try:
+            parsed = supersede.parse_arguments(args)
+            result = await server.read_worker.call(supersede.apply, parsed)
+        except (ValueError, SupersessionRefused) as exc:
+            raise JsonRpcInvalidParams(f"checkpoint.supersede: {exc}") from exc
+        verb = "no longer superseded" if parsed.get("undo") else f"superseded by {parsed.get('new')}"
+        server.messages.log(f"item {parsed['old']}: {verb}" + ("" if result["changed"] else " (no change)"))
+        server.events.publish(ItemsChanged())
+        return result
 
     @server.feature(CHECKPOINT_ITEMS)
     async def checkpoint_items(params: Any = None) -> ItemsResult:

@@ -129,10 +129,13 @@ def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings
     ]
     span = located(content, placement.written)
     message = f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}"
+    data: dict[str, object] = {"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value}
     if span is None and placement.written and content is not None:
         message += f" ({STALE})"  # the lines it was anchored to were deleted or rewritten: not silently line 0
+        data["stale"] = True
     if item.superseded_by:
         message += f" [superseded by {newer_label(placement)}]"
+        data["superseded_by"] = item.superseded_by
     return types.Diagnostic(
         range=span or types.Range(types.Position(0, 0), types.Position(0, 0)),
         message=message,
@@ -141,7 +144,7 @@ def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings
         code=item.id,
         source=DIAGNOSTIC_SOURCE,
         related_information=related or None,
-        data={"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value},
+        data=data,
     )
 
 

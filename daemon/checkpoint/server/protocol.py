@@ -34,11 +34,19 @@ CMD_DISMISS = "checkpoint.dismiss"
 CMD_ACCEPT = "checkpoint.accept"
 """Arguments: [item_id]. Result: TriageResult."""
 
-COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT)
+CMD_SUPERSEDE = "checkpoint.supersede"
+"""Arguments: [SupersedeArgs] or [old_id, new_id]. `new` supersedes `old` (kept, marked; a dismissed
+item may be superseded); with `undo`, the link is removed (every link from `old` when `new` is not
+given). A link that would close a loop, an unknown id or an item superseding itself is refused with
+InvalidParams and a message that says which. Result: SupersedeResult."""
+
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE)
 
 DIAGNOSTIC_SOURCE = "checkpoint"
 """`source` of every diagnostic the daemon publishes; its `code` is the item id and its `data` is
-{"item_id": ..., "session_id": ..., "kind": ...}."""
+{"item_id": ..., "session_id": ..., "kind": ...}, plus "superseded_by" (an item id) on a superseded
+item's diagnostic, which is also tagged DiagnosticTag.Deprecated, and "stale": true when the lines it
+was anchored to were deleted or rewritten since the session."""
 
 PROGRESS_TITLE = "Checkpoint"
 
@@ -146,6 +154,8 @@ class Item(TypedDict):
     session_title: str | None
     cwd: str | None
     sources: list[Source]
+    superseded_by: str | None  # the newest item that replaced this one; None: current
+    supersedes: list[str]  # the items this one replaced
     workspace: NotRequired[str | None]
 
 
@@ -182,3 +192,18 @@ class SearchResponse(TypedDict):
     terms: list[str]  # the words searched for; empty: the query held none
     matched: Literal["all", "any"]  # "any": no item had every word, these have some
     items: list[SearchHit]
+
+
+class SupersedeArgs(TypedDict, total=False):
+    old: Required[str]  # item id
+    new: str  # item id; required unless undo
+    reason: str
+    undo: bool
+
+
+class SupersedeResult(TypedDict):
+    old_id: str
+    new_id: str | None
+    changed: bool  # a link was made (or, undoing, removed)
+    removed: int  # links removed (undo)
+    superseded_by: str | None  # the old item's newest superseding item now
