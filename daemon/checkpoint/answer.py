@@ -29,14 +29,16 @@ class ItemDraft(BaseModel):
     turn_ids: list[str] = Field(default_factory=list)
     cited: Citation = Citation.TURNS
     files: list[str] = Field(default_factory=list)
-    same_as: str | None = None  # id of a known item of the session this one restates
+    same_as: str | None = None  # id of a known item of the workspace this one restates
+    supersedes: str | None = None  # id of a known item this one replaces (a reversal, a change of course)
+    supersedes_reason: Annotated[str, StringConstraints(max_length=1000)] | None = None
 
-    @field_validator("statement", "rationale", mode="before")
+    @field_validator("statement", "rationale", "supersedes_reason", mode="before")
     @classmethod
     def _plain_and_bounded(cls, value: object, info: ValidationInfo) -> object:
         if not isinstance(value, str):
             return value
-        limit = MAX_STATEMENT if info.field_name == "statement" else MAX_RATIONALE
+        limit = {"statement": MAX_STATEMENT, "rationale": MAX_RATIONALE}.get(info.field_name or "", 1000)
         return plain_text(value[: limit * 2]).strip()[:limit]
 
     @field_validator("files", mode="before")
@@ -47,7 +49,7 @@ class ItemDraft(BaseModel):
         paths = (plain_text(v).strip() for v in value if isinstance(v, str) and len(v) <= MAX_PATH)
         return list(dict.fromkeys(p for p in paths if p))[:MAX_FILES]
 
-    @field_validator("same_as", mode="before")
+    @field_validator("same_as", "supersedes", mode="before")
     @classmethod
     def _item_id(cls, value: object) -> object:
         return value if not isinstance(value, str) or len(value) <= 64 else None

@@ -60,6 +60,34 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
     items.add_argument("--kind", choices=["decision", "constraint", "question"])
+    items.add_argument("--all", action="store_true", help="also the items a later one superseded (marked so)")
+    supersede = sub.add_parser(
+        "supersede", help="mark an item as superseded by a later one (or undo that)",
+        description="Record that item NEW replaces item OLD (a decision reversed or changed). OLD is kept, "
+                    "marked superseded: `checkpoint items` hides it unless --all, the editor strikes it through. "
+                    "A chain of supersessions never loops: a link that would close one is refused. "
+                    "Ids may be given by a prefix that names one item (`checkpoint items` prints them).",
+    )
+    _common(supersede)
+    supersede.add_argument("old", metavar="OLD", help="the item that no longer holds")
+    supersede.add_argument("new", metavar="NEW", nargs="?", help="the item that replaces it (with --undo: optional)")
+    supersede.add_argument("--reason", help="why OLD no longer holds")
+    supersede.add_argument("--undo", action="store_true", help="remove the link (all of OLD's when NEW is not given)")
+    supersede.add_argument("--json", action="store_true", help="machine-readable output")
+    search = sub.add_parser(
+        "search", help="full-text search over the items' statements, rationales and files",
+        description="Find items by their words (statement, rationale, files), best match first: a statement "
+                    "match ranks above a rationale match. Every word must match; when no item has them all, "
+                    "items with any of them are shown (and the output says so). The query is words only: "
+                    "quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as text, not as operators.",
+    )
+    _common(search)
+    search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
+    search.add_argument("--kind", choices=["decision", "constraint", "question"])
+    search.add_argument("--workspace", type=Path, metavar="DIR",
+                        help="only items of sessions run in DIR or in a folder inside it")
+    search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
+    search.add_argument("--json", action="store_true", help="stable machine-readable output")
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
     _common(serve)
     sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
@@ -128,6 +156,10 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
         return _status(store, settings, args.json)
     if args.command == "forget":
         return _forget(store, args)
+    if args.command == "search":
+        return _search(store, args)
+    if args.command == "supersede":
+        return _supersede(store, args)
     return _items(store, args)
 
 
@@ -450,8 +482,90 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+def _search(store: Store, args: argparse.Namespace) -> int:
+    text = " ".join(args.query)
+    if args.limit < 1:
+        print("checkpoint search: --limit must be at least 1", file=sys.stderr)
+        return 2
+    workspaces = [str(args.workspace.expanduser().absolute())] if args.workspace else None
+    result = store.search(text, kind=args.kind, workspaces=workspaces, limit=args.limit)
+    if args.json:
+        print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        return 0 if result.terms else 2
+    if not result.terms:
+        print(plain_text(f"Nothing to search for in {text!r}: give a word or more (letters or digits)."),
+              file=sys.stderr)
+        return 2
+    if not result.hits:
+        print(plain_text(f"No item matches {' '.join(result.terms)!r}."))
+        return 0
+    if result.matched == "any" and len(result.terms) > 1:
+        print(plain_text(f"No item has all of {' '.join(result.terms)!r}; items with any of them:"))
+    for item, _ in result.hits:
+        _print_item(item)
+    print(f"{plural(len(result.hits), 'item')} found.")
+    return 0
+
+
+def _print_item(item: ItemRecord) -> None:
+    source = item.sources[0] if item.sources else None
+    where = f"{source.path}:{source.line}" if source else "?:?"
+    # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
+    mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
+    print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
+    if item.rationale:
+        print(plain_text(f"    why: {item.rationale}"))
+    if item.files:
+        print(plain_text(f"    files: {', '.join(item.files[:5])}"))
+    attributed = _ATTRIBUTED if item.cited is Citation.CHUNK else ""
+    print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
+
+
+def _one_item(store: Store, prefix: str) -> str | None:
+    matches = store.item_ids(prefix)
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        print(plain_text(f"{prefix!r} names {len(matches)} items: {', '.join(matches[:10])}; give more of the id."),
+              file=sys.stderr)
+    else:
+        print(plain_text(f"No item {prefix!r} (`checkpoint items --all` lists them with their ids)."), file=sys.stderr)
+    return None
+
+
+def _supersede(store: Store, args: argparse.Namespace) -> int:
+    from checkpoint.store import SupersessionRefused
+
+    old = _one_item(store, args.old)
+    new = _one_item(store, args.new) if args.new else None
+    if old is None or (args.new and new is None):
+        return 2
+    if args.undo:
+        removed = store.unsupersede(old, new)
+        if args.json:
+            print(json.dumps({"old_id": old, "new_id": new, "undone": removed}))
+        elif removed:
+            print(f"Item {old} is no longer superseded" + (f" by {new}." if new else f" ({plural(removed, 'link')})."))
+        else:
+            print(f"Item {old} was not superseded" + (f" by {new}." if new else "."))
+        return 0
+    if new is None:
+        print("checkpoint supersede: give the item that replaces OLD (or --undo)", file=sys.stderr)
+        return 2
+    try:
+        changed = store.supersede(old, new, reason=args.reason)
+    except SupersessionRefused as exc:
+        print(plain_text(f"checkpoint supersede: refused: {exc}."), file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"old_id": old, "new_id": new, "changed": changed}))
+    else:
+        print(f"Item {old} is superseded by {new}." if changed else f"Item {old} was already superseded by {new}.")
+    return 0
+
+
 def _items(store: Store, args: argparse.Namespace) -> int:
-    items = store.items(session_id=args.session, kind=args.kind)
+    items = store.items(session_id=args.session, kind=args.kind, include_superseded=args.all)
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
@@ -459,17 +573,10 @@ def _items(store: Store, args: argparse.Namespace) -> int:
         print("No items captured yet. Run `checkpoint now`.")
         return 0
     for item in items:
-        source = item.sources[0] if item.sources else None
-        where = f"{source.path}:{source.line}" if source else "?:?"
-        # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
-        print(plain_text(f"[{item.kind.value}] {item.statement}"))
-        if item.rationale:
-            print(plain_text(f"    why: {item.rationale}"))
-        if item.files:
-            print(plain_text(f"    files: {', '.join(item.files[:5])}"))
-        attributed = _ATTRIBUTED if item.cited is Citation.CHUNK else ""
-        print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
+        _print_item(item)
     print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
+    if not args.all and (hidden := len(store.items(session_id=args.session, kind=args.kind)) - len(items)):
+        print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
     return 0
 
 

@@ -286,6 +286,8 @@ class ItemRecord:
     sources: tuple[ItemSource, ...]
     cited: Citation = Citation.TURNS
     agent: str | None = None  # the session's agent ("claude", "codex"), where the read fills it in
+    superseded_by: str | None = None  # the newest item that replaces this one; None: current
+    supersedes: tuple[str, ...] = ()  # the items this one replaces
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""
@@ -295,6 +297,7 @@ class ItemRecord:
             "files": list(self.files), "state": self.state.value, "extractor": self.extractor,
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
+            "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
         }
 
 

@@ -215,7 +215,7 @@ def extract_due(
                     if refusal:
                         report.stopped_by = refusal  # the claimed chunk is released below, unharmed
                         break
-                    chunk = replace(chunk, known_items=store.known_items(chunk.session_id, options.known_items))
+                    chunk = replace(chunk, known_items=store.known_items_for(chunk, options.known_items))
                     if redactor.detectors:
                         chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
                     tried.add(chunk.chunk_id)

@@ -165,11 +165,13 @@ async def test_a_failed_run_is_written_as_golden_files(tmp_path: Path, workspace
 
 def test_the_protocol_names_are_written_for_the_extension() -> None:
     """The extension's constants.ts is checked against these, so a rename on one side fails a test."""
-    commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT}
+    commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT,
+                "supersede": protocol.CMD_SUPERSEDE}
     assert set(commands.values()) == set(protocol.COMMANDS)  # a new command is added here too
     names = {
         "server_name": protocol.SERVER_NAME,
-        "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS},
+        "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS,
+                    "search": protocol.CHECKPOINT_SEARCH},
         "commands": commands,
         "diagnostic_source": protocol.DIAGNOSTIC_SOURCE,
     }

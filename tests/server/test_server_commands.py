@@ -1,16 +1,19 @@
-"""checkpoint.now, the checkpoint/items request, and triage (checkpoint.dismiss / checkpoint.accept,
-offered as code actions on a checkpoint diagnostic)."""
+"""checkpoint.now, the checkpoint/items and checkpoint/search requests, and triage (checkpoint.dismiss /
+checkpoint.accept, offered as code actions on a checkpoint diagnostic)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint.server.protocol import CMD_ACCEPT, CMD_DISMISS, CMD_NOW
+from checkpoint.server.items import plain
+from checkpoint.server.protocol import CHECKPOINT_SEARCH, CMD_ACCEPT, CMD_DISMISS, CMD_NOW
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
@@ -85,6 +88,37 @@ async def test_items_request_filters_and_gives_provenance(
     assert {i["id"] for i in await daemon.items(workspace=workspace.as_uri())} == {i["id"] for i in in_workspace}
     assert [i["statement"] for i in await daemon.items(workspace=outside.cwd.as_uri())] == [
         "We'll use marker-elsewhere for the other project."]
+
+
+async def _search(daemon: Daemon, query: object) -> dict[str, Any]:
+    result: dict[str, Any] = plain(await daemon.client.protocol.send_request_async(CHECKPOINT_SEARCH, query))
+    return result
+
+
+async def test_search_request_ranks_the_scope_items_and_refuses_bad_params(
+    daemon: Daemon, workspace: Path, sessions: tuple[Transcript, Transcript]
+) -> None:
+    inside, outside = sessions
+    await daemon.command(CMD_NOW)
+    await daemon.command(CMD_NOW, outside.session_id)
+    found = await _search(daemon, {"query": "queue"})
+    assert found["terms"] == ["queue"] and found["matched"] == "all"
+    assert [i["statement"] for i in found["items"]] == [  # "queue" twice in the first: ranked above
+        "We'll use marker-queue for the job queue.", "The queue must never drop a job."]
+    first = found["items"][0]
+    assert first["workspace"] == workspace.as_uri() and first["sources"][0]["uri"] == inside.path.as_uri()
+    assert isinstance(first["score"], float) and first["score"] <= found["items"][1]["score"]
+    assert (await _search(daemon, {"query": "queue", "kind": "constraint"}))["items"][0]["kind"] == "constraint"
+    # The other project is out of the workspace scope; scope "all" or its folder finds it.
+    assert (await _search(daemon, "elsewhere"))["items"] == []
+    assert len((await _search(daemon, {"query": "elsewhere", "scope": "all"}))["items"]) == 1
+    assert len((await _search(daemon, {"query": "elsewhere", "workspace": outside.cwd.as_uri()}))["items"]) == 1
+    hostile = await _search(daemon, {"query": 'queue" NEAR(* -job:'})
+    assert hostile["terms"] == ["queue", "NEAR", "job"]
+    assert await _search(daemon, {"query": "  "}) == {"terms": [], "matched": "all", "items": []}
+    for bad in ({}, {"query": 3}, {"query": "x", "limit": 0}, {"query": "x", "kind": "idea"}, [1]):
+        with pytest.raises(JsonRpcInvalidParams):
+            await _search(daemon, bad)
 
 
 async def test_dismiss_and_accept_via_code_actions(

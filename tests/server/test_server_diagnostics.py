@@ -1,6 +1,7 @@
 """Items become diagnostics on the workspace files their session edited: on the lines it wrote while
 they can be found (re-anchored on open and change), else on line 0, with the transcript line as
-related information, a severity per kind, and a hover that tells the whole item."""
+related information, a severity per kind, and a hover that tells the whole item. A superseded item is
+tagged Deprecated and names the newer one; an item whose lines are gone says its code changed."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint.server.protocol import CMD_NOW
+from checkpoint.server.diagnostics import STALE
+from checkpoint.server.protocol import CMD_NOW, CMD_SUPERSEDE
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -100,6 +103,42 @@ async def test_reanchored_when_the_document_moves_and_loses_the_lines(daemon: Da
     ))
     lost = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and d[0].range.start.line == 0)
     assert [d.range for d in lost] == [types.Range(types.Position(0, 0), types.Position(0, 0))] * 2
+    # not silently on line 0: the diagnostic says the code it was about changed
+    assert all(d.message.endswith(f"({STALE})") and d.data["stale"] is True for d in lost)  # type: ignore[index]
+    daemon.client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=SOURCE)],
+    ))
+    back = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and d[0].range.start.line == 5)
+    assert not any(STALE in d.message for d in back)
+
+
+async def test_a_superseded_item_is_struck_through_and_names_the_newer_one(daemon: Daemon, workspace: Path) -> None:
+    uri = (workspace / "src" / "cache.py").as_uri()
+    diags = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
+    assert all(d.tags is None for d in diags)
+    question = next(d for d in diags if d.message.startswith("Open question"))
+    decision = next(d for d in diags if d.message.startswith("Decision"))
+    result = await daemon.command(CMD_SUPERSEDE, {"old": question.code, "new": decision.code, "reason": "settled"})
+    assert result == {"old_id": question.code, "new_id": decision.code, "changed": True, "removed": 0,
+                      "superseded_by": decision.code}
+    struck = await daemon.wait_diagnostics(uri, lambda d: any(x.tags for x in d))
+    old = next(d for d in struck if d.code == question.code)
+    assert list(old.tags or ()) == [types.DiagnosticTag.Deprecated]
+    assert f"[superseded by We'll use marker-diag for the cache layer ({decision.code})]" in old.message
+    assert old.data["superseded_by"] == decision.code  # type: ignore[index]
+    assert next(d for d in struck if d.code == decision.code).tags is None
+    hover = await daemon.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(6, 4)))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "*Superseded by:* We'll use marker-diag for the cache layer" in hover.contents.value
+    with pytest.raises(JsonRpcInvalidParams, match="would make a loop"):
+        await daemon.command(CMD_SUPERSEDE, decision.code, question.code)
+    with pytest.raises(JsonRpcInvalidParams, match="`new` is required"):
+        await daemon.command(CMD_SUPERSEDE, {"old": question.code})
+    undone = await daemon.command(CMD_SUPERSEDE, {"old": question.code, "undo": True})
+    assert undone["removed"] == 1 and undone["superseded_by"] is None
+    await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and not any(x.tags for x in d))
 
 
 async def test_hover_tells_statement_rationale_session_and_time(

@@ -93,7 +93,7 @@ def test_the_strict_schema_is_what_strict_mode_takes_and_read_answer_still_reads
     assert strict_schema_problem(ANSWER_SCHEMA) is None
     assert strict_schema(SCHEMA) == ANSWER_SCHEMA and SCHEMA != ANSWER_SCHEMA  # a copy: the shared one stays
     item = {"kind": "decision", "statement": "Use TOML.", "rationale": None, "confidence": 0.7, "turn_ids": ["t1"],
-            "files": [], "same_as": None}
+            "files": [], "same_as": None, "supersedes": None, "supersedes_reason": None}
     assert set(item) == set(ANSWER_SCHEMA["$defs"]["AnswerItem"]["required"])
     assert [d.statement for d in read_answer({"items": [item]})] == ["Use TOML."]
 

@@ -90,6 +90,8 @@ export const Methods = {
   status: 'checkpoint/status',
   /** Client -> server request. Params: ItemsQuery. Result: ItemsResult (or a bare list). */
   items: 'checkpoint/items',
+  /** Client -> server request. Params: SearchQuery. Result: SearchResponse (protocol.py). */
+  search: 'checkpoint/search',
 } as const;
 
 /**
@@ -104,6 +106,8 @@ export const ServerCommands = {
   dismiss: 'checkpoint.dismiss',
   /** Arguments: [item_id]. Result: TriageResult. */
   accept: 'checkpoint.accept',
+  /** Arguments: [{old, new?, reason?, undo?}] or [old_id, new_id]. Result: SupersedeResult (protocol.py). */
+  supersede: 'checkpoint.supersede',
 } as const;
 
 /** `source` of every diagnostic the daemon publishes. */

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.extract import supersede
 from checkpoint.extract.said import sentences
 from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
 
@@ -103,6 +104,7 @@ class HeuristicExtractor:
                         confidence=0.6 if turn.role is Role.USER else 0.4,
                         turn_ids=[turn.turn_id],
                         files=_files_after(chunk.turns, index),
+                        **supersede.fields(sentence, chunk.known_items),
                     )
                 )
         return Extraction(chunk_id=chunk.chunk_id, items=items, extractor=self.name)

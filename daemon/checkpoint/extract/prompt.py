@@ -92,7 +92,8 @@ Answer with the JSON object the schema describes, nothing else.
 def render_known_items(chunk: ChunkInput) -> str:
     if not chunk.known_items:
         return ""
-    lines = ["Already recorded for this session (cite one in same_as when a turn restates it):"]
+    lines = ["Already recorded for this session (cite one in same_as when a turn restates it, "
+             "in supersedes when a turn reverses or replaces it):"]
     lines += [f"- ({item.id}) {item.kind.value}: {item.statement}" for item in chunk.known_items]
     return "\n".join(lines) + "\n"
 

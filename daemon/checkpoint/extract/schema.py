@@ -26,6 +26,10 @@ class AnswerItem(BaseModel):
     turn_ids: list[str] = Field(description="labels of the turns it comes from, copied from their headers")
     files: list[str] = Field(default_factory=list, description="workspace files it concerns")
     same_as: str | None = Field(default=None, description="id of an already recorded item it restates")
+    supersedes: str | None = Field(
+        default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
+    )
+    supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
 
     @model_validator(mode="before")
     @classmethod
@@ -77,6 +81,8 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 turn_ids=turn_ids,
                 files=[f for f in item.files if f.strip()],
                 same_as=item.same_as or None,
+                supersedes=item.supersedes or None,
+                supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
             )
         except ValidationError:
             continue  # nothing left once control characters are gone: not an item (the others stand)

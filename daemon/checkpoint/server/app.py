@@ -11,23 +11,28 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, triage
+from checkpoint.server import items, search, supersede, triage
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
 from checkpoint.server.extraction import ExtractionFeature
 from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
+    CHECKPOINT_SEARCH,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
+    CMD_SUPERSEDE,
     ItemsResult,
     NowResult,
+    SearchResponse,
+    SupersedeResult,
     TriageResult,
 )
 from checkpoint.server.server import CheckpointServer
 from checkpoint.server.status import StatusFeature
 from checkpoint.server.watcher import Watcher
+from checkpoint.store import SupersessionRefused
 
 log = logging.getLogger("checkpoint.server")
 
@@ -156,6 +161,18 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def checkpoint_accept(ls: CheckpointServer, *args: object) -> TriageResult:
         return await _triage(args, ItemState.ACCEPTED)
 
+    @server.command(CMD_SUPERSEDE)
+    async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
+        try:
+            parsed = supersede.parse_arguments(args)
+            result = await server.read_worker.call(supersede.apply, parsed)
+        except (ValueError, SupersessionRefused) as exc:
+            raise JsonRpcInvalidParams(f"checkpoint.supersede: {exc}") from exc
+        verb = "no longer superseded" if parsed.get("undo") else f"superseded by {parsed.get('new')}"
+        server.messages.log(f"item {parsed['old']}: {verb}" + ("" if result["changed"] else " (no change)"))
+        server.events.publish(ItemsChanged())
+        return result
+
     @server.feature(CHECKPOINT_ITEMS)
     async def checkpoint_items(params: Any = None) -> ItemsResult:
         try:
@@ -164,5 +181,13 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             raise JsonRpcInvalidParams(str(exc)) from exc
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
+
+    @server.feature(CHECKPOINT_SEARCH)
+    async def checkpoint_search(params: Any = None) -> SearchResponse:
+        try:
+            query = search.parse_query(params)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        return await server.read_worker.call(search.search, server.folders, query, server.scope)
 
     return server

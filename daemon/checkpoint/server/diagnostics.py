@@ -2,9 +2,10 @@
 
 An item concerns the files its session changed around it (the item's `files`). It is placed on the
 lines the session wrote to that file, when they can still be found in the file's current text
-(re-anchored whenever the document is opened, changed or saved), else on line 0. Its
-relatedInformation points at the transcript lines it came from; its code is the item id, so code
-actions and the items panel can name it.
+(re-anchored whenever the document is opened, changed or saved), else on line 0, saying so when
+those lines were deleted or rewritten since the session. Its relatedInformation points at the
+transcript lines it came from; its code is the item id, so code actions and the items panel can
+name it. A superseded item is tagged Deprecated (struck through) and names the item that replaced it.
 """
 
 from __future__ import annotations
@@ -42,12 +43,15 @@ class Placement:
     item: ItemRecord
     path: str
     written: tuple[str, ...]
+    newer: ItemRecord | None = None  # the item that superseded this one, when it is still shown
 
 
 def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
     """Every item that is not dismissed, per URI of a workspace file it concerns."""
     out: dict[str, list[Placement]] = {}
-    for item in store.items():
+    items = store.items()
+    by_id = {i.id: i for i in items}
+    for item in items:
         edits: list[anchor.Edit] | None = None
         for path in item.files:
             uri = folders.uri_for(path)
@@ -61,7 +65,8 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
                 ]
             target = anchor.norm(path, item.cwd)
             written = tuple(e.text for e in edits if e.path == target)
-            out.setdefault(uri, []).append(Placement(item, path, written))
+            newer = by_id.get(item.superseded_by) if item.superseded_by else None
+            out.setdefault(uri, []).append(Placement(item, path, written, newer))
     return out
 
 
@@ -69,7 +74,11 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def place(content: str | None, written: tuple[str, ...]) -> types.Range:
+STALE = "the code this decision was about has changed since the session"
+
+
+def located(content: str | None, written: tuple[str, ...]) -> types.Range | None:
+    """The lines of `content` holding one of the texts the session wrote; None: none is there."""
     if content is not None:
         for text in written:
             span = anchor.locate(content, text)
@@ -77,7 +86,23 @@ def place(content: str | None, written: tuple[str, ...]) -> types.Range:
                 lines = content.splitlines()
                 last = lines[span.end] if span.end < len(lines) else ""
                 return types.Range(types.Position(span.start, 0), types.Position(span.end, _utf16_len(last)))
-    return types.Range(types.Position(0, 0), types.Position(0, 0))
+    return None
+
+
+def place(content: str | None, written: tuple[str, ...]) -> types.Range:
+    return located(content, written) or types.Range(types.Position(0, 0), types.Position(0, 0))
+
+
+def newer_label(placement: Placement) -> str:
+    item = placement.item
+    if placement.newer is not None:
+        return f"{_short(placement.newer.statement)} ({placement.newer.id})"
+    return f"item {item.superseded_by}"
+
+
+def _short(text: str, width: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _line(number: int) -> types.Range:
@@ -102,14 +127,24 @@ def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings
         )
         for src in item.sources
     ]
+    span = located(content, placement.written)
+    message = f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}"
+    data: dict[str, object] = {"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value}
+    if span is None and placement.written and content is not None:
+        message += f" ({STALE})"  # the lines it was anchored to were deleted or rewritten: not silently line 0
+        data["stale"] = True
+    if item.superseded_by:
+        message += f" [superseded by {newer_label(placement)}]"
+        data["superseded_by"] = item.superseded_by
     return types.Diagnostic(
-        range=place(content, placement.written),
-        message=f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}",
+        range=span or types.Range(types.Position(0, 0), types.Position(0, 0)),
+        message=message,
+        tags=[types.DiagnosticTag.Deprecated] if item.superseded_by else None,
         severity=severity,
         code=item.id,
         source=DIAGNOSTIC_SOURCE,
         related_information=related or None,
-        data={"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value},
+        data=data,
     )
 
 
@@ -150,9 +185,11 @@ def md_text(value: object) -> str:
     )
 
 
-def hover_text(item: ItemRecord) -> str:
+def hover_text(item: ItemRecord, newer: str | None = None) -> str:
     kind = _KIND_TITLE.get(item.kind, item.kind.value)
     parts = [f"**Checkpoint · {md_text(kind)}**", "", md_text(item.statement)]
+    if item.superseded_by:
+        parts += ["", f"*Superseded by:* {md_text(newer or item.superseded_by)}"]
     if item.rationale:
         parts += ["", f"*Why:* {md_text(item.rationale)}"]
     sources = item.sources
@@ -244,8 +281,9 @@ class Diagnostics(Feature):
         hits = [d for d in self.published.get(uri, []) if d.range.start.line <= line <= d.range.end.line]
         if not hits:
             return None
-        items = {p.item.id: p.item for p in self.by_uri.get(uri, [])}
-        texts = [hover_text(items[str(d.code)]) for d in hits if str(d.code) in items]
+        placed = {p.item.id: p for p in self.by_uri.get(uri, [])}
+        texts = [hover_text(placed[str(d.code)].item, newer_label(placed[str(d.code)]))
+                 for d in hits if str(d.code) in placed]
         if not texts:
             return None
         return types.Hover(

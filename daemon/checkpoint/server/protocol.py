@@ -7,7 +7,7 @@ so one reader of the JSON serves the CLI and the editor alike.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, Required, TypedDict
 
 SERVER_NAME = "checkpoint"
 
@@ -18,6 +18,10 @@ CHECKPOINT_STATUS = "checkpoint/status"
 
 CHECKPOINT_ITEMS = "checkpoint/items"
 """Client -> server request. Params: ItemsQuery (every key optional). Result: ItemsResult."""
+
+CHECKPOINT_SEARCH = "checkpoint/search"
+"""Client -> server request. Params: SearchQuery (or the query as a bare string). Result:
+SearchResponse, the items best first; an empty query answers empty `terms` and no items."""
 
 # -- workspace/executeCommand ids -------------------------------------------------------------------
 
@@ -30,11 +34,19 @@ CMD_DISMISS = "checkpoint.dismiss"
 CMD_ACCEPT = "checkpoint.accept"
 """Arguments: [item_id]. Result: TriageResult."""
 
-COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT)
+CMD_SUPERSEDE = "checkpoint.supersede"
+"""Arguments: [SupersedeArgs] or [old_id, new_id]. `new` supersedes `old` (kept, marked; a dismissed
+item may be superseded); with `undo`, the link is removed (every link from `old` when `new` is not
+given). A link that would close a loop, an unknown id or an item superseding itself is refused with
+InvalidParams and a message that says which. Result: SupersedeResult."""
+
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE)
 
 DIAGNOSTIC_SOURCE = "checkpoint"
 """`source` of every diagnostic the daemon publishes; its `code` is the item id and its `data` is
-{"item_id": ..., "session_id": ..., "kind": ...}."""
+{"item_id": ..., "session_id": ..., "kind": ...}, plus "superseded_by" (an item id) on a superseded
+item's diagnostic, which is also tagged DiagnosticTag.Deprecated, and "stale": true when the lines it
+was anchored to were deleted or rewritten since the session."""
 
 PROGRESS_TITLE = "Checkpoint"
 
@@ -143,6 +155,8 @@ class Item(TypedDict):
     cwd: str | None
     sources: list[Source]
     cited: Literal["turns", "chunk"]  # chunk: the model cited no turn of the chunk; sources are its turns
+    superseded_by: str | None  # the newest item that replaced this one; None: current
+    supersedes: list[str]  # the items this one replaced
     workspace: NotRequired[str | None]
 
 
@@ -160,3 +174,37 @@ class TriageResult(TypedDict):
     id: str
     state: str
     changed: bool
+
+
+class SearchQuery(TypedDict, total=False):
+    query: Required[str]  # words; quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as text
+    kind: Literal["decision", "constraint", "question"]
+    workspace: str  # a folder URI: only sessions run in it or below it
+    scope: Literal["workspace", "all"]  # default: the `scope` setting
+    state: Literal["current", "any"]  # default current: dismissed items left out
+    limit: int  # 1..200, default 20
+
+
+class SearchHit(Item):
+    score: float  # bm25, lower is better: a statement match ranks above a rationale match
+
+
+class SearchResponse(TypedDict):
+    terms: list[str]  # the words searched for; empty: the query held none
+    matched: Literal["all", "any"]  # "any": no item had every word, these have some
+    items: list[SearchHit]
+
+
+class SupersedeArgs(TypedDict, total=False):
+    old: Required[str]  # item id
+    new: str  # item id; required unless undo
+    reason: str
+    undo: bool
+
+
+class SupersedeResult(TypedDict):
+    old_id: str
+    new_id: str | None
+    changed: bool  # a link was made (or, undoing, removed)
+    removed: int  # links removed (undo)
+    superseded_by: str | None  # the old item's newest superseding item now

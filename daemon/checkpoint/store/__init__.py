@@ -11,7 +11,8 @@ The parts, each a mixin over one shared connection and clock (connection.StoreBa
 (migrations), connection (opening, pragmas, transactions; read-only for the agent front ends),
 ingest (files and turns), chunks (the chunk ledger's writes and what is due), items (items written
 with their chunk, triage), queries (reads), agent_reads (bounded reads for the MCP server and the
-hooks), forgetting, runs (usage and the record of each run).
+hooks), search (full-text, over items), supersessions (an item replaced by a later one),
+forgetting, runs (usage and the record of each run).
 """
 
 from __future__ import annotations
@@ -32,11 +33,14 @@ from checkpoint.store.records import (
     ItemSummary,
     LeaseLost,
     RunRecord,
+    SearchResult,
     SourceExcerpt,
     WindowTurn,
 )
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
+from checkpoint.store.search import SearchMixin
+from checkpoint.store.supersessions import Supersession, SupersessionRefused, SupersessionsMixin
 
 __all__ = [
     "LEASE_SECONDS",
@@ -50,13 +54,19 @@ __all__ = [
     "LeaseLost",
     "Migration",
     "RunRecord",
+    "SearchResult",
     "SourceExcerpt",
     "Store",
     "StoreUnavailable",
+    "Supersession",
+    "SupersessionRefused",
     "WindowTurn",
     "fingerprint",
 ]
 
 
-class Store(IngestMixin, ChunksMixin, ItemsMixin, AgentReadsMixin, QueriesMixin, ForgettingMixin, RunsMixin, StoreBase):
+class Store(
+    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, SearchMixin, AgentReadsMixin, QueriesMixin,
+    ForgettingMixin, RunsMixin, StoreBase,
+):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

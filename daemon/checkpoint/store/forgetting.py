@@ -47,6 +47,9 @@ class ForgettingMixin(StoreBase):
                 " ON CONFLICT(session_id) DO UPDATE SET forgotten_at = excluded.forgotten_at, turns = excluded.turns",
                 (session_id, self.clock(), row[0]),
             )
+            # The search index keeps a deleted row's words in its segments until they are merged:
+            # merge them now, so that compacting takes the forgotten items' words out of the file.
+            c.execute("INSERT INTO item_search (item_search) VALUES ('optimize')")
         self.compact()
         return removed
 

@@ -3,6 +3,7 @@ transaction), merged when restated, and triaged (accepted, dismissed) by the use
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import sqlite3
@@ -13,6 +14,7 @@ import orjson
 
 from checkpoint.model import Citation, ItemKind, ItemState, KnownItem
 from checkpoint.store.connection import StoreBase
+from checkpoint.store.supersessions import SaidBy, SupersessionRefused, link
 
 if TYPE_CHECKING:
     from checkpoint.answer import Extraction, ItemDraft
@@ -30,26 +32,44 @@ def _union(existing: list[str], more: Sequence[str]) -> list[str]:
     return list(seen)
 
 
+def workspace_of(cwd: str | None) -> str | None:
+    """The workspace of a session: its cwd, without a trailing separator (None: no cwd known, and
+    its items merge only within the session). Not the repository root: both agents key a project by
+    the directory they ran in, and a cwd is known without touching the disk (a checkout may be gone)."""
+    if not cwd:
+        return None
+    return cwd.rstrip("/") or cwd
+
+
+def _scope(session_id: str, workspace: str | None) -> tuple[str, str]:
+    """SQL over items `i` for "of the same workspace" (of the same session when it has none)."""
+    return ("i.workspace = ?", workspace) if workspace else ("i.session_id = ?", session_id)
+
+
 def _same_item(
-    c: sqlite3.Connection, session_id: str, fp: str, kind: ItemKind, same_as: str | None
+    c: sqlite3.Connection, session_id: str, workspace: str | None, fp: str, kind: ItemKind, same_as: str | None
 ) -> tuple[str, str, str, str] | None:
-    """The item a draft restates: the one it names (same session and kind), else the one with its
-    fingerprint or a wording already merged into it. (id, turn_ids, files, cited) or None."""
+    """The item a draft restates, in its workspace (any of the workspace's sessions): the one it
+    names (same kind), else the oldest with its fingerprint or a wording already merged into one.
+    (id, turn_ids, files, cited) or None."""
+    where, key = _scope(session_id, workspace)
     if same_as:
         row = c.execute(
-            "SELECT id, turn_ids, files, cited FROM items WHERE id = ? AND session_id = ? AND kind = ?",
-            (same_as, session_id, kind.value),
+            f"SELECT i.id, i.turn_ids, i.files, i.cited FROM items i WHERE i.id = ? AND i.kind = ? AND {where}",
+            (same_as, kind.value, key),
         ).fetchone()
         if row:
             return row  # type: ignore[no-any-return]
     row = c.execute(
-        "SELECT id, turn_ids, files, cited FROM items WHERE session_id = ? AND fingerprint = ?", (session_id, fp)
+        f"SELECT i.id, i.turn_ids, i.files, i.cited FROM items i WHERE i.fingerprint = ? AND {where}"
+        " ORDER BY i.created_at, i.id LIMIT 1",
+        (fp, key),
     ).fetchone()
     if row is None:
         row = c.execute(
             "SELECT i.id, i.turn_ids, i.files, i.cited FROM item_aliases a JOIN items i ON i.id = a.item_id"
-            " WHERE a.session_id = ? AND a.fingerprint = ?",
-            (session_id, fp),
+            f" WHERE a.fingerprint = ? AND {where} ORDER BY i.created_at, i.id LIMIT 1",
+            (fp, key),
         ).fetchone()
     return row  # type: ignore[no-any-return]
 
@@ -66,13 +86,30 @@ def _merged_citation(existing: list[str], cited: Citation, draft: ItemDraft) -> 
     return _union(existing, draft.turn_ids), Citation.TURNS
 
 
+def _supersede(c: sqlite3.Connection, session_id: str, workspace: str | None, draft: ItemDraft, item_id: str,
+               extractor: str, now: float) -> None:
+    """The link a draft names (`supersedes`), when it names another item of the workspace and
+    makes no loop; a model's bad id is dropped, never the chunk."""
+    if not draft.supersedes:
+        return
+    where, key = _scope(session_id, workspace)
+    if c.execute(f"SELECT 1 FROM items i WHERE i.id = ? AND {where}", (draft.supersedes, key)).fetchone() is None:
+        return
+    said_by: SaidBy = "heuristic" if extractor == "heuristic" else "model"
+    with contextlib.suppress(SupersessionRefused):  # itself, or a loop: the item stands, unlinked
+        link(c, draft.supersedes, item_id, said_by, draft.supersedes_reason, draft.turn_ids[0], now)
+
+
 def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, now: float) -> int:
     """Write an answer's items, inside the caller's transaction. Returns items added: a restated item
-    (same fingerprint, or `same_as` naming an item of the session) updates the existing one instead."""
+    (same fingerprint in the workspace, or `same_as` naming an item of the workspace) updates the
+    existing one instead, which then cites the turns of every session that said it."""
     added = 0
+    cwd = c.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    workspace = workspace_of(cwd[0] if cwd else None)
     for draft in extraction.items:
         fp = fingerprint(draft.kind, draft.statement)
-        existing = _same_item(c, session_id, fp, draft.kind, draft.same_as)
+        existing = _same_item(c, session_id, workspace, fp, draft.kind, draft.same_as)
         if existing:
             turn_ids, cited = _merged_citation(orjson.loads(existing[1]), Citation(existing[3]), draft)
             files = _union(orjson.loads(existing[2]), draft.files)
@@ -88,17 +125,19 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
                 " ON CONFLICT DO NOTHING",
                 (session_id, fp, existing[0]),
             )
+            _supersede(c, session_id, workspace, draft, existing[0], extraction.extractor, now)
             continue
         item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
         c.execute(
             "INSERT INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
-            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (item_id, session_id, fp, draft.kind.value, draft.statement, draft.rationale,
              draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(), draft.cited.value,
              orjson.dumps(_union([], draft.files)).decode(), extraction.extractor,
-             extraction.chunk_id, now, now),
+             extraction.chunk_id, now, now, workspace),
         )
+        _supersede(c, session_id, workspace, draft, item_id, extraction.extractor, now)
         added += 1
     return added
 

@@ -32,9 +32,12 @@ _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RA
 # whole items selects these first.
 ITEM_COLUMNS = (
     "i.id, i.session_id, i.kind, i.statement, i.rationale, i.confidence, i.turn_ids, i.files, i.state,"
-    " i.extractor, i.created_at, s.title, s.cwd, i.cited, s.agent"
+    " i.extractor, i.created_at, s.title, s.cwd, i.cited, s.agent,"
+    # the newest item that replaced it, and the items it replaced
+    " (SELECT new_id FROM supersessions WHERE old_id = i.id ORDER BY created_at DESC, new_id LIMIT 1),"
+    " (SELECT json_group_array(old_id) FROM supersessions WHERE new_id = i.id)"
 )
-_AFTER_ITEM = ITEM_COLUMNS.count(",") + 1
+_AFTER_ITEM = 17  # the number of ITEM_COLUMNS
 
 
 def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
@@ -42,7 +45,8 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
         id=row[0], session_id=row[1], kind=ItemKind(row[2]), statement=row[3], rationale=row[4],
         confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
         state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
-        sources=tuple(sources), cited=Citation(row[13]), agent=row[14],
+        sources=tuple(sources), cited=Citation(row[13]), agent=row[14], superseded_by=row[15],
+        supersedes=tuple(orjson.loads(row[16])),
     )
 
 
@@ -147,10 +151,15 @@ class QueriesMixin(StoreBase):
 
     def items(
         self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
-        created_after: float | None = None,
+        created_after: float | None = None, ids: Sequence[str] | None = None, include_superseded: bool = True,
     ) -> list[ItemRecord]:
         clauses: list[str] = []
         args: list[Any] = []
+        if ids is not None:
+            if not ids:
+                return []
+            clauses.append(f"i.id IN ({','.join('?' * len(ids))})")
+            args.extend(ids)
         if created_after is not None:
             clauses.append("i.created_at >= ?")
             args.append(created_after)
@@ -162,6 +171,8 @@ class QueriesMixin(StoreBase):
             args.append(kind)
         if not include_dismissed:
             clauses.append("i.state != 'dismissed'")
+        if not include_superseded:
+            clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         # One query: each item's row once per turn it cites (json_each over its turn ids), in the
         # order of the items, then of the turns in the session; a cited turn no longer stored is left out.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -131,3 +131,19 @@ class SourceExcerpt:
     timestamp: str | None
     text: str  # the first characters of the turn (redacted when stored)
     length: int  # the turn's whole length in characters
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What a search found: the query's words as searched, whether an item had to match all of
+    them or (none did) any, and the items, best first, each with its bm25 score (lower is better)."""
+
+    terms: tuple[str, ...]  # empty: the query held no word to search for
+    matched: Literal["all", "any"]
+    hits: tuple[tuple[ItemRecord, float], ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "terms": list(self.terms), "matched": self.matched,
+            "items": [{**item.as_json(), "score": score} for item, score in self.hits],
+        }

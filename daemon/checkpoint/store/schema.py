@@ -235,6 +235,85 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN items_attributed INTEGER NOT NULL DEFAULT 0",
         ),
     ),
+    Migration(
+        # full-text search over items (statement, rationale, files), kept in step by triggers. The
+        # index's rows are keyed by item_search_rows.row, not by items.rowid: items has no INTEGER
+        # PRIMARY KEY, so VACUUM (which `forget` runs) may renumber its rowids under the index.
+        "item search",
+        (
+            "CREATE TABLE item_search_rows (row INTEGER PRIMARY KEY, item_id TEXT NOT NULL UNIQUE)",
+            # unicode61 folds case and (remove_diacritics 2) accents: "Café" finds "cafe". The prefix
+            # indexes make a short word being typed (`"ca"*`) a lookup, not a merge of every word it starts.
+            """
+            CREATE VIRTUAL TABLE item_search USING fts5(
+                statement, rationale, files, prefix = '2 3 4 5 6', tokenize = 'unicode61 remove_diacritics 2'
+            )
+            """,
+            """
+            CREATE TRIGGER items_search_insert AFTER INSERT ON items BEGIN
+                INSERT INTO item_search_rows (item_id) VALUES (new.id);
+                INSERT INTO item_search (rowid, statement, rationale, files)
+                VALUES ((SELECT row FROM item_search_rows WHERE item_id = new.id),
+                        new.statement, coalesce(new.rationale, ''), new.files);
+            END
+            """,
+            """
+            CREATE TRIGGER items_search_update AFTER UPDATE OF statement, rationale, files ON items BEGIN
+                UPDATE item_search SET statement = new.statement, rationale = coalesce(new.rationale, ''),
+                    files = new.files
+                WHERE rowid = (SELECT row FROM item_search_rows WHERE item_id = new.id);
+            END
+            """,
+            """
+            CREATE TRIGGER items_search_delete AFTER DELETE ON items BEGIN
+                DELETE FROM item_search WHERE rowid = (SELECT row FROM item_search_rows WHERE item_id = old.id);
+                DELETE FROM item_search_rows WHERE item_id = old.id;
+            END
+            """,
+            "INSERT INTO item_search_rows (item_id) SELECT id FROM items ORDER BY created_at, id",
+            """
+            INSERT INTO item_search (rowid, statement, rationale, files)
+            SELECT r.row, i.statement, coalesce(i.rationale, ''), i.files
+            FROM item_search_rows r JOIN items i ON i.id = r.item_id
+            """,
+        ),
+    ),
+    Migration(
+        # items belong to a workspace (their first session's cwd, without a trailing separator) as
+        # well as a session: a restatement in another session of the workspace merges into them
+        "items per workspace",
+        (
+            "ALTER TABLE items ADD COLUMN workspace TEXT",
+            """
+            UPDATE items SET workspace = (
+                SELECT CASE WHEN rtrim(cwd, '/') = '' THEN cwd ELSE rtrim(cwd, '/') END
+                FROM sessions WHERE sessions.id = items.session_id
+            )
+            """,
+            "CREATE INDEX items_workspace ON items (workspace, fingerprint)",
+            "CREATE INDEX items_workspace_updated ON items (workspace, updated_at)",  # its latest, unsorted
+            "CREATE INDEX item_aliases_fingerprint ON item_aliases (fingerprint)",
+        ),
+    ),
+    Migration(
+        # a later item supersedes an earlier one: who said so (model, heuristic, user), why, at which
+        # turn; the old item stays. Links go with either item (a forgotten session's items).
+        "supersessions",
+        (
+            """
+            CREATE TABLE supersessions (
+                old_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                new_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                said_by TEXT NOT NULL,   -- model, heuristic or user
+                reason TEXT,
+                turn_id TEXT,            -- the turn that said so (NULL: by hand)
+                created_at REAL NOT NULL,
+                PRIMARY KEY (old_id, new_id)
+            )
+            """,
+            "CREATE INDEX supersessions_new ON supersessions (new_id)",
+        ),
+    ),
 )
 
 
