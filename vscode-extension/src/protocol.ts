@@ -164,6 +164,10 @@ export const ItemShape = object({
   sources: array(SourceShape),
   /** 'chunk': the model cited no turn of the chunk; the sources are the chunk's turns, not the lines that said it. */
   cited: literal('turns', 'chunk'),
+  /** The newest item that replaced this one; null: it is current. */
+  superseded_by: nullable(string),
+  /** The items this one replaced. */
+  supersedes: array(string),
   /** URI of the workspace folder holding the session's cwd, if any. */
   workspace: nullable(string),
 });

@@ -100,6 +100,8 @@ export function item(over: Partial<Item> = {}): Item {
       },
     ],
     cited: 'turns',
+    superseded_by: null,
+    supersedes: [],
     workspace: 'file:///home/dev/proj',
     ...over,
   };
