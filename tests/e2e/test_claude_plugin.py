@@ -89,7 +89,7 @@ def test_claude_code_gets_the_workspace_decisions_searches_them_and_its_session_
         if len(agent_requests) == 2:
             return {"content": [{"type": "tool_use", "id": "toolu_checkpoint_1", "name": TOOL,
                                  "input": {"query": "SQLite"}}], "stop_reason": "tool_use"}
-        return "We'll keep using what was decided before."
+        return "Decision: we keep the parser in Rust for this release."
 
     env_extra = {
         "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -155,7 +155,7 @@ def test_claude_code_gets_the_workspace_decisions_searches_them_and_its_session_
     assert drops.get("checkpoint_context") == 3, drops
     assert not any("Checkpoint context:" in t or "SQLite for the store" in t for t in texts), texts
     assert not any("SQLite" in s or "log keys" in s for s in new_items), new_items
-    assert any("keep using what was decided" in s for s in new_items)  # the new session's own words
+    assert any("keep the parser in Rust" in s for s in new_items)  # the new session's own words
 
 
 def test_the_plugin_validates(tmp_path: Path) -> None:

@@ -99,6 +99,21 @@ def test_session_start_gives_the_workspace_decisions_and_no_other_workspace(setu
     assert setup.problems() == []
 
 
+def test_a_superseded_decision_is_left_out_of_the_context(setup: Setup) -> None:
+    """A decision replaced by a later one is history, not what the agent should follow."""
+    items = json.loads(subprocess.run([str(CHECKPOINT), "items", "--json"], capture_output=True, env=setup.env(),
+                                      timeout=60, check=True).stdout)["items"]
+    old = next(i["id"] for i in items if "SQLite for the store" in i["statement"])
+    new = next(i["id"] for i in items if "orjson" in i["statement"])
+    subprocess.run([str(CHECKPOINT), "supersede", old, new], capture_output=True, env=setup.env(), timeout=60,
+                   check=True)
+    text = context_of(setup.start(setup.alpha))
+    assert "SQLite for the store" not in text and "orjson" in text and "never log keys" in text
+    subprocess.run([str(CHECKPOINT), "supersede", old, new, "--undo"], capture_output=True, env=setup.env(),
+                   timeout=60, check=True)
+    assert "SQLite for the store" in context_of(setup.start(setup.alpha))
+
+
 def test_session_start_prints_nothing_without_items_or_when_switched_off(setup: Setup) -> None:
     for result in (setup.start(setup.empty), setup.start(setup.alpha, CHECKPOINT_AGENT_CONTEXT="0")):
         assert result.returncode == 0 and result.stdout == b"" and result.stderr == b""

@@ -51,6 +51,7 @@ def item_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
                     for s in item.sources[:SOURCES_SHOWN]],
         "sources_left_out": max(0, len(item.sources) - SOURCES_SHOWN),
         "extractor": item.extractor,
+        "superseded_by": item.superseded_by,  # an id: the item no longer holds, that one replaced it
     }
 
 

@@ -66,7 +66,7 @@ __all__ = [
 
 
 class Store(
-    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, SearchMixin, AgentReadsMixin, QueriesMixin,
+    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
     ForgettingMixin, RunsMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

@@ -15,6 +15,7 @@ from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCoun
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
 from checkpoint.store.records import ItemPage, SourceExcerpt
+from checkpoint.store.search import SearchMixin, file_clause
 
 # Accepted first, then new; newest first within each (items of one answer share a time: the later
 # inserted, from later in the chunk, first).
@@ -32,16 +33,7 @@ def _workspace_clause(workspaces: Sequence[str]) -> tuple[str, list[Any]]:
     return "(" + " OR ".join(parts) + ")", args
 
 
-def _file_clause(file: str) -> tuple[str, list[Any]]:
-    """Items that name this file: the same path, or a path ending in `/<file>` (a relative name)."""
-    tail = "/" + file.lstrip("/")
-    return (
-        "EXISTS (SELECT 1 FROM json_each(i.files) f WHERE f.value = ? OR substr(f.value, -?) = ?)",
-        [file, len(tail), tail],
-    )
-
-
-class AgentReadsMixin(QueriesMixin, StoreBase):
+class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
     def _item_page(self, clauses: list[str], args: list[Any], limit: int) -> ItemPage:
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
         base = " FROM items i JOIN sessions s ON s.id = i.session_id" + where
@@ -67,50 +59,38 @@ class AgentReadsMixin(QueriesMixin, StoreBase):
 
     def workspace_items(
         self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
-        include_dismissed: bool = False, limit: int = 50,
+        include_dismissed: bool = False, include_superseded: bool = False, limit: int = 50,
     ) -> ItemPage:
-        """The items of sessions run in these folders (or below), accepted first, newest first."""
+        """The items of sessions run in these folders (or below), accepted first, newest first; those a
+        later item superseded are left out unless asked for."""
         clause, args = _workspace_clause(workspaces)
         clauses = [clause]
         if kinds:
             clauses.append(f"i.kind IN ({','.join('?' * len(kinds))})")
             args += [k.value for k in kinds]
         if file:
-            more, more_args = _file_clause(file)
+            more, more_args = file_clause(file)
             clauses.append(more)
             args += more_args
         if not include_dismissed:
             clauses.append("i.state != 'dismissed'")
+        if not include_superseded:
+            clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
         return self._item_page(clauses, args, limit)
 
     def search_items(
         self, query: str, *, workspaces: Sequence[str] = (), kind: ItemKind | None = None, file: str | None = None,
         limit: int = 20,
     ) -> ItemPage:
-        """Items whose statement or rationale holds every word of `query` (case aside), dismissed
-        ones left out, accepted first, newest first.
-
-        PLACEHOLDER: a substring match (instr, so no character of the query has a meaning), until the
-        FTS5 index of the search issue lands; the agent front ends call only this method, so the
-        full-text search replaces its body and nothing else. No workspace: every workspace."""
-        words = query.lower().split()
-        clauses = ["i.state != 'dismissed'"]
-        args: list[Any] = []
-        for word in words:
-            clauses.append("instr(lower(i.statement || ' ' || coalesce(i.rationale, '')), ?) > 0")
-            args.append(word)
-        if workspaces:
-            clause, more = _workspace_clause(workspaces)
-            clauses.append(clause)
-            args += more
-        if kind:
-            clauses.append("i.kind = ?")
-            args.append(kind.value)
-        if file:
-            clause, more = _file_clause(file)
-            clauses.append(clause)
-            args += more
-        return self._item_page(clauses, args, limit)
+        """The full-text search (Store.search: bm25, FTS syntax read as words) of current items, dismissed
+        and superseded ones left out, with how many matched in all. No workspace: every workspace."""
+        found = self.search(query, kind=kind, workspaces=list(workspaces) or None, file=file, limit=limit,
+                            include_superseded=False, count=True)
+        ids = [item.id for item, _ in found.hits]
+        by_id = {item.id: item for item in self._with_sources(self.conn.execute(
+            f"SELECT {ITEM_COLUMNS} FROM items i JOIN sessions s ON s.id = i.session_id"
+            f" WHERE i.id IN ({','.join('?' * len(ids))})", ids).fetchall())} if ids else {}
+        return ItemPage(items=tuple(by_id[i] for i in ids if i in by_id), total=found.total)
 
     def item(self, item_id: str) -> ItemRecord | None:
         rows = self.conn.execute(

@@ -141,6 +141,7 @@ class SearchResult:
     terms: tuple[str, ...]  # empty: the query held no word to search for
     matched: Literal["all", "any"]
     hits: tuple[tuple[ItemRecord, float], ...]
+    total: int = 0  # how many matched in all, when counted (Store.search(count=True)); else len(hits)
 
     def as_json(self) -> dict[str, Any]:
         return {

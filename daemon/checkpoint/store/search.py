@@ -93,6 +93,15 @@ def file_expression(paths: Sequence[str]) -> str | None:
     return "files : (" + " OR ".join(phrases) + ")" if phrases else None
 
 
+def file_clause(file: str) -> tuple[str, list[Any]]:
+    """SQL over items `i` that name this file: the same path, or a path ending in `/<file>` (a relative name)."""
+    tail = "/" + file.lstrip("/")
+    return (
+        "EXISTS (SELECT 1 FROM json_each(i.files) f WHERE f.value = ? OR substr(f.value, -?) = ?)",
+        [file, len(tail), tail],
+    )
+
+
 def under(path: str) -> tuple[str, str]:
     """SQL arguments for "a cwd that is `path` or inside it": the path and its prefix with a separator."""
     path = path.rstrip("/") or "/"
@@ -102,7 +111,8 @@ def under(path: str) -> tuple[str, str]:
 class SearchMixin(QueriesMixin):
     def search(
         self, text: str, *, kind: ItemKind | str | None = None, workspaces: Sequence[str] | None = None,
-        limit: int = 20, include_dismissed: bool = False,
+        limit: int = 20, include_dismissed: bool = False, file: str | None = None, include_superseded: bool = True,
+        count: bool = False,
     ) -> SearchResult:
         """Items matching the words of `text`, best first. Every word must match (the last one also
         as the start of a longer word, when the words as typed find fewer than `limit`); when no
@@ -118,6 +128,12 @@ class SearchMixin(QueriesMixin):
         if kind:
             clauses.append("i.kind = ?")
             args.append(str(kind))
+        if not include_superseded:
+            clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
+        if file:
+            clause, more = file_clause(file)
+            clauses.append(clause)
+            args += more
         if workspaces is not None:
             if not workspaces:
                 return SearchResult(terms=tuple(terms), matched="all", hits=())
@@ -132,16 +148,23 @@ class SearchMixin(QueriesMixin):
             " WHERE " + " AND ".join(clauses) + " ORDER BY score, item_search.rowid DESC LIMIT ?"
         )
         matched: Literal["all", "any"] = "all"
-        rows = self._ranked(sql, match_expression(terms), args, limit)
+        expression = match_expression(terms)
+        rows = self._ranked(sql, expression, args, limit)
         if len(rows) < limit:
-            typed = self._ranked(sql, match_expression(terms, prefix_last=True), args, limit)
-            rows = typed if len(typed) > len(rows) else rows
+            typed_expression = match_expression(terms, prefix_last=True)
+            typed = self._ranked(sql, typed_expression, args, limit)
+            if len(typed) > len(rows):
+                rows, expression = typed, typed_expression
         if not rows and len(terms) > 1:
-            matched = "any"
-            rows = self._ranked(sql, match_expression(terms, any_term=True), args, limit)
+            matched, expression = "any", match_expression(terms, any_term=True)
+            rows = self._ranked(sql, expression, args, limit)
         records = {r.id: r for r in self.items(ids=[item_id for item_id, _ in rows], include_dismissed=True)}
         hits = tuple((records[item_id], score) for item_id, score in rows if item_id in records)
-        return SearchResult(terms=tuple(terms), matched=matched, hits=hits)
+        total = len(hits)
+        if count and len(rows) == limit:  # there may be more than were ranked: how many, for "left out"
+            counted = sql.split(" FROM ", 1)[1].split(" ORDER BY ")[0]
+            total = int(self.conn.execute("SELECT count(*) FROM " + counted, [expression, 0, *args]).fetchone()[0])
+        return SearchResult(terms=tuple(terms), matched=matched, hits=hits, total=total)
 
     def _ranked(self, sql: str, expression: str | None, args: list[Any], limit: int) -> list[tuple[str, float]]:
         """The best `limit` rows among the newest `window` matches, the window widened until the
