@@ -99,6 +99,8 @@ export function item(over: Partial<Item> = {}): Item {
         uri: 'file:///home/dev/.claude/projects/p/s.jsonl',
       },
     ],
+    superseded_by: null,
+    supersedes: [],
     workspace: 'file:///home/dev/proj',
     ...over,
   };

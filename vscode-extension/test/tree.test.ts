@@ -200,7 +200,7 @@ describe('CheckpointTree', () => {
     const [sessionNode] = await tree.getChildren();
     const groups = await tree.getChildren(sessionNode);
     expect(groups.map((g) => g.type === 'group' && g.kind)).toEqual(['decision']);
-    expect(await tree.getChildren(groups[0])).toEqual([{ type: 'item', item: item() }]);
+    expect(await tree.getChildren(groups[0])).toEqual([{ type: 'item', item: item(), related: new Map([['item-1', item()]]) }]);
     await tree.getChildren(sessionNode);
     expect(fetch).toHaveBeenCalledTimes(1);
     expect(fetch).toHaveBeenCalledWith('sess-aaaa-1111');
