@@ -136,6 +136,23 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     diagnostics = await daemon.wait_diagnostics(uri, lambda d: len(d) == 3)
     write_golden("diagnostic-data", sorted((plain(d.data) for d in diagnostics), key=lambda d: d["kind"]), tmp_path)
 
+    # By hand, as the editor's "Mark as Superseded by…" does; then search finds both ends of the link.
+    mine = {i["kind"]: i["id"] for i in items["items"] if i["session_id"] == SESSION_ID}
+    old, new = mine["constraint"], mine["decision"]
+    superseded = await daemon.command(protocol.CMD_SUPERSEDE, {"old": old, "new": new, "reason": "golden"})
+    assert superseded["changed"] is True and superseded["superseded_by"] == new
+    write_golden("supersede-result", superseded, tmp_path)
+    found = plain(await daemon.client.protocol.send_request_async(
+        protocol.CHECKPOINT_SEARCH, {"query": "queue", "scope": "all"}))
+    assert {old, new} <= {h["id"] for h in found["items"]}
+    write_golden("search-result", found, tmp_path)
+    struck = await daemon.wait_diagnostics(uri, lambda d: any(plain(x.data).get("superseded_by") for x in d))
+    write_golden("diagnostic-data-superseded",
+                 sorted((plain(d.data) for d in struck), key=lambda d: d["kind"]), tmp_path)
+    undone = await daemon.command(protocol.CMD_SUPERSEDE, {"old": old, "undo": True})
+    assert undone["removed"] == 1
+    write_golden("supersede-undo-result", undone, tmp_path)
+
     decision = next(i for i in items["items"] if i["session_id"] == SESSION_ID and i["kind"] == "decision")
     triage = await daemon.command(protocol.CMD_DISMISS, decision["id"])
     assert triage["changed"] is True

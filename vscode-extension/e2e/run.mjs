@@ -10,6 +10,7 @@
 //   4. the Checkpoint side panel lists the sessions, and a session's decisions;
 //   5. the Problems panel counts the daemon's diagnostics (source "checkpoint"), shown inline too;
 //   6. accepting an item in the panel goes through the daemon;
+//   6b. "Checkpoint: Search Decisions" lists a seeded decision as the user types;
 //   7. a daemon that cannot start is reported with the install command (never a silent nothing).
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
@@ -439,6 +440,24 @@ async function main() {
       }, 30_000);
       return statement.slice(0, 40);
     });
+    await check('"Checkpoint: Search Decisions" finds a seeded decision as the user types', async () => {
+      await page.keyboard.press('Escape');
+      const label = await runFromPalette(page, 'Search Decisions');
+      if (!/Checkpoint: Search Decisions/.test(label)) {
+        throw new Error(`palette row reads "${label}"`);
+      }
+      const input = page.locator('.quick-input-widget input');
+      await waitFor('the search box', async () => (await input.getAttribute('placeholder'))?.startsWith('Type words'), 15_000);
+      await input.fill('marker');
+      const found = await waitFor('a search result naming a seeded marker', async () => {
+        const texts = await page.locator('.quick-input-list .monaco-list-row').allTextContents();
+        const hits = texts.filter((t) => /marker-[0-9a-f]{12}/.test(t));
+        return hits.length ? hits : undefined;
+      }, 30_000);
+      await page.keyboard.press('Escape');
+      return `${found.length} results; first: ${found[0].trim().slice(0, 60)}`;
+    });
+
     await screenshot(page, 'screenshot.png');
     shotTaken = true;
 

@@ -24,7 +24,7 @@ import {
 
 import { DaemonNotRunningError, RestartQueue } from './lifecycle';
 import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, SettingIds } from './constants';
-import { itemsOf, type Item, type ItemsQuery, type Status } from './protocol';
+import { itemsOf, searchResponseOf, type Item, type ItemsQuery, type SearchQuery, type SearchResponse, type Status } from './protocol';
 import { findExecutable, startFailureMessage, type DaemonLaunch } from './settings';
 import type { DaemonPhase } from './status';
 
@@ -206,6 +206,12 @@ export class DaemonClient implements vscode.Disposable {
   async items(query: ItemsQuery): Promise<Item[]> {
     const client = this.running();
     return itemsOf(await client.sendRequest(Methods.items, query));
+  }
+
+  /** `checkpoint/search`: the items the query's words find, best first. */
+  async search(query: SearchQuery): Promise<SearchResponse> {
+    const client = this.running();
+    return searchResponseOf(await client.sendRequest(Methods.search, query));
   }
 
   /** Settings that need no restart reach the running daemon as didChangeConfiguration. */

@@ -45,6 +45,9 @@ export const Commands = {
   acceptItem: command('acceptItem'),
   dismissItem: command('dismissItem'),
   copyItemMarkdown: command('copyItemMarkdown'),
+  searchDecisions: command('searchDecisions'),
+  markSuperseded: command('markSuperseded'),
+  removeSupersession: command('removeSupersession'),
 } as const;
 
 /** View ids (contributes.views). */
@@ -64,7 +67,7 @@ export const SettingIds = {
 /**
  * Tree items' contextValue, which the manifest's `view/item/context` menus match with
  * `viewItem == ...` and `viewItem =~ /^checkpoint\.item\b.../`. An item's value is
- * `checkpoint.item state-<state> [files] [source]` (see tree.ts itemContext).
+ * `checkpoint.item state-<state> [files] [source] [superseded]` (see tree.ts itemContext).
  */
 export const ContextValues = {
   message: `${PREFIX}.message`,

@@ -69,7 +69,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   daemon = client;
 
-  const tree = new CheckpointTree((session) => client.items({ session }));
+  // A chain can lead to an item of another session, or out of the workspace: looked up among all.
+  // (checkpoint/items takes no list of ids, so this asks for every item and keeps the ones named.)
+  const tree = new CheckpointTree(
+    (session) => client.items({ session }),
+    async (ids) => (await client.items({ scope: 'all', state: 'any' })).filter((i) => ids.includes(i.id)),
+  );
   context.subscriptions.push(tree);
   const view = vscode.window.createTreeView(Views.sessions, { treeDataProvider: tree, showCollapseAll: true });
   context.subscriptions.push(view);

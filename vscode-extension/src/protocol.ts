@@ -10,7 +10,7 @@
  */
 
 import { Methods } from './constants';
-import { array, boolean, literal, nullable, number, object, record, recordOf, string, type TypeOf } from './shape';
+import { array, boolean, literal, nullable, number, object, optional, record, recordOf, string, type TypeOf } from './shape';
 
 export const ItemKindShape = literal('decision', 'constraint', 'question');
 export const ItemStateShape = literal('new', 'accepted', 'dismissed');
@@ -164,7 +164,7 @@ export const ItemShape = object({
   sources: array(SourceShape),
   /** 'chunk': the model cited no turn of the chunk; the sources are the chunk's turns, not the lines that said it. */
   cited: literal('turns', 'chunk'),
-  /** The newest item that replaced this one; null: it is current. */
+  /** The newest item that replaced this one (along a chain); null: it is current. */
   superseded_by: nullable(string),
   /** The items this one replaced. */
   supersedes: array(string),
@@ -186,8 +186,70 @@ export type NowResult = TypeOf<typeof NowResultShape>;
 export const TriageResultShape = object({ id: string, state: ItemStateShape, changed: boolean });
 export type TriageResult = TypeOf<typeof TriageResultShape>;
 
-/** The `data` of every diagnostic the daemon publishes (its `code` is the item id too). */
-export const DiagnosticDataShape = object({ item_id: string, session_id: string, kind: ItemKindShape });
+/** What the extension asks `checkpoint/search` for (sent, not received). */
+export interface SearchQuery {
+  /** Words; quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as plain text. */
+  query: string;
+  kind?: ItemKind;
+  /** A folder URI: only sessions run in it or below it. */
+  workspace?: string;
+  /** Default: the `scope` setting. */
+  scope?: 'workspace' | 'all';
+  /** Default current: dismissed items left out. */
+  state?: 'current' | 'any';
+  /** 1..200, default 20. */
+  limit?: number;
+}
+
+/** An item a search found, with its bm25 score (lower is better). */
+export const SearchHitShape = object({ ...ItemShape.fields, score: number });
+export type SearchHit = TypeOf<typeof SearchHitShape>;
+
+export const SearchResponseShape = object({
+  /** The words searched for; empty: the query held none. */
+  terms: array(string),
+  /** "any": no item had every word, these have some. */
+  matched: literal('all', 'any'),
+  /** Best first. */
+  items: array(SearchHitShape),
+});
+export type SearchResponse = TypeOf<typeof SearchResponseShape>;
+
+/** The argument of `checkpoint.supersede` (sent, not received). */
+export interface SupersedeArgs {
+  /** The older item's id. */
+  old: string;
+  /** The item that replaces it; required unless `undo`. */
+  new?: string;
+  reason?: string;
+  /** Remove the link (every link from `old` when `new` is not given). */
+  undo?: boolean;
+}
+
+export const SupersedeResultShape = object({
+  old_id: string,
+  new_id: nullable(string),
+  /** A link was made (or, undoing, removed). */
+  changed: boolean,
+  /** Links removed (undo). */
+  removed: number,
+  /** The old item's newest superseding item now. */
+  superseded_by: nullable(string),
+});
+export type SupersedeResult = TypeOf<typeof SupersedeResultShape>;
+
+/**
+ * The `data` of every diagnostic the daemon publishes (its `code` is the item id too). A superseded
+ * item's diagnostic also carries `superseded_by` (and the Deprecated tag, which VS Code strikes
+ * through); `stale` says the lines it was anchored to were deleted or rewritten since the session.
+ */
+export const DiagnosticDataShape = object({
+  item_id: string,
+  session_id: string,
+  kind: ItemKindShape,
+  superseded_by: optional(string),
+  stale: optional(boolean),
+});
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
 
 /** The items of a `checkpoint/items` answer, whether it came as `{items: [...]}` or a bare list. */
@@ -199,4 +261,12 @@ export function itemsOf(result: unknown): Item[] {
     return (result as ItemsResult).items;
   }
   throw new Error(`unexpected answer to ${Methods.items}: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
+
+/** A `checkpoint/search` answer, checked enough to read its items. */
+export function searchResponseOf(result: unknown): SearchResponse {
+  if (result && typeof result === 'object' && Array.isArray((result as SearchResponse).items)) {
+    return result as SearchResponse;
+  }
+  throw new Error(`unexpected answer to ${Methods.search}: ${JSON.stringify(result)?.slice(0, 200)}`);
 }

@@ -3,6 +3,10 @@
  * grouped by kind. Fed by `checkpoint/status` (sessions and counts) and `checkpoint/items` (fetched
  * per session when it is expanded, again when its captured count changes).
  *
+ * Supersession chains: a superseded item is dimmed, with a distinct icon and "superseded by …" in
+ * its description, and expands to the item that replaced it (and that one to its own replacement);
+ * an item that replaced others expands to them. Items of other sessions on a chain are looked up.
+ *
  * Every label, description and tooltip is a plain string: transcript text is shown as text, never
  * rendered as Markdown or HTML.
  */
@@ -20,8 +24,21 @@ export type Node =
   | { type: 'message'; id: string; label: string; detail?: string; icon: string; command?: string }
   | { type: 'session'; session: SessionStatus }
   | { type: 'cause'; sessionId: string; text: string; index: number }
-  | { type: 'group'; sessionId: string; kind: ItemKind; items: Item[] }
-  | { type: 'item'; item: Item };
+  | { type: 'group'; sessionId: string; kind: ItemKind; items: Item[]; related?: Related }
+  | { type: 'item'; item: Item; related?: Related; chain?: ChainStep };
+
+/** Items by id, for following supersession links to items listed elsewhere (or not at all). */
+export type Related = ReadonlyMap<string, Item>;
+
+/** How an item node was reached along a chain: its parent node's id, and which way it points. */
+export interface ChainStep {
+  parentId: string;
+  /** 'newer': the item that replaced the parent; 'older': one the parent replaced. */
+  direction: 'newer' | 'older';
+}
+
+/** How deep chains are followed in the panel (a chain never loops; this bounds a long one). */
+const MAX_CHAIN = 20;
 
 const KIND_ICONS: Record<ItemKind, string> = { decision: 'milestone', constraint: 'lock', question: 'question' };
 
@@ -128,7 +145,7 @@ export function rootNodes(state: ViewState): Node[] {
 }
 
 /** Under a session: why it is stuck (if it is), then its items grouped by kind. */
-export function sessionChildren(session: SessionStatus, items: Item[] | Error): Node[] {
+export function sessionChildren(session: SessionStatus, items: Item[] | Error, related?: Related): Node[] {
   const nodes: Node[] = (session.causes ?? []).map((text, index) => ({
     type: 'cause' as const,
     sessionId: session.id,
@@ -149,7 +166,7 @@ export function sessionChildren(session: SessionStatus, items: Item[] | Error): 
   for (const kind of ITEM_KINDS) {
     const ofKind = own.filter((i) => i.kind === kind);
     if (ofKind.length) {
-      nodes.push({ type: 'group', sessionId: session.id, kind, items: ofKind });
+      nodes.push({ type: 'group', sessionId: session.id, kind, items: ofKind, related });
     }
   }
   if (own.length === 0) {
@@ -167,7 +184,48 @@ export function sessionChildren(session: SessionStatus, items: Item[] | Error): 
 }
 
 export function groupChildren(group: Extract<Node, { type: 'group' }>): Node[] {
-  return group.items.map((item) => ({ type: 'item' as const, item }));
+  return group.items.map((item) => ({ type: 'item' as const, item, related: group.related }));
+}
+
+/** The ids an item's links name: the item that replaced it and the ones it replaced. */
+export function linkedIds(item: Item): string[] {
+  return [...(item.superseded_by ? [item.superseded_by] : []), ...(item.supersedes ?? [])];
+}
+
+type ItemNode = Extract<Node, { type: 'item' }>;
+
+function itemNodeId(node: ItemNode): string {
+  return node.chain ? `${node.chain.parentId}>${node.chain.direction}:${node.item.id}` : `item:${node.item.id}`;
+}
+
+function chainDepth(node: ItemNode): number {
+  return node.chain ? node.chain.parentId.split('>').length : 0;
+}
+
+/**
+ * Along the chain from an item: the item that replaced it and those it replaced (only onward, in
+ * the direction the node was reached, so expanding never walks back and forth). Links to items the
+ * panel could not look up are left out; the description still names the id.
+ */
+export function chainChildren(node: ItemNode): Node[] {
+  if (chainDepth(node) >= MAX_CHAIN) {
+    return [];
+  }
+  const parentId = itemNodeId(node);
+  const children: Node[] = [];
+  const newer = node.item.superseded_by ? node.related?.get(node.item.superseded_by) : undefined;
+  if (newer && node.chain?.direction !== 'older') {
+    children.push({ type: 'item', item: newer, related: node.related, chain: { parentId, direction: 'newer' } });
+  }
+  if (node.chain?.direction !== 'newer') {
+    for (const id of node.item.supersedes ?? []) {
+      const older = node.related?.get(id);
+      if (older) {
+        children.push({ type: 'item', item: older, related: node.related, chain: { parentId, direction: 'older' } });
+      }
+    }
+  }
+  return children;
 }
 
 function sessionDescription(s: SessionStatus, now: Date): string {
@@ -201,7 +259,7 @@ function sessionTooltip(s: SessionStatus): string {
   return lines.join('\n');
 }
 
-/** Context flags for an item's menus: `checkpoint.item state-<state> [files] [source]`. */
+/** Context flags for an item's menus: `checkpoint.item state-<state> [files] [source] [superseded]`. */
 export function itemContext(item: Item): string {
   const flags: string[] = [ContextValues.item, `state-${item.state}`];
   if (item.files.length) {
@@ -210,10 +268,19 @@ export function itemContext(item: Item): string {
   if (item.sources.length) {
     flags.push('source');
   }
+  if (item.superseded_by) {
+    flags.push('superseded');
+  }
   return flags.join(' ');
 }
 
-export function itemTooltip(item: Item): string {
+/** "“statement”", or the bare id when the item could not be looked up. */
+function linkedLabel(id: string, related: Related | undefined, max = 60): string {
+  const other = related?.get(id);
+  return other ? `“${oneLine(other.statement, max)}”` : `item ${id}`;
+}
+
+export function itemTooltip(item: Item, related?: Related): string {
   const lines = [`${KIND_TITLE[item.kind] ?? item.kind}: ${item.statement}`];
   if (item.rationale) {
     lines.push(`Why: ${item.rationale}`);
@@ -224,6 +291,12 @@ export function itemTooltip(item: Item): string {
   const src = item.sources[0];
   if (src) {
     lines.push(`From: ${src.path}:${src.line}${src.timestamp ? ` (${src.timestamp})` : ''}`);
+  }
+  if (item.superseded_by) {
+    lines.push(`Superseded by: ${linkedLabel(item.superseded_by, related, MAX_LABEL)} (${item.superseded_by})`);
+  }
+  for (const id of item.supersedes ?? []) {
+    lines.push(`Supersedes: ${linkedLabel(id, related, MAX_LABEL)} (${id})`);
   }
   lines.push(`State: ${item.state} · extractor ${item.extractor} · confidence ${item.confidence}`);
   return lines.join('\n');
@@ -275,9 +348,21 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
     }
     case 'item': {
       const item = node.item;
-      const t = new vscode.TreeItem(oneLine(item.statement), vscode.TreeItemCollapsibleState.None);
-      t.id = `item:${item.id}`;
+      const expandable = chainChildren(node).length > 0;
+      const t = new vscode.TreeItem(
+        oneLine(item.statement),
+        expandable ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      );
+      t.id = itemNodeId(node);
       const desc: string[] = [];
+      if (node.chain) {
+        desc.push(node.chain.direction === 'newer' ? '→ replaced it' : '← replaced by it');
+      }
+      if (item.superseded_by) {
+        desc.push(`superseded by ${linkedLabel(item.superseded_by, node.related)}`);
+      } else if (item.supersedes?.length && !node.chain) {
+        desc.push(`supersedes ${item.supersedes.length}`);
+      }
       if (item.state !== 'new') {
         desc.push(item.state);
       }
@@ -285,8 +370,11 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
         desc.push(path.basename(item.files[0]) + (item.files.length > 1 ? ` +${item.files.length - 1}` : ''));
       }
       t.description = desc.join(' · ');
-      t.tooltip = itemTooltip(item);
-      t.iconPath = new vscode.ThemeIcon(item.state === 'accepted' ? 'verified' : KIND_ICONS[item.kind] ?? 'circle-small');
+      t.tooltip = itemTooltip(item, node.related);
+      // No strike-through in a tree: a superseded item gets its own icon, dimmed.
+      t.iconPath = item.superseded_by
+        ? new vscode.ThemeIcon('history', new vscode.ThemeColor('disabledForeground'))
+        : new vscode.ThemeIcon(item.state === 'accepted' ? 'verified' : KIND_ICONS[item.kind] ?? 'circle-small');
       t.contextValue = itemContext(item);
       if (item.files.length) {
         t.command = { command: Commands.goToCode, title: 'Go to Code', arguments: [node] };
@@ -299,6 +387,8 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
 }
 
 export type ItemsFetcher = (sessionId: string) => Promise<Item[]>;
+/** The items with these ids, wherever they are (a chain can lead into another session). */
+export type ItemsLookup = (ids: string[]) => Promise<Item[]>;
 
 /** How long a session's items may take before the panel says so instead of staying empty. */
 export const ITEMS_TIMEOUT_MS = 20_000;
@@ -316,9 +406,12 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   private readonly changed = new vscode.EventEmitter<Node | undefined | void>();
   readonly onDidChangeTreeData = this.changed.event;
   private state: ViewState = { phase: 'starting' };
-  private readonly cache = new Map<string, { key: string; items: Promise<Item[] | Error> }>();
+  private readonly cache = new Map<string, { key: string; items: Promise<Item[] | Error>; related: Promise<Related> }>();
 
-  constructor(private readonly fetchItems: ItemsFetcher) {}
+  constructor(
+    private readonly fetchItems: ItemsFetcher,
+    private readonly lookupItems?: ItemsLookup,
+  ) {}
 
   /** A new daemon state or status: redraw, refetching items of sessions whose counts changed. */
   setState(state: ViewState): void {
@@ -348,27 +441,60 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
       return rootNodes(this.state);
     }
     if (node.type === 'session') {
-      return sessionChildren(node.session, await this.itemsOf(node.session));
+      const { items, related } = this.itemsOf(node.session);
+      return sessionChildren(node.session, await items, await related);
     }
     if (node.type === 'group') {
       return groupChildren(node);
     }
+    if (node.type === 'item') {
+      return chainChildren(node);
+    }
     return [];
   }
 
-  private itemsOf(session: SessionStatus): Promise<Item[] | Error> {
+  private itemsOf(session: SessionStatus): { items: Promise<Item[] | Error>; related: Promise<Related> } {
     const key = `${session.captured}/${session.turns}`;
     const hit = this.cache.get(session.id);
     if (hit && hit.key === key) {
-      return hit.items;
+      return hit;
     }
     const items = withTimeout(this.fetchItems(session.id), ITEMS_TIMEOUT_MS, 'the daemon').catch((err: unknown) => {
       // Shown under the session; not kept, so the next expand or refresh asks again.
       this.cache.delete(session.id);
       return err instanceof Error ? err : new Error(String(err));
     });
-    this.cache.set(session.id, { key, items });
-    return items;
+    const related = items.then((listed) => this.relatedTo(listed));
+    const entry = { key, items, related };
+    this.cache.set(session.id, entry);
+    return entry;
+  }
+
+  /** The items listed, and the ones their chains lead to, followed to the chain's ends. */
+  private async relatedTo(listed: Item[] | Error): Promise<Related> {
+    const known = new Map<string, Item>();
+    if (listed instanceof Error) {
+      return known;
+    }
+    for (const item of listed) {
+      known.set(item.id, item);
+    }
+    const asked = new Set<string>();
+    for (let round = 0; round < MAX_CHAIN && this.lookupItems; round++) {
+      const missing = [...known.values()].flatMap(linkedIds).filter((id) => !known.has(id) && !asked.has(id));
+      if (!missing.length) {
+        break;
+      }
+      missing.forEach((id) => asked.add(id));
+      try {
+        for (const item of await withTimeout(this.lookupItems([...new Set(missing)]), ITEMS_TIMEOUT_MS, 'the daemon')) {
+          known.set(item.id, item);
+        }
+      } catch {
+        break; // the chain shows what is known; a superseded item still names its newer item's id
+      }
+    }
+    return known;
   }
 
   dispose(): void {

@@ -17,7 +17,7 @@ import {
 } from '../src/commands';
 import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
-import type { Item } from '../src/protocol';
+import type { Item, SearchResponse } from '../src/protocol';
 import { files, resetVscodeMock } from './__mocks__/vscode';
 import { item, session } from './fixtures';
 
@@ -33,6 +33,7 @@ function fakeDeps(phase: Daemon['currentPhase'] = 'running') {
     lastError: undefined,
     executeCommand: vi.fn(async (..._a: unknown[]): Promise<unknown> => ({})),
     items: vi.fn(async (..._a: unknown[]): Promise<Item[]> => [item()]),
+    search: vi.fn(async (..._a: unknown[]): Promise<SearchResponse> => ({ terms: [], matched: 'all', items: [] })),
     restart: vi.fn(async (): Promise<void> => undefined),
   };
   const secrets = { store: vi.fn(async () => undefined), delete: vi.fn(async () => undefined), get: vi.fn() };
@@ -377,7 +378,9 @@ describe('registerCommands', () => {
     deps.daemon.restart.mockRejectedValue(new Error('boom'));
     deps.log.show.mockImplementation(boom);
     deps.tree.refresh.mockImplementation(boom);
+    deps.daemon.search.mockRejectedValue(new Error('boom'));
     vi.mocked(vscode.window.showInputBox).mockRejectedValue(new Error('boom'));
+    vi.mocked(vscode.window.createQuickPick).mockImplementation(boom);
     registerCommands(asDeps);
     for (const id of Object.values(Commands)) {
       vi.mocked(vscode.window.showErrorMessage).mockClear();

@@ -55,15 +55,23 @@ describe('package.json contracts', () => {
     expect(fs.existsSync(path.join(root, container.icon))).toBe(true);
   });
 
-  it('puts the six palette commands under category "Checkpoint" and hides the item-only ones', () => {
+  it('puts the eight palette commands under category "Checkpoint" and hides the item-only ones', () => {
     const byTitle = new Map(manifest.contributes.commands.map((c) => [c.title, c]));
-    for (const title of ['Checkpoint Now', 'Show Log', 'Restart Daemon', 'Refresh', 'Export Decisions', 'Set API Key']) {
+    const palette = ['Checkpoint Now', 'Show Log', 'Restart Daemon', 'Refresh', 'Export Decisions', 'Set API Key'];
+    for (const title of [...palette, 'Search Decisions', 'Mark as Superseded by…']) {
       expect(byTitle.get(title)?.category).toBe('Checkpoint');
     }
     expect(byTitle.get('Checkpoint Now')?.command).toBe(Commands.checkpointNow);
     const hidden = manifest.contributes.menus.commandPalette.filter((m) => m.when === 'false').map((m) => m.command);
     expect(hidden.sort()).toEqual(
-      [Commands.goToCode, Commands.openTranscript, Commands.acceptItem, Commands.dismissItem, Commands.copyItemMarkdown].sort(),
+      [
+        Commands.goToCode,
+        Commands.openTranscript,
+        Commands.acceptItem,
+        Commands.dismissItem,
+        Commands.copyItemMarkdown,
+        Commands.removeSupersession,
+      ].sort(),
     );
   });
 
@@ -140,7 +148,12 @@ describe('package.json contracts', () => {
       for (const [, source] of when.matchAll(/viewItem =~ \/(.*?)\/(?=\s|$)/g)) {
         const pattern = new RegExp(source);
         // Each pattern matches some value the panel sets: an item's flags or a plain context value.
-        const samples = [...known, `${ContextValues.item} state-new files source`, `${ContextValues.item} state-accepted files source`];
+        const samples = [
+          ...known,
+          `${ContextValues.item} state-new files source`,
+          `${ContextValues.item} state-accepted files source`,
+          `${ContextValues.item} state-new source superseded`,
+        ];
         expect(samples.some((v) => pattern.test(v)), when).toBe(true);
       }
     }

@@ -15,7 +15,9 @@ import {
   DiagnosticDataShape,
   ItemsResultShape,
   NowResultShape,
+  SearchResponseShape,
   StatusShape,
+  SupersedeResultShape,
   TriageResultShape,
   type RunSummary,
 } from '../src/protocol';
@@ -34,6 +36,10 @@ const CONTRACT: Record<string, Shape<unknown>> = {
   'items-result.json': ItemsResultShape,
   'triage-result.json': TriageResultShape,
   'diagnostic-data.json': array(DiagnosticDataShape),
+  'diagnostic-data-superseded.json': array(DiagnosticDataShape),
+  'search-result.json': SearchResponseShape,
+  'supersede-result.json': SupersedeResultShape,
+  'supersede-undo-result.json': SupersedeResultShape,
 };
 
 function golden(name: string): unknown {
@@ -63,6 +69,17 @@ describe('the daemon’s payloads match protocol.ts', () => {
     const failed = golden('status-after-failed-run.json') as { sessions: { causes: string[] }[]; last_run: { failures: unknown[] } };
     expect(failed.last_run.failures.length).toBe(1);
     expect(failed.sessions[0].causes.length).toBe(1);
+  });
+
+  it('the supersession goldens hold a link: search finds both ends, the old item’s diagnostic names the newer', () => {
+    const link = golden('supersede-result.json') as { old_id: string; new_id: string; superseded_by: string };
+    expect(link.superseded_by).toBe(link.new_id);
+    const hits = (golden('search-result.json') as { items: { id: string; superseded_by: string | null; supersedes: string[] }[] }).items;
+    expect(hits.find((h) => h.id === link.old_id)?.superseded_by).toBe(link.new_id);
+    expect(hits.find((h) => h.id === link.new_id)?.supersedes).toEqual([link.old_id]);
+    const data = golden('diagnostic-data-superseded.json') as { item_id: string; superseded_by?: string }[];
+    expect(data.find((d) => d.item_id === link.old_id)?.superseded_by).toBe(link.new_id);
+    expect((golden('supersede-undo-result.json') as { removed: number; superseded_by: null }).superseded_by).toBeNull();
   });
 });
 

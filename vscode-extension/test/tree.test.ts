@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
   CheckpointTree,
+  chainChildren,
   ITEMS_TIMEOUT_MS,
   groupChildren,
   itemContext,
@@ -200,7 +201,7 @@ describe('CheckpointTree', () => {
     const [sessionNode] = await tree.getChildren();
     const groups = await tree.getChildren(sessionNode);
     expect(groups.map((g) => g.type === 'group' && g.kind)).toEqual(['decision']);
-    expect(await tree.getChildren(groups[0])).toEqual([{ type: 'item', item: item() }]);
+    expect(await tree.getChildren(groups[0])).toEqual([{ type: 'item', item: item(), related: new Map([['item-1', item()]]) }]);
     await tree.getChildren(sessionNode);
     expect(fetch).toHaveBeenCalledTimes(1);
     expect(fetch).toHaveBeenCalledWith('sess-aaaa-1111');
@@ -240,5 +241,91 @@ describe('CheckpointTree', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('supersession chains in the panel', () => {
+  const old = item({ id: 'old', statement: 'We use vLLM for serving.', superseded_by: 'new' });
+  const newer = item({ id: 'new', statement: 'We moved to SGLang.', supersedes: ['old'], session_id: 'sess-other' });
+  const related = new Map([
+    ['old', old],
+    ['new', newer],
+  ]);
+
+  it('renders a superseded item dimmed, with its own icon, naming the newer item, and a context flag', () => {
+    const t = toTreeItem({ type: 'item', item: old, related }, NOW);
+    expect(t.label).toBe('We use vLLM for serving.');
+    expect(t.description).toContain('superseded by “We moved to SGLang.”');
+    expect(t.iconPath).toMatchObject({ id: 'history', color: { id: 'disabledForeground' } });
+    expect(t.contextValue).toBe('checkpoint.item state-new files source superseded');
+    expect(t.tooltip).toContain('Superseded by: “We moved to SGLang.” (new)');
+    expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+  });
+
+  it('names the newer item by id when it could not be looked up, and is then not expandable', () => {
+    const t = toTreeItem({ type: 'item', item: old, related: new Map([['old', old]]) }, NOW);
+    expect(t.description).toContain('superseded by item new');
+    expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.None);
+  });
+
+  it('a current item is not marked; one that replaced others says how many', () => {
+    const current = toTreeItem({ type: 'item', item: item() }, NOW);
+    expect(current.contextValue).not.toContain('superseded');
+    expect(current.iconPath).toMatchObject({ id: 'milestone' });
+    const t = toTreeItem({ type: 'item', item: newer, related }, NOW);
+    expect(t.description).toContain('supersedes 1');
+    expect(t.tooltip).toContain('Supersedes: “We use vLLM for serving.” (old)');
+  });
+
+  it('expands to the newer item, which expands onward only (never back to where it came from)', () => {
+    const [next] = chainChildren({ type: 'item', item: old, related });
+    expect(next).toMatchObject({ type: 'item', item: { id: 'new' }, chain: { direction: 'newer' } });
+    const t = toTreeItem(next, NOW);
+    expect(t.id).toBe('item:old>newer:new');
+    expect(t.description).toContain('→ replaced it');
+    expect(t.command?.command).toBe('checkpoint.goToCode');
+    expect(chainChildren(next as Extract<Node, { type: 'item' }>)).toEqual([]);
+    const [back] = chainChildren({ type: 'item', item: newer, related });
+    expect(back).toMatchObject({ item: { id: 'old' }, chain: { direction: 'older' } });
+    expect(chainChildren(back as Extract<Node, { type: 'item' }>)).toEqual([]);
+  });
+
+  it('follows a longer chain to its end, one step per level', () => {
+    const a = item({ id: 'a', superseded_by: 'c' });
+    const b = item({ id: 'b', superseded_by: 'c', supersedes: ['a'] });
+    const c = item({ id: 'c', supersedes: ['b'] });
+    // superseded_by names the newest; the chain a -> b -> c is walked through `supersedes` back from c.
+    const chain = new Map([['a', a], ['b', b], ['c', c]]);
+    const [fromC] = chainChildren({ type: 'item', item: c, related: chain });
+    expect(fromC).toMatchObject({ item: { id: 'b' } });
+    const [fromB] = chainChildren(fromC as Extract<Node, { type: 'item' }>);
+    expect(fromB).toMatchObject({ item: { id: 'a' } });
+    expect(toTreeItem(fromB, NOW).id).toBe('item:c>older:b>older:a');
+  });
+
+  it('the tree looks up only the linked items the session’s list lacks, and shows what it found', async () => {
+    const fetch = vi.fn(async (_id: string) => [old]);
+    const lookup = vi.fn(async (_ids: string[]) => [newer]);
+    const tree = new CheckpointTree(fetch, lookup);
+    tree.setState({ phase: 'running', status: status() });
+    const [sessionNode] = await tree.getChildren();
+    const [group] = await tree.getChildren(sessionNode);
+    const [oldNode] = await tree.getChildren(group);
+    expect(lookup).toHaveBeenCalledTimes(1);
+    expect(lookup).toHaveBeenCalledWith(['new']);
+    expect(tree.getTreeItem(oldNode).description).toContain('superseded by “We moved to SGLang.”');
+    const [newNode] = await tree.getChildren(oldNode);
+    expect(newNode).toMatchObject({ item: { id: 'new' } });
+    await tree.getChildren(sessionNode);
+    expect(lookup).toHaveBeenCalledTimes(1);
+  });
+
+  it('a failed lookup still lists the session’s items, the superseded one naming the id', async () => {
+    const tree = new CheckpointTree(async () => [old], async () => Promise.reject(new Error('boom')));
+    tree.setState({ phase: 'running', status: status() });
+    const [sessionNode] = await tree.getChildren();
+    const [group] = await tree.getChildren(sessionNode);
+    const [oldNode] = await tree.getChildren(group);
+    expect(tree.getTreeItem(oldNode).description).toContain('superseded by item new');
   });
 });

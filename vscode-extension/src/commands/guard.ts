@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 
 import { SettingIds } from '../constants';
 import { DaemonNotRunningError } from '../lifecycle';
-import type { Item, ItemsQuery } from '../protocol';
+import type { Item, ItemsQuery, SearchQuery, SearchResponse } from '../protocol';
 import { INSTALL_COMMAND } from '../settings';
 import type { DaemonPhase } from '../status';
 
@@ -18,6 +18,7 @@ export interface Daemon {
   readonly lastError: string | undefined;
   executeCommand(command: string, args?: unknown[]): Promise<unknown>;
   items(query: ItemsQuery): Promise<Item[]>;
+  search(query: SearchQuery): Promise<SearchResponse>;
   restart(): Promise<void>;
 }
 

@@ -2,7 +2,8 @@
  * Palette and panel commands, registered here, each wrapped by {@link guard} so a failure is logged
  * and shown to the user with a Show Log button, never swallowed. One module per concern: run.ts
  * (Checkpoint Now), triage.ts (accept, dismiss), navigate.ts (to the code, the transcript, the
- * clipboard), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
+ * clipboard), search.ts (Search Decisions), supersede.ts (Mark as Superseded by…, Remove
+ * Supersession), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
  */
 
 import * as vscode from 'vscode';
@@ -13,12 +14,16 @@ import { exportDecisions } from './exportDecisions';
 import { guard, type CommandDeps } from './guard';
 import { copyItemMarkdown, goToCode, openTranscript } from './navigate';
 import { checkpointNow } from './run';
+import { searchDecisions } from './search';
+import { markSuperseded, removeSupersession } from './supersede';
 import { acceptItem, dismissItem } from './triage';
 
 export { itemFromArg, sessionIdFromArg } from './args';
 export { exportDecisions, isInsideAny } from './exportDecisions';
 export { guard, showDaemonError, type CommandDeps, type Daemon } from './guard';
-export { resolveItemFile } from './navigate';
+export { openItem, resolveItemFile } from './navigate';
+export { searchDecisions, searchPick, searchPicks, SEARCH_DEBOUNCE_MS, SEARCH_HINT } from './search';
+export { markSuperseded, removeSupersession } from './supersede';
 export { checkpointNow, formatNowResult } from './run';
 export { setApiKey } from './apiKey';
 
@@ -37,5 +42,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(Commands.acceptItem, 'Accept', (arg) => acceptItem(deps, arg)),
     reg(Commands.dismissItem, 'Dismiss', (arg) => dismissItem(deps, arg)),
     reg(Commands.copyItemMarkdown, 'Copy as Markdown', (arg) => copyItemMarkdown(arg)),
+    reg(Commands.searchDecisions, 'Search Decisions', () => searchDecisions(deps)),
+    reg(Commands.markSuperseded, 'Mark as Superseded', (arg) => markSuperseded(deps, arg)),
+    reg(Commands.removeSupersession, 'Remove Supersession', (arg) => removeSupersession(deps, arg)),
   ];
 }

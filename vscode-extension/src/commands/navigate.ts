@@ -61,6 +61,18 @@ export async function openTranscript(arg: unknown): Promise<void> {
   await vscode.window.showTextDocument(uri, { selection: new vscode.Range(line, 0, line, 0), preview: true });
 }
 
+/** Where clicking an item leads: its code (first file) when it names one, else its transcript turn. */
+export async function openItem(arg: unknown): Promise<void> {
+  const item = requireItem(arg);
+  if (item.files.length) {
+    await goToCode(item);
+  } else if (item.sources.length) {
+    await openTranscript(item);
+  } else {
+    throw new UserError('this item names no file and has no transcript source');
+  }
+}
+
 export async function copyItemMarkdown(arg: unknown): Promise<void> {
   const item = requireItem(arg);
   await vscode.env.clipboard.writeText(itemMarkdown(item));

@@ -33,7 +33,38 @@ export enum StatusBarAlignment {
 }
 
 export class ThemeIcon {
-  constructor(readonly id: string) {}
+  constructor(readonly id: string, readonly color?: ThemeColor) {}
+}
+
+export enum QuickPickItemKind {
+  Separator = -1,
+  Default = 0,
+}
+
+/** createQuickPick's answer: tests set `value`/`selectedItems` and fire its events. */
+export class FakeQuickPick<T> {
+  title?: string;
+  placeholder?: string;
+  value = '';
+  items: readonly T[] = [];
+  selectedItems: readonly T[] = [];
+  busy = false;
+  matchOnDescription = false;
+  matchOnDetail = false;
+  readonly changeValue = new EventEmitter<string>();
+  readonly accept = new EventEmitter<void>();
+  readonly hidden = new EventEmitter<void>();
+  readonly onDidChangeValue = this.changeValue.event;
+  readonly onDidAccept = this.accept.event;
+  readonly onDidHide = this.hidden.event;
+  readonly show = vi.fn();
+  readonly hide = vi.fn(() => this.hidden.fire());
+  readonly dispose = vi.fn();
+  /** What typing does: the value changes, then the event. */
+  type(value: string): void {
+    this.value = value;
+    this.changeValue.fire(value);
+  }
 }
 
 export class ThemeColor {
@@ -114,6 +145,7 @@ function makeWindow() {
     showWarningMessage: vi.fn(async (..._args: unknown[]): Promise<string | undefined> => undefined),
     showErrorMessage: vi.fn(async (..._args: unknown[]): Promise<string | undefined> => undefined),
     showQuickPick: vi.fn(async (..._args: unknown[]): Promise<unknown> => undefined),
+    createQuickPick: vi.fn(<T>() => new FakeQuickPick<T>()),
     showOpenDialog: vi.fn(async (..._args: unknown[]): Promise<Uri[] | undefined> => undefined),
     showInputBox: vi.fn(async (..._args: unknown[]): Promise<string | undefined> => undefined),
     showTextDocument: vi.fn(async (..._args: unknown[]): Promise<unknown> => ({})),
