@@ -43,6 +43,27 @@ def test_a_decision_restated_in_a_second_session_of_the_workspace_is_one_item_wi
     assert [s.path for s in item.sources] == [f"/transcripts/{s}.jsonl" for s in ("s1", "s2", "s3")]
 
 
+def test_forgetting_one_session_keeps_what_the_other_sessions_said(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db")
+    [first] = item_corpus.session(store, "s1", "/work/app")
+    [second] = item_corpus.session(store, "s2", "/work/app")
+    item_corpus.commit(store, "s1", [_draft("We'll use SQLite for the queue.", first),
+                                     _draft("Only the first session said this.", first)])
+    [first_only] = [i for i in store.items() if i.statement.startswith("Only")]
+    item_corpus.commit(store, "s2", [_draft("we'll use sqlite for the queue", second),
+                                     _draft("Only the second session said this.", second)])
+    assert store.forget_session("s1") is not None
+    # the shared decision passes to the session still there, citing only its turns; s1's own item is gone
+    assert sorted((i.statement, i.session_id, i.turn_ids) for i in store.items()) == [
+        ("Only the second session said this.", "s2", (second,)),
+        ("We'll use SQLite for the queue.", "s2", (second,)),
+    ]
+    assert first_only.id not in {i.id for i in store.items()}
+    # forgetting the other one too leaves nothing of either
+    assert store.forget_session("s2") is not None
+    assert store.items() == []
+
+
 def test_the_same_words_in_two_workspaces_stay_two_items(tmp_path: Path) -> None:
     store = Store(tmp_path / "db")
     [here] = item_corpus.session(store, "s1", "/work/app")

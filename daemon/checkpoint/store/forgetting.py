@@ -3,8 +3,43 @@ its transcripts not read in again until it is unforgotten."""
 
 from __future__ import annotations
 
+import sqlite3
+
+import orjson
+
 from checkpoint.model import ForgottenSession
 from checkpoint.store.connection import StoreBase
+
+
+def _keep_items_other_sessions_said(c: sqlite3.Connection, session_id: str) -> int:
+    """An item restated in several sessions of a workspace is one item citing the turns of each.
+    Forgetting one of them takes its turns out of every item; an item the forgotten session created
+    that other sessions said too passes to the earliest of those (it is theirs as well), and only an
+    item no other session said goes with the session. Returns the items handed over."""
+    handed = 0
+    rows = c.execute(
+        "SELECT i.id, i.session_id, i.turn_ids FROM items i WHERE i.session_id = ? OR EXISTS ("
+        " SELECT 1 FROM json_each(i.turn_ids) j JOIN turns t ON t.id = j.value WHERE t.session_id = ?)",
+        (session_id, session_id),
+    ).fetchall()
+    for item_id, owner, turn_ids in rows:
+        kept = [t for t, in c.execute(
+            "SELECT j.value FROM json_each(?) j LEFT JOIN turns t ON t.id = j.value"
+            " WHERE t.session_id IS NULL OR t.session_id != ? ORDER BY j.key",
+            (turn_ids, session_id),
+        )]
+        heir = c.execute(
+            f"SELECT session_id FROM turns WHERE id IN ({','.join('?' * len(kept))}) ORDER BY ts, seq LIMIT 1", kept
+        ).fetchone() if kept else None
+        if heir is None:
+            if owner != session_id:  # only the forgotten session's turns backed it: it goes with them
+                c.execute("DELETE FROM items WHERE id = ?", (item_id,))
+            continue
+        c.execute("UPDATE items SET turn_ids = ? WHERE id = ?", (orjson.dumps(kept).decode(), item_id))
+        if owner == session_id:
+            c.execute("UPDATE items SET session_id = ? WHERE id = ?", (heir[0], item_id))
+            handed += 1
+    return handed
 
 
 class ForgettingMixin(StoreBase):
@@ -34,6 +69,7 @@ class ForgettingMixin(StoreBase):
                 removed["problems"] = removed.get("problems", 0) + c.execute(
                     f"DELETE FROM problems WHERE path IN ({','.join('?' * len(part))})", part
                 ).rowcount
+            removed["items kept for other sessions"] = _keep_items_other_sessions_said(c, session_id)
             for table, column in (
                 ("item_aliases", "session_id"), ("items", "session_id"), ("chunks", "session_id"),
                 ("turns", "session_id"), ("drops", "session_id"), ("problems", "session_id"),
