@@ -111,6 +111,29 @@ def usage_from(model: str, raw: Any) -> Usage:
     return usage
 
 
+def calibrated_estimate(price: Price, sent: int, chunks: int, output_tokens: int, seen_estimate: int,
+                        seen: Usage) -> Usage:
+    """The expected usage of `chunks` chunks whose requests total `sent` tokens (the chunker's estimate):
+    scaled from what this run's answers so far cost against their estimate (`seen_estimate` -> `seen`)
+    when there are some, else from the price table (all input at the uncached rate, output at a sixth
+    of input, which errs high for extraction). A reported cost (Claude Code's) scales as it is."""
+    if seen_estimate and seen.requests:
+        scale = sent / seen_estimate
+        usage = Usage(
+            input_tokens=int(seen.input_tokens * scale),
+            output_tokens=int(seen.output_tokens * scale),
+            cache_creation_input_tokens=int(seen.cache_creation_input_tokens * scale),
+            cache_read_input_tokens=int(seen.cache_read_input_tokens * scale),
+            requests=max(chunks, int(seen.requests * scale)),
+        )
+        usage.cost_usd = seen.cost_usd * scale if seen.cost_usd else price.cost(usage)
+        return usage
+    output = min(chunks * output_tokens, max(chunks * 200, sent // 6))
+    usage = Usage(input_tokens=sent, output_tokens=output, requests=chunks)
+    usage.cost_usd = price.cost(usage)
+    return usage
+
+
 @dataclass(frozen=True)
 class Window:
     max_input_tokens: int
@@ -278,28 +301,11 @@ class AnthropicExtractor:
     # -- cost estimates ---------------------------------------------------------------------------
 
     def estimate(self, chunk_tokens: int, chunks: int = 1) -> Usage:
-        """What `chunks` chunks totalling `chunk_tokens` (estimated) should cost on the primary model:
-        calibrated on this run's answers when there are some, else from the price table (all input at
-        the uncached rate, output at a sixth of input, which errs high for extraction)."""
-        model = self.models[0]
-        price = price_of(model)
+        """What `chunks` chunks totalling `chunk_tokens` (estimated) should cost on the primary model."""
         sent = chunk_tokens + chunks * self.overhead_estimate()
         with self._lock:
             seen_est, seen = self._seen_estimate, replace(self._seen_usage)
-        if seen_est and seen.requests:
-            scale = sent / seen_est
-            usage = Usage(
-                input_tokens=int(seen.input_tokens * scale),
-                output_tokens=int(seen.output_tokens * scale),
-                cache_creation_input_tokens=int(seen.cache_creation_input_tokens * scale),
-                cache_read_input_tokens=int(seen.cache_read_input_tokens * scale),
-                requests=max(chunks, int(seen.requests * scale)),
-            )
-        else:
-            output = min(chunks * self.settings.output_tokens, max(chunks * 200, sent // 6))
-            usage = Usage(input_tokens=sent, output_tokens=output, requests=chunks)
-        usage.cost_usd = price.cost(usage)
-        return usage
+        return calibrated_estimate(price_of(self.models[0]), sent, chunks, self.settings.output_tokens, seen_est, seen)
 
     # -- extraction -------------------------------------------------------------------------------
 

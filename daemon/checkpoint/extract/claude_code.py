@@ -50,7 +50,7 @@ from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.anthropic import Fit, Window, _Failed, model_facts, price_of
+from checkpoint.extract.anthropic import Fit, Window, _Failed, calibrated_estimate, model_facts, price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
@@ -221,25 +221,10 @@ class ClaudeCodeExtractor:
 
     def estimate(self, chunk_tokens: int, chunks: int = 1) -> Usage:
         """As the SDK extractor's: calibrated on this run's answers, else from the price table."""
-        price = price_of(self.models[0])
         sent = chunk_tokens + chunks * self.overhead_estimate()
         with self._lock:
             seen_est, seen = self._seen_estimate, replace(self._seen_usage)
-        if seen_est and seen.requests:
-            scale = sent / seen_est
-            usage = Usage(
-                input_tokens=int(seen.input_tokens * scale),
-                output_tokens=int(seen.output_tokens * scale),
-                cache_creation_input_tokens=int(seen.cache_creation_input_tokens * scale),
-                cache_read_input_tokens=int(seen.cache_read_input_tokens * scale),
-                requests=max(chunks, int(seen.requests * scale)),
-            )
-            usage.cost_usd = seen.cost_usd * scale if seen.cost_usd else price.cost(usage)
-            return usage
-        output = min(chunks * self.settings.output_tokens, max(chunks * 200, sent // 6))
-        usage = Usage(input_tokens=sent, output_tokens=output, requests=chunks)
-        usage.cost_usd = price.cost(usage)
-        return usage
+        return calibrated_estimate(price_of(self.models[0]), sent, chunks, self.settings.output_tokens, seen_est, seen)
 
     # -- extraction ----------------------------------------------------------------------------------
 
