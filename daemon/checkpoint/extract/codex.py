@@ -51,6 +51,7 @@ from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
+from checkpoint.redact.outside import hide_secrets
 
 # Codex features that give the model tools or pull in context an extraction has no use for.
 FEATURES_OFF = (
@@ -319,8 +320,8 @@ class CodexExtractor:
         if events.failure is not None and events.started:
             return classify(events.failure)
         if events.started and proc.returncode != 0:  # ended mid-turn (a signal, a crash): worth another try
-            said = _last_line(stderr) or "no message"
-            return _Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said[:200]})")
+            said = hide_secrets(_last_line(stderr) or "no message")[:200]
+            return _Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said})")
         # Codex stopped before a turn began: its config, its home or its arguments. No chunk fares better.
         said = events.failure or _last_line(stderr) or f"exit {proc.returncode}"
         if proc.returncode == 0:
