@@ -106,3 +106,12 @@ def test_log_lines_and_tracebacks_are_hidden(monkeypatch: pytest.MonkeyPatch, ca
         logger.exception("request failed with %s", TOKEN)
     text = caplog.text
     assert "request failed" in text and "RuntimeError" in text and TOKEN not in text
+
+
+def test_codexs_error_is_hidden_before_it_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    from checkpoint.extract.codex import classify
+
+    key = "sk-proj-" + "Ab3" * 120  # longer than the 300 characters kept
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    failed = classify(f"unexpected status 401 Unauthorized: Incorrect API key provided: {key}")
+    assert key[:20] not in failed.cause and "401" in failed.cause

@@ -172,7 +172,7 @@ _REFUSED = re.compile(r"\b40[03]\b|invalid_request_error|bad request", re.IGNORE
 
 def classify(message: str) -> _Failed:
     """What a failed turn's message means for the chunk (and for the run)."""
-    short = " ".join(message.split())[:300]
+    short = hide_secrets(" ".join(message.split()))[:300]  # before cutting: half a key matches nothing
     if _TOO_LARGE.search(message):
         return _Failed("too_large", f"prompt too long ({short})")
     if _AUTH.search(message):
@@ -326,7 +326,7 @@ class CodexExtractor:
         said = events.failure or _last_line(stderr) or f"exit {proc.returncode}"
         if proc.returncode == 0:
             return _Failed("malformed", "gave no answer")
-        return _Failed("fatal", f"`{self.command} exec` failed before the request ({said[:300]})")
+        return _Failed("fatal", f"`{self.command} exec` failed before the request ({hide_secrets(said)[:300]})")
 
     def _delay(self, attempt: int) -> float:
         base = self.settings.retry_delay * 2 ** (attempt - 1)
