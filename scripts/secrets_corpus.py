@@ -1,23 +1,40 @@
-"""A corpus of fake secrets in the shapes real ones have, in the places transcripts hold them, and the
-detection rate of Checkpoint's redaction on it (detected / total, per type).
+"""Two corpora of secrets and the detection rate of Checkpoint's redaction on each, and its false
+positives on benign text and on the real sample transcripts.
 
-Every value is made up at run time from a seeded generator (prefixes are joined to random bodies, so
-no real or even static key-shaped string sits in this file). Used by tests/unit/test_redact.py and
-tests/e2e/test_privacy.py; run it to print the table:
+- "own": fake secrets in the shapes real ones have, in the places transcripts hold them, written for
+  these detectors. Every value is made up at run time from a seeded generator (prefixes are joined to
+  random bodies, so no real or even static key-shaped string sits in this file).
+- "gitleaks": the literal test cases of gitleaks' rules (tests/data/gitleaks_cases.json, with the
+  repository, path and commit of each rule file): secrets and near misses written by someone else.
+  Detected: something in the case was redacted; a benign case is a false positive when anything is.
+- "samples": every line of the real public transcripts (/work/shared/samples and tests/data, which
+  their sources sanitised): what is redacted there is counted, by kind, as benign false positives.
 
-    .venv/bin/python -m scripts.secrets_corpus [--seed N] [--per-type N]
+Used by tests/unit/test_redact.py and tests/e2e/test_privacy.py; run it to print the figures, for
+the detectors of this checkout or, with --baseline REV, of a git revision (its daemon/ is read with
+`git archive` into a temporary directory and this script runs again against it):
+
+    .venv/bin/python -m scripts.secrets_corpus [--seed N] [--per-type N] [--baseline REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import io
 import json
+import os
 import random
 import string
+import subprocess
+import sys
+import tarfile
+import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 ALNUM = string.ascii_letters + string.digits
 UPPER = string.ascii_uppercase + string.digits
@@ -260,6 +277,78 @@ def _npm(rng: random.Random) -> list[Secret]:
     return [Secret("npm_token", v, npmrc), *_make("npm_token", v, "npm token")]
 
 
+def _hex(rng: random.Random, n: int) -> str:
+    return _r(rng, LOWER_HEX, n)
+
+
+PLATFORM_TOKENS: dict[str, Callable[[random.Random], str]] = {
+    "digitalocean_token": lambda rng: "do" + rng.choice("opr") + "_v1_" + _hex(rng, 64),
+    "shopify_token": lambda rng: "shp" + rng.choice(["at", "ss", "ca", "pa"]) + "_" + _hex(rng, 32),
+    "vault_token": lambda rng: "hv" + "s." + "CAES" + _r(rng, B64URL, 91),
+    "doppler_token": lambda rng: "dp" + ".pt." + _r(rng, ALNUM, 43),
+    "linear_api_key": lambda rng: "lin" + "_api_" + _r(rng, ALNUM, 40),
+    "huggingface_token": lambda rng: "h" + "f_" + _r(rng, string.ascii_letters, 34),
+    "databricks_token": lambda rng: "da" + "pi" + _hex(rng, 32),
+    "atlassian_token": lambda rng: "ATAT" + "T3" + _r(rng, B64URL, 186),
+    "postman_api_key": lambda rng: "PM" + "AK-" + _hex(rng, 24) + "-" + _hex(rng, 34),
+    "grafana_token": lambda rng: "gl" + "sa_" + _r(rng, ALNUM, 32) + "_" + _hex(rng, 8),
+    "sentry_token": lambda rng: "sntr" + "ys_" + _r(rng, B64, 60),
+    "pulumi_token": lambda rng: "pu" + "l-" + _hex(rng, 40),
+    "terraform_token": lambda rng: _r(rng, ALNUM, 14) + ".atlas" + "v1." + _r(rng, B64URL, 64),
+    "newrelic_key": lambda rng: "NR" + "AK-" + _r(rng, UPPER, 27),
+    "supabase_token": lambda rng: "sb" + "p_" + _hex(rng, 40),
+    "groq_api_key": lambda rng: "gs" + "k_" + _r(rng, ALNUM, 52),
+    "docker_token": lambda rng: "dckr" + "_pat_" + _r(rng, B64URL, 27),
+    "tailscale_key": lambda rng: "tskey" + "-auth-" + _r(rng, ALNUM, 12) + "-" + _r(rng, ALNUM, 30),
+    "age_secret_key": lambda rng: "AGE-SECRET" + "-KEY-1" + _r(rng, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58),
+    "mailgun_key": lambda rng: "ke" + "y-" + _hex(rng, 32),
+}
+
+
+def _platform(kind: str, make: Callable[[random.Random], str]) -> Maker:
+    def maker(rng: random.Random) -> list[Secret]:
+        value = make(rng)
+        env = kind.upper()
+        return [*_make(kind, value, kind.replace("_", " ")),
+                Secret(kind, value, f"export {env}={value}"),
+                Secret(kind, value, f"{{\"{kind}\": \"{value}\"}}")]
+    return maker
+
+
+def _webhooks(rng: random.Random) -> list[Secret]:
+    discord = ("https://discord" + ".com/api/webhooks/" + _r(rng, string.digits, 18) + "/"
+               + _r(rng, B64URL, 68))
+    teams = ("https://contoso.webhook" + ".office.com/webhookb2/" + _hex(rng, 8) + "-" + _hex(rng, 4) + "-"
+             + _hex(rng, 4) + "@" + _hex(rng, 8) + "/IncomingWebhook/" + _hex(rng, 32) + "/" + _hex(rng, 8))
+    return [
+        Secret("webhook", discord, f"curl -X POST -d '{{\"content\":\"hi\"}}' {discord}"),
+        Secret("webhook", discord, f"DISCORD_HOOK={discord}"),
+        Secret("webhook", teams, f"Post the alert to {teams} when the build fails."),
+        Secret("webhook", teams, f'{{"teams_url": "{teams}"}}'),
+    ]
+
+
+def _command_lines(rng: random.Random) -> list[Secret]:
+    """Passwords as developers type them on command lines and in .netrc (the shapes of issue 19)."""
+    pw = [password(rng).replace("!", "x") for _ in range(10)]
+    twilio_sid, twilio_token = "A" + "C" + _hex(rng, 32), _hex(rng, 32)
+    return [
+        Secret("command_line", pw[0], f"curl -u admin:{pw[0]} https://jenkins.internal/api/json"),
+        Secret("command_line", pw[1], f"curl --user 'deploy:{pw[1]}' -X POST https://api.example.com/v1/hooks"),
+        Secret("command_line", pw[2], f"sshpass -p '{pw[2]}' ssh root@10.0.0.5 uptime"),
+        Secret("command_line", pw[3], f"mysql -h db.internal -u root -p{pw[3]} app < dump.sql"),
+        Secret("command_line", pw[4], f"PGPASSWORD={pw[4]} psql -h db -U app -c 'select 1'"),
+        Secret("command_line", pw[5], f"mongosh --host db --username admin --password {pw[5]}"),
+        Secret("command_line", pw[6], f"docker login -u ci -p {pw[6]} registry.example.com"),
+        Secret("command_line", pw[7],
+               f"cat ~/.netrc\nmachine api.heroku.com\n  login me@example.com\n  password {pw[7]}\n"),
+        Secret("command_line", pw[8], f"machine github.com login bot password {pw[8]}"),
+        Secret("command_line", pw[9], f"redis-cli -u redis://:{pw[9]}@cache.internal:6379/0 ping"),
+        Secret("command_line", twilio_token,
+               f"client = twilio.rest.Client('{twilio_sid}', '{twilio_token}')"),
+    ]
+
+
 MAKERS: dict[str, Maker] = {
     "aws_access_key": _tokens("aws_access_key", aws_access_key, "AWS key id"),
     "aws_secret_access_key": _aws_secret,
@@ -284,6 +373,9 @@ MAKERS: dict[str, Maker] = {
     "assignment": _assignments,
     "bearer_token": _bearer,
     "private": _private_tags,
+    **{kind: _platform(kind, make) for kind, make in PLATFORM_TOKENS.items()},
+    "webhook": _webhooks,
+    "command_line": _command_lines,
 }
 
 
@@ -329,26 +421,128 @@ def rates(secrets: list[Secret], redact: Callable[[str], str]) -> dict[str, tupl
     return {kind: (found[kind], total[kind]) for kind in total}
 
 
+ROOT = Path(__file__).resolve().parents[1]
+GITLEAKS_CASES = ROOT / "tests" / "data" / "gitleaks_cases.json"
+SAMPLE_ROOTS = (ROOT / "tests" / "data" / "samples", ROOT.parent / "shared" / "samples", Path("/work/shared/samples"))
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str  # the gitleaks rule the case tests
+    text: str
+    secret: bool  # True: gitleaks must flag it; False: it must not
+
+
+def gitleaks_cases(path: Path = GITLEAKS_CASES) -> list[Case]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [Case(c["rule"], c["text"], c["label"] == "secret") for c in data["cases"]]
+
+
+def sample_lines() -> Iterator[tuple[str, str]]:
+    """(file, line) of every real sample transcript, once each (the two copies of the samples overlap)."""
+    seen: set[str] = set()
+    for root in SAMPLE_ROOTS:
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*.jsonl")):
+            if "secrets" in path.relative_to(root).parts:
+                continue  # the secret scanners' own test data: secrets on purpose
+            key = str(path.relative_to(root))
+            if key in seen:
+                continue
+            seen.add(key)
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.strip():
+                    yield key, line
+
+
+def figures(seed: int, per_type: int) -> dict[str, Any]:
+    """Everything the script prints, as data (so a baseline revision can compute it in its own process)."""
+    from checkpoint import redact
+
+    r = redact.redactor()
+    own = rates(corpus(seed, per_type), lambda t: r.redact(t).text)
+    cases = gitleaks_cases()
+    found = r.redact_many([c.text for c in cases])
+    by_rule: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        if case.secret:
+            entry = by_rule.setdefault(case.rule, [0, 0])
+            entry[0] += i in found
+            entry[1] += 1
+    gitleaks_fp = [cases[i].text for i in found if not cases[i].secret]
+    lines = list(sample_lines())
+    hits = r.redact_many([line for _, line in lines])
+    kinds: Counter[str] = Counter()
+    for red in hits.values():
+        kinds.update(red.found)
+    return {
+        "own": own,
+        "gitleaks": by_rule,
+        "gitleaks_benign": [sum(not c.secret for c in cases), gitleaks_fp],
+        "benign": [len(BENIGN), [t for t in BENIGN if r.redact(t).found]],
+        "samples": [len(lines), len(hits), dict(kinds.most_common())],
+    }
+
+
+def baseline_figures(rev: str, seed: int, per_type: int) -> dict[str, Any]:
+    """The figures with the detectors of a git revision: its daemon/ unpacked, this script run against it."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "daemon"], capture_output=True, check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="checkpoint-baseline-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(tmp) / "daemon"), str(ROOT)]),
+               "XDG_CACHE_HOME": str(Path(tmp) / "cache")}  # its own anchor cache
+        out = subprocess.run([sys.executable, "-m", "scripts.secrets_corpus", "--seed", str(seed), "--per-type",
+                              str(per_type), "--json"], capture_output=True, text=True, check=True, env=env, cwd=tmp)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def _rate(found: int, total: int) -> str:
+    return f"{found:>5} / {total:<5} {found / total if total else 0:6.1%}"
+
+
+def report(title: str, fig: dict[str, Any]) -> None:
+    own: dict[str, tuple[int, int]] = {k: (v[0], v[1]) for k, v in fig["own"].items()}
+    gl: dict[str, tuple[int, int]] = {k: (v[0], v[1]) for k, v in fig["gitleaks"].items()}
+    width = max(map(len, [*own, *gl]))
+    print(f"== {title}")
+    print("own corpus (generated for these detectors), detected / total:")
+    for kind, (found, total) in own.items():
+        print(f"  {kind:<{width}}  {_rate(found, total)}")
+    print(f"  {'all':<{width}}  {_rate(sum(f for f, _ in own.values()), sum(t for _, t in own.values()))}")
+    print("gitleaks corpus (its rules' literal test cases, tests/data/gitleaks_cases.json), detected / total:")
+    for rule, (found, total) in gl.items():
+        print(f"  {rule:<{width}}  {_rate(found, total)}")
+    print(f"  {'all':<{width}}  {_rate(sum(f for f, _ in gl.values()), sum(t for _, t in gl.values()))}")
+    total_benign, gl_fp = fig["gitleaks_benign"]
+    print(f"gitleaks' benign cases changed: {len(gl_fp)} of {total_benign}")
+    for text in gl_fp:
+        print(f"  {text[:110]!r}")
+    n_benign, touched = fig["benign"]
+    print(f"own benign texts changed: {len(touched)} of {n_benign}")
+    for text in touched:
+        print(f"  {text[:110]!r}")
+    n_lines, n_hit, kinds = fig["samples"]
+    print(f"real sample transcript lines changed (benign false positives): {n_hit} of {n_lines}; by kind: {kinds}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-type", type=int, default=3)
+    parser.add_argument("--baseline", metavar="REV", help="also print the figures of this git revision's detectors")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON (what --baseline reads)")
     args = parser.parse_args()
-    from checkpoint import redact
-
-    r = redact.redactor()
-    table = rates(corpus(args.seed, args.per_type), lambda t: r.redact(t).text)
-    width = max(map(len, table))
-    print(f"{'type':<{width}}  detected / total")
-    for kind, (found, total) in table.items():
-        print(f"{kind:<{width}}  {found:>8} / {total:<5} {found / total:6.1%}")
-    found = sum(f for f, _ in table.values())
-    total = sum(t for _, t in table.values())
-    print(f"{'all':<{width}}  {found:>8} / {total:<5} {found / total:6.1%}")
-    touched = [text for text in BENIGN if r.redact(text).found]
-    print(f"benign texts changed: {len(touched)} of {len(BENIGN)}")
-    for text in touched:
-        print(f"  {r.redact(text).text!r}")
+    fig = figures(args.seed, args.per_type)
+    if args.json:
+        print(json.dumps(fig))
+        return
+    if args.baseline:
+        report(f"before: the detectors of {args.baseline}", baseline_figures(args.baseline, args.seed, args.per_type))
+        print()
+    report("after: the detectors of this checkout", fig)
 
 
 if __name__ == "__main__":

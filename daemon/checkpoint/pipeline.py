@@ -291,7 +291,7 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     except LineError as exc:
         salvaged = _salvage_tail(data)
         if salvaged is None:
-            batch.problems.append(LineProblem(event.line_no, str(exc)))
+            batch.problems.append(LineProblem(event.line_no, redact.hide_secrets(str(exc))))
             return
         start, obj = salvaged
         # A record appended after a cut-off one (a file truncated mid-line, then written on): the

@@ -24,6 +24,8 @@ Endpoints
     GET  /v1/models/{id}, /v1/models  ModelInfo (with capabilities) / a page of them; 404 for unknown ids
 
     Auth: `Authorization: Bearer <key>` (what SDK 2.x sends) or `x-api-key`; none -> 401 authentication_error.
+    `FakeAnthropic(echo_key=True)`: every 400 and 404 error message quotes the key the request presented
+    (what some gateways do), for tests that the key is stored and shown nowhere.
     `FakeAnthropic(api_key="k")` also rejects any other key.
 
 Models and windows
@@ -470,8 +472,12 @@ class FakeAnthropic:
 
     def __init__(self, models: Iterable[ModelSpec] | None = None, *, api_key: str | None = None,
                  responder: Responder | None = None,
-                 on_request: Callable[[RequestRecord], None] | None = None, latency: float = 0.0) -> None:
-        self.latency = latency  # seconds every /v1/messages answer waits, as a model would
+                 on_request: Callable[[RequestRecord], None] | None = None, latency: float = 0.0,
+                 echo_key: bool = False) -> None:
+        self.latency = latency
+        # Some gateways quote the credential they were given in a 400/404 error: with echo_key every
+        # 400 and 404 message ends with the key the request presented.
+        self.echo_key = echo_key  # seconds every /v1/messages answer waits, as a model would
         self._models: dict[str, ModelSpec] = {m.id: m for m in (DEFAULT_MODELS if models is None else models)}
         self.api_key = api_key
         self.responder: Responder = responder or default_responder
@@ -669,6 +675,8 @@ class FakeAnthropic:
         try:
             record = self._new_record(h, seq)
             answer = self._route(h, record)
+            if self.echo_key:
+                self._quote_key(h, answer)
             self._deliver(h, record, answer)
             if record.endpoint == "messages":
                 hook = self.on_request
@@ -733,12 +741,19 @@ class FakeAnthropic:
             record.model = record.body["model"]
         return record
 
-    def _key_ok(self, h: _Handler) -> bool:
-        key: str | None = None
+    @staticmethod
+    def _presented_key(h: _Handler) -> str:
         authz = h.headers.get("authorization", "")
-        if authz.lower().startswith("bearer "):
-            key = authz[7:].strip()
-        key = key or (h.headers.get("x-api-key") or "").strip()
+        key = authz[7:].strip() if authz.lower().startswith("bearer ") else ""
+        return key or (h.headers.get("x-api-key") or "").strip()
+
+    def _quote_key(self, h: _Handler, answer: _Answer) -> None:
+        error = answer.body.get("error") if answer.status in (400, 404) and answer.body else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            error["message"] += f" (request authenticated with key {self._presented_key(h)})"
+
+    def _key_ok(self, h: _Handler) -> bool:
+        key = self._presented_key(h)
         if not key:
             return False
         return self.api_key is None or key == self.api_key

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from checkpoint.model import ChunkInput, Usage
+from checkpoint.redact.outside import hide_secrets
 
 if TYPE_CHECKING:
     from checkpoint.answer import Extraction
@@ -28,6 +29,7 @@ class ExtractionError(Exception):
         fit_tokens: int | None = None,
         usage: Usage | None = None,
     ) -> None:
+        cause = hide_secrets(cause)  # it is stored (chunks.cause) and shown: an API error may quote a key
         super().__init__(cause)
         self.cause = cause
         self.retryable = retryable

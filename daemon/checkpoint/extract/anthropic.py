@@ -33,6 +33,7 @@ from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
+from checkpoint.redact.outside import hide_secrets
 
 # -- prices and windows -----------------------------------------------------------------------------
 
@@ -438,7 +439,7 @@ def _classify(exc: Exception) -> _Failed:
         return _Failed("transient", "connection failed")
     assert isinstance(exc, anthropic.APIStatusError)
     status = exc.status_code
-    message = (exc.api_message or "").strip()
+    message = hide_secrets((exc.api_message or "").strip())  # before cutting: half a key matches nothing
     detail = f": {message[:200]}" if message else ""
     if status == 529:
         return _Failed("transient", "overloaded (529)")

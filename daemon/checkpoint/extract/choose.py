@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from checkpoint.config import Settings
 from checkpoint.extract import Extractor
+from checkpoint.redact.outside import hide_secrets
 
 OFFLINE = "the offline heuristic extractor (phrase rules, no network)"
 
@@ -66,5 +67,5 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
 
     extractor = AnthropicExtractor(settings)
     why = "as configured" if wanted == "anthropic" else f"{credentials} is set"
-    where = f" at {os.environ['ANTHROPIC_BASE_URL']}" if os.environ.get("ANTHROPIC_BASE_URL") else ""
+    where = f" at {hide_secrets(os.environ['ANTHROPIC_BASE_URL'])}" if os.environ.get("ANTHROPIC_BASE_URL") else ""
     return ExtractorChoice(extractor, f"Using {extractor.description}{where} ({why}).", fallback=False)

@@ -54,6 +54,7 @@ from checkpoint.extract.anthropic import Fit, Window, _Failed, calibrated_estima
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
+from checkpoint.redact.outside import hide_secrets
 
 NAME = "claude-code"
 # The oldest version whose flags this module uses is not known exactly: 2.1.328 is the one checked
@@ -66,7 +67,6 @@ CLI_OVERHEAD_TOKENS = 2_000
 START_SECONDS = 30.0  # on top of the request timeout: the process's own start and shutdown
 PROBE_SECONDS = 20.0
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-_KEY_SHAPE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-]+")
 _TOO_LONG = re.compile(r"prompt is too long|too many (input )?tokens|context (window|length)", re.IGNORECASE)
 _LOGIN = re.compile(r"not logged in|/login|invalid api key|oauth|authenticat|credential", re.IGNORECASE)
 FIX_LOGIN = "run `claude auth login`"
@@ -86,17 +86,11 @@ _probes: dict[tuple[str, ...], CliStatus] = {}
 _probes_lock = threading.Lock()
 
 
-def _hide_keys(text: str) -> str:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        value = os.environ.get(var)
-        if value and len(value) >= 8:
-            text = text.replace(value, "[redacted]")
-    return _KEY_SHAPE.sub(lambda m: m.group(1) + "…[redacted]", text)
 
 
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return _hide_keys(lines[-1][:300]) if lines else ""
+    return hide_secrets(lines[-1])[:300] if lines else ""
 
 
 def version_status(command: str) -> CliStatus:
@@ -374,7 +368,7 @@ def classify_error(result: Mapping[str, Any]) -> _Failed:
     if not isinstance(text, str) or not text.strip():
         errors = result.get("errors")
         text = "; ".join(str(e) for e in errors) if isinstance(errors, list) else ""
-    text = _hide_keys(" ".join(text.split()))[:200]
+    text = hide_secrets(" ".join(text.split()))[:200]
     detail = f": {text}" if text else ""
     subtype = str(result.get("subtype") or "")
     if result.get("terminal_reason") == "prompt_too_long" or status == 413 or _TOO_LONG.search(text):

@@ -51,6 +51,7 @@ from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
+from checkpoint.redact.outside import hide_secrets
 
 # Codex features that give the model tools or pull in context an extraction has no use for.
 FEATURES_OFF = (
@@ -171,7 +172,7 @@ _REFUSED = re.compile(r"\b40[03]\b|invalid_request_error|bad request", re.IGNORE
 
 def classify(message: str) -> _Failed:
     """What a failed turn's message means for the chunk (and for the run)."""
-    short = " ".join(message.split())[:300]
+    short = hide_secrets(" ".join(message.split()))[:300]  # before cutting: half a key matches nothing
     if _TOO_LARGE.search(message):
         return _Failed("too_large", f"prompt too long ({short})")
     if _AUTH.search(message):
@@ -319,13 +320,13 @@ class CodexExtractor:
         if events.failure is not None and events.started:
             return classify(events.failure)
         if events.started and proc.returncode != 0:  # ended mid-turn (a signal, a crash): worth another try
-            said = _last_line(stderr) or "no message"
-            return _Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said[:200]})")
+            said = hide_secrets(_last_line(stderr) or "no message")[:200]
+            return _Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said})")
         # Codex stopped before a turn began: its config, its home or its arguments. No chunk fares better.
         said = events.failure or _last_line(stderr) or f"exit {proc.returncode}"
         if proc.returncode == 0:
             return _Failed("malformed", "gave no answer")
-        return _Failed("fatal", f"`{self.command} exec` failed before the request ({said[:300]})")
+        return _Failed("fatal", f"`{self.command} exec` failed before the request ({hide_secrets(said)[:300]})")
 
     def _delay(self, attempt: int) -> float:
         base = self.settings.retry_delay * 2 ** (attempt - 1)

@@ -16,7 +16,9 @@ only near a literal they need (their trigger). And each runs only on the texts t
 literals it needs (its anchors, derived from its regex), which most texts lack.
 
 The units: `detectors` (the Detector record, ADDED, `redact_patterns`), `plugins` (the detect-secrets
-table), `anchors` and `gate` (the anchor gate), `engine` (the Redactor), `cache` (their cache files).
+table), `anchors` and `gate` (the anchor gate), `engine` (the Redactor), `cache` (their cache files),
+`outside` (`hide_secrets`: the one redaction of strings from outside, errors, messages, URLs, logs,
+with the configured credentials by value).
 This module is the facade: `redact.redactor(...)` builds the redactor for the settings.
 """
 
@@ -29,11 +31,13 @@ from checkpoint.redact.anchors import Anchors
 from checkpoint.redact.detectors import ADDED, PLACEHOLDER, Check, Detector, added_detectors, custom_detectors
 from checkpoint.redact.engine import Redacted, Redactor
 from checkpoint.redact.gate import Gate, Plan
+from checkpoint.redact.outside import configured_credentials, hide_secrets, hide_secrets_in_logs
 from checkpoint.redact.plugins import SKIPPED, detect_secrets_table, plugin_detectors
 
 __all__ = [
     "ADDED", "OFF", "PLACEHOLDER", "SKIPPED", "Anchors", "Check", "Detector", "Gate", "Plan", "Redacted", "Redactor",
-    "custom_detectors", "detect_secrets_table", "redactor",
+    "configured_credentials", "custom_detectors", "detect_secrets_table", "hide_secrets", "hide_secrets_in_logs",
+    "redactor",
 ]
 
 

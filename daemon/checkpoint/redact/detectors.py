@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from checkpoint.redact.pasted import PASTED
+
 PLACEHOLDER = "[REDACTED:{}]"
 PLACEHOLDER_PATTERN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -50,6 +52,13 @@ SK_PREFIXED: dict[str, Any] = {"trigger": r"sk-", "before": 0, "after": 400}
 
 _FALSY = frozenset({"true", "false", "null", "none", "nil", "yes", "no", "on", "off", "undefined", "changeme"})
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_TOKEN_PART = re.compile(r"(?=[\w\-]*\d)[\w\-]{12,}")  # a part of a dotted value no attribute name looks like
+
+
+def _code_like(bare: str) -> bool:
+    """An attribute path (settings.db.password), not a dotted token (hvs.CAESI..., dp.pt.x8K...)."""
+    return _DOTTED.fullmatch(bare) is not None and not any(
+        _TOKEN_PART.fullmatch(part) for part in bare.split(".")[1:])
 
 
 def _literal(m: re.Match[str]) -> bool:
@@ -63,7 +72,7 @@ def _literal(m: re.Match[str]) -> bool:
         return False
     if not quoted:
         following = m.string[m.end():m.end() + 1]
-        if following in ("(", "[") or _DOTTED.fullmatch(bare):
+        if following in ("(", "[") or _code_like(bare):
             return False  # code: a call, an index, an attribute
     return True
 
@@ -123,8 +132,9 @@ ADDED: list[tuple[str, str, dict[str, Any], str]] = [
     ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}", {}, "detect-secrets has no Google Cloud detector"),
     ("npm_token", r"npm_[A-Za-z0-9]{36}", {},
      "npm access tokens anywhere: detect-secrets' NPM plugin knows only the .npmrc _authToken line"),
-    ("password_in_url", r"://[^\s/:@\x00]+:(?P<secret>[^\s/@\x00]+)@", {"group": "secret"},
-     "detect-secrets' BasicAuth plugin refuses passwords holding !$&'()*+,;= (RFC 3986 allows them in userinfo)"),
+    ("password_in_url", r"://[^\s/:@\x00]*:(?P<secret>[^\s/@\x00]+)@", {"group": "secret"},
+     "detect-secrets' BasicAuth plugin refuses passwords holding !$&'()*+,;= (RFC 3986 allows them in userinfo), "
+     "and an empty user (redis://:pw@host)"),
     ("google_oauth_token", r"ya29\.[0-9A-Za-z_\-]{20,}", {},
      "Google OAuth access tokens (gcloud auth print-access-token)"),
     ("private_key", _PEM, {"trigger": "private key", "before": 40, "after": 1 << 16},
@@ -167,6 +177,7 @@ ADDED: list[tuple[str, str, dict[str, Any], str]] = [
       "flags": re.IGNORECASE | re.MULTILINE},
      "unquoted values in .env, ini, YAML and TOML lines of any case (db_password = hunter2): detect-secrets' "
      "keyword plugin wants quotes outside known config file types"),
+    *PASTED,
 ]
 
 # Where a secret-sounding name is assigned something: the only places the `named` detectors run.

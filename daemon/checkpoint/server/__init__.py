@@ -19,6 +19,9 @@ def serve(flags: dict[str, Any] | None = None) -> int:
     # stdout carries the protocol: Python logging goes to stderr, which editors show as the server log.
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("CHECKPOINT_LOG_LEVEL", "WARNING").upper(),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from checkpoint.redact.outside import hide_secrets_in_logs
+
+    hide_secrets_in_logs()  # a traceback or an error logged may quote a key
     server = create_server(flags)
     server.start_io()
     if not server.close():

@@ -1,38 +1,27 @@
 """What the user is told. Everything goes to window/logMessage; a problem the user must act on
 (a refusal, a failing chunk, a missing API key, an unreadable transcript) also pops up once via
 window/showMessage, not on every retry. API keys never leave the process: every text passes through
-`hide_credentials` (this is not transcript redaction, which is `checkpoint.redact`'s job).
+`redact.hide_secrets`, the one redaction of strings from outside (configured credentials by value, and
+every shape the transcript detectors know).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+from checkpoint.redact.outside import hide_secrets
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger("checkpoint.server")
 
-_KEY_SHAPES = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{4})[A-Za-z0-9_\-]+|\b(Bearer\s+)[A-Za-z0-9._\-]{8,}")
-_SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _DIGITS = re.compile(r"\d+")
 MAX_REMEMBERED = 1000
-
-
-def hide_credentials(text: str) -> str:
-    """The text with the API key values of the environment blanked, and key-shaped strings (an
-    Anthropic key, a bearer token) cut to a prefix that says which key it was: an API error or a
-    traceback may quote one."""
-    for var in _SECRET_VARS:
-        value = os.environ.get(var)
-        if value and len(value) >= 8:
-            text = text.replace(value, "[redacted]")
-    return _KEY_SHAPES.sub(lambda m: (m.group(1) or m.group(2) or "") + "…[redacted]", text)
 
 
 def once_key(kind: str, text: str) -> str:
@@ -49,7 +38,7 @@ class Messenger:
         self._logged: set[str] = set()
 
     def log(self, text: str, level: types.MessageType = types.MessageType.Info) -> None:
-        text = hide_credentials(text)
+        text = hide_secrets(text)
         log.log(_PY_LEVEL.get(level, logging.INFO), "%s", text)
         try:
             self._server.window_log_message(types.LogMessageParams(type=level, message=text))
@@ -73,7 +62,7 @@ class Messenger:
         if not first:
             return False
         try:
-            self._server.window_show_message(types.ShowMessageParams(type=level, message=hide_credentials(text)))
+            self._server.window_show_message(types.ShowMessageParams(type=level, message=hide_secrets(text)))
         except Exception:
             log.debug("could not send showMessage", exc_info=True)
         return True
