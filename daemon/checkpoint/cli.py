@@ -12,9 +12,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checkpoint import config, pipeline
-from checkpoint.model import Citation, ItemKind, ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text, plural
+from checkpoint.model import (
+    Citation,
+    ItemKind,
+    ItemRecord,
+    RunReport,
+    SessionCounts,
+    Usage,
+    kinds_phrase,
+    plain_text,
+    plural,
+)
 from checkpoint.store import Store
-
 
 # `--kind` is checked after parsing, not by argparse's choices, so that a bad one is one line, as a bad
 # setting is (argparse would print the usage too).

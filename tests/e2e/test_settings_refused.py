@@ -23,7 +23,8 @@ def test_out_of_range_numbers_are_refused_in_one_line_naming_the_setting(tmp_pat
          " not -1.0"),
         ({"CHECKPOINT_MAX_COST": "nan"}, "", ["now"], "environment variable CHECKPOINT_MAX_COST: max_cost: must be"),
         ({}, "", ["now", "--max-tokens", "-5"], "the command line: max_tokens: must be 0 or more"),
-        ({}, "", ["scan", "--chunk-tokens", "0"], "the command line: chunk_tokens: must be 100 or more (tokens), not 0"),
+        ({}, "", ["scan", "--chunk-tokens", "0"],
+         "the command line: chunk_tokens: must be 100 or more (tokens), not 0"),
         ({}, "", ["now", "--concurrency", "0"], "the command line: concurrency: must be from 1 to 64, not 0"),
         ({}, "concurrency = 1000\n", ["now"], f"{config}: concurrency: must be from 1 to 64, not 1000"),
         ({"CHECKPOINT_LEASE_SECONDS": "-3"}, "", ["status"],
@@ -33,7 +34,8 @@ def test_out_of_range_numbers_are_refused_in_one_line_naming_the_setting(tmp_pat
         ({}, "known_items = -1\n", ["now"], f"{config}: known_items: must be 0 or more, not -1"),
         ({}, "max_attempts = 0\n", ["now"], f"{config}: max_attempts: must be 1 or more, not 0"),
         ({}, "", ["items", "--kind", "decisions"],
-         "checkpoint: error in the options: --kind: unknown kind 'decisions' (allowed: decision, constraint, question)"),
+         "checkpoint: error in the options: --kind: unknown kind 'decisions' (allowed: decision, constraint,"
+         " question)"),
         ({}, "", ["search", "x", "--kind", "Decision"], "--kind: unknown kind 'Decision'"),
     ]
     for env_extra, toml, args, said in cases:

@@ -34,8 +34,7 @@ async def test_a_bad_enumerated_setting_is_said_once_and_only_it_keeps_its_defau
                               "severity": {"decisions": "error", "question": "loud", "constraint": "warning"}}}
     daemon = await Daemon.start(env, [ws], options)
     try:
-        for said in (SCOPE, KIND, LEVEL):
-            await daemon.wait_for(lambda: said in daemon.shown(), what=said)
+        await daemon.wait_for(lambda: all(s in daemon.shown() for s in (SCOPE, KIND, LEVEL)), what="the refusals")
         assert all(m.type == types.MessageType.Warning for m in daemon.client.messages if "ignoring" in m.message)
         # manual is kept despite the bad scope beside it
         await daemon.wait_for(lambda: any("started" in m and "scope workspace; extraction manual" in m
