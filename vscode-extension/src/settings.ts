@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { SettingIds } from './constants';
+import { SECTION, SettingIds } from './constants';
 import type { ItemKind } from './protocol';
 
 export const DEFAULT_COMMAND: readonly string[] = ['checkpoint', 'serve'];
@@ -86,7 +86,7 @@ export function readSettings(config: ConfigReader, warn: SettingWarning = () => 
       return value as T;
     }
     warn(
-      `Checkpoint: the setting "checkpoint.${key}" is ${JSON.stringify(value)}, not one of ` +
+      `Checkpoint: the setting "${SECTION}.${key}" is ${JSON.stringify(value)}, not one of ` +
         `${allowed.join(', ')}; using ${fallback}.`,
     );
     return fallback;
