@@ -12,8 +12,22 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checkpoint import config, pipeline
-from checkpoint.model import Citation, ItemRecord, RunReport, SessionCounts, Usage, kinds_phrase, plain_text, plural
+from checkpoint.model import (
+    Citation,
+    ItemKind,
+    ItemRecord,
+    RunReport,
+    SessionCounts,
+    Usage,
+    kinds_phrase,
+    plain_text,
+    plural,
+)
 from checkpoint.store import Store
+
+# `--kind` is checked after parsing, not by argparse's choices, so that a bad one is one line, as a bad
+# setting is (argparse would print the usage too).
+KINDS = tuple(kind.value for kind in ItemKind)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(items)
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
-    items.add_argument("--kind", choices=["decision", "constraint", "question"])
+    items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
     items.add_argument("--all", action="store_true", help="also the items a later one superseded (marked so)")
     supersede = sub.add_parser(
         "supersede", help="mark an item as superseded by a later one (or undo that)",
@@ -83,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(search)
     search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
-    search.add_argument("--kind", choices=["decision", "constraint", "question"])
+    search.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
     search.add_argument("--workspace", type=Path, metavar="DIR",
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
@@ -123,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from checkpoint.agent.mcp_server import serve as serve_mcp  # the MCP SDK loads only for `checkpoint mcp`
 
         return serve_mcp()
+    if getattr(args, "kind", None) not in (None, *KINDS):
+        print(f"checkpoint: error in the options: --kind: unknown kind {args.kind!r} (allowed: {', '.join(KINDS)})",
+              file=sys.stderr)
+        return 2
     flags = {k: v for k, v in vars(args).items() if k in config.NAMES}
     try:
         settings = config.load(flags, overrides_from="the command line")

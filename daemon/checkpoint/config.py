@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -98,10 +99,10 @@ class Settings:
     def __post_init__(self) -> None:
         if self.extractor is not None:
             _known_extractor(self.extractor)
-        if not self.lease_seconds > 0:
-            raise SettingsError(f"lease_seconds: must be more than 0, not {self.lease_seconds}")
-        if not self.at_risk_days >= 0:
-            raise SettingsError(f"at_risk_days: must be 0 or more, not {self.at_risk_days}")
+        for name in _RANGES:
+            _in_range(name, getattr(self, name))
+        for root in self.sources:
+            _not_everything(root)
         if self.redact_patterns:
             from checkpoint.redact import custom_detectors
 
@@ -114,6 +115,47 @@ def _known_extractor(name: str) -> str:
         raise SettingsError(f"extractor: unknown extractor {name!r} (known: {', '.join(EXTRACTORS)};"
                             " leave it unset to choose automatically)")
     return name
+
+
+# The numbers a setting may take, and how that reads in a refusal. A budget of -1 or a chunk of 0
+# tokens would not fail: it would quietly extract nothing, so it is refused where it is read.
+_RANGES: dict[str, tuple[float, float | None, str]] = {  # name: (lowest, highest or None, in words)
+    "chunk_tokens": (100, None, "100 or more (tokens)"),
+    "max_line_bytes": (1024, None, "1024 or more (bytes)"),
+    "concurrency": (1, 64, "from 1 to 64"),
+    "max_requests": (0, None, "0 or more (unset: no limit)"),
+    "max_tokens": (0, None, "0 or more (unset: no limit)"),
+    "max_cost": (0, None, "0 or more (US dollars; unset: no limit)"),
+    "output_tokens": (1, None, "1 or more"),
+    "max_attempts": (1, None, "1 or more"),
+    "retry_delay": (0, None, "0 or more (seconds)"),
+    "retry_max_delay": (0, None, "0 or more (seconds)"),
+    "request_timeout": (math.ulp(0.0), None, "more than 0 (seconds)"),
+    "known_items": (0, None, "0 or more"),
+    "lease_seconds": (math.ulp(0.0), None, "more than 0 (seconds)"),
+    "at_risk_days": (0, None, "0 or more (days)"),
+}
+
+
+def _in_range(name: str, value: Any) -> None:
+    if value is None or name not in _RANGES:
+        return
+    low, high, words = _RANGES[name]
+    if not (math.isfinite(value) and value >= low and (high is None or value <= high)):
+        raise SettingsError(f"{name}: must be {words}, not {value!r}")
+
+
+def _not_everything(root: Path) -> None:
+    """A transcript root that is the whole disk or the home folder itself (a typo, a symlink to /)
+    would have every file under it crawled and tailed: refused, by what it resolves to."""
+    try:
+        resolved, home = root.expanduser().resolve(), Path.home().resolve()
+    except (OSError, RuntimeError):
+        return  # a root that cannot be resolved is not read either: the sources say so
+    if resolved == Path(resolved.anchor) or resolved == home:
+        what = "the file system's root" if resolved == Path(resolved.anchor) else "the home folder itself"
+        raise SettingsError(f"sources: {str(root)!r} is {what} ({resolved}); name the folder that holds"
+                            " the transcripts, e.g. ~/.claude/projects")
 
 
 NAMES = frozenset(f.name for f in fields(Settings))
@@ -169,6 +211,10 @@ def _typed(values: dict[str, Any], where: str) -> dict[str, Any]:
         typed = {name: _coerce(name, _KINDS[name], value) for name, value in values.items()}
         if typed.get("extractor") is not None:
             _known_extractor(typed["extractor"])  # said here, with where it came from
+        for name, value in typed.items():
+            _in_range(name, value)
+        for root in typed.get("sources", []):
+            _not_everything(root)
         return typed
     except SettingsError as exc:
         raise SettingsError(f"{where}: {exc}") from None

@@ -15,6 +15,7 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
+  warnOnce,
   type Settings,
 } from './settings';
 import { StatusItem, type ViewState } from './status';
@@ -26,8 +27,11 @@ function workspaceFolder(): string | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 }
 
+// A bad enumerated setting is shown once (a warning) and the default used; said again only if it changes.
+const settingWarning = warnOnce((message) => void vscode.window.showWarningMessage(message));
+
 function currentSettings(): Settings {
-  return readSettings(vscode.workspace.getConfiguration(SECTION));
+  return readSettings(vscode.workspace.getConfiguration(SECTION), settingWarning);
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { SettingIds } from './constants';
+import { SECTION, SettingIds } from './constants';
 import type { ItemKind } from './protocol';
 
 export const DEFAULT_COMMAND: readonly string[] = ['checkpoint', 'serve'];
@@ -57,12 +57,40 @@ function positiveOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
 }
 
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
-  return allowed.includes(value as T) ? (value as T) : fallback;
+/** Told of a setting that was replaced by its default: one line, naming it and the allowed values. */
+export type SettingWarning = (message: string) => void;
+
+/**
+ * `show` called once per distinct message: settings are read again on every change, and a bad value
+ * left in place must not be said each time.
+ */
+export function warnOnce(show: SettingWarning): SettingWarning {
+  const said = new Set<string>();
+  return (message) => {
+    if (!said.has(message)) {
+      said.add(message);
+      show(message);
+    }
+  };
 }
 
-/** Read `checkpoint.*` into {@link Settings}, with defaults for anything missing or malformed. */
-export function readSettings(config: ConfigReader): Settings {
+/** Read `checkpoint.*` into {@link Settings}, with defaults for anything missing or malformed; an
+ * enumerated setting with an unknown value keeps its default and `warn` is told (never silently). */
+export function readSettings(config: ConfigReader, warn: SettingWarning = () => undefined): Settings {
+  const oneOf = <T extends string>(key: string, allowed: readonly T[], fallback: T): T => {
+    const value = config.get(key);
+    if (value === undefined || value === null) {
+      return fallback;
+    }
+    if (allowed.includes(value as T)) {
+      return value as T;
+    }
+    warn(
+      `Checkpoint: the setting "${SECTION}.${key}" is ${JSON.stringify(value)}, not one of ` +
+        `${allowed.join(', ')}; using ${fallback}.`,
+    );
+    return fallback;
+  };
   const command = stringList(config.get('command'));
   const idle = config.get<number>('idleSeconds');
   const maxPending = config.get<number>('maxPendingTurns');
@@ -70,8 +98,8 @@ export function readSettings(config: ConfigReader): Settings {
     command: command.length ? command : [...DEFAULT_COMMAND],
     sources: stringList(config.get('sources')),
     database: (config.get<string>('database') ?? '').trim(),
-    scope: oneOf(config.get('scope'), ['workspace', 'all'] as const, 'workspace'),
-    extractor: oneOf(config.get('extractor'), ['auto', 'anthropic', 'claude-code', 'codex', 'heuristic'] as const, 'auto'),
+    scope: oneOf('scope', ['workspace', 'all'] as const, 'workspace'),
+    extractor: oneOf('extractor', ['auto', 'anthropic', 'claude-code', 'codex', 'heuristic'] as const, 'auto'),
     model: (config.get<string>('model') ?? '').trim(),
     fallbackModels: stringList(config.get('fallbackModels')),
     budget: {
@@ -80,16 +108,16 @@ export function readSettings(config: ConfigReader): Settings {
       maxCost: positiveOrNull(config.get('budget.maxCost')),
     },
     auto: {
-      extraction: oneOf(config.get('extraction'), ['auto', 'manual'] as const, 'auto'),
+      extraction: oneOf('extraction', ['auto', 'manual'] as const, 'auto'),
       idleSeconds: typeof idle === 'number' && idle >= 0 ? idle : 20,
       maxPendingTurns: typeof maxPending === 'number' && maxPending >= 0 ? Math.floor(maxPending) : 50,
     },
     diagnostics: {
       enabled: config.get<boolean>('diagnostics.enabled') ?? true,
       severity: {
-        decision: oneOf(config.get('diagnostics.severity.decision'), SEVERITIES, 'information'),
-        constraint: oneOf(config.get('diagnostics.severity.constraint'), SEVERITIES, 'information'),
-        question: oneOf(config.get('diagnostics.severity.question'), SEVERITIES, 'hint'),
+        decision: oneOf('diagnostics.severity.decision', SEVERITIES, 'information'),
+        constraint: oneOf('diagnostics.severity.constraint', SEVERITIES, 'information'),
+        question: oneOf('diagnostics.severity.question', SEVERITIES, 'hint'),
       },
     },
   };

@@ -14,6 +14,7 @@ import {
   needsRestart,
   readSettings,
   startFailureMessage,
+  warnOnce,
   type ConfigReader,
 } from '../src/settings';
 
@@ -54,6 +55,50 @@ describe('readSettings', () => {
     expect(s.budget.maxRequests).toBeNull();
     expect(s.diagnostics.severity.constraint).toBe('information');
     expect(s.auto).toEqual({ extraction: 'auto', idleSeconds: 20, maxPendingTurns: 50 });
+  });
+
+  it('says which enumerated setting it replaced, with the allowed values, keeping the default', () => {
+    const said: string[] = [];
+    const s = readSettings(
+      config({
+        scope: 'everywhere',
+        extractor: 'gpt',
+        extraction: 'sometimes',
+        'diagnostics.severity.question': 'loud',
+        'diagnostics.severity.decision': 'error',
+      }),
+      (m) => said.push(m),
+    );
+    expect([s.scope, s.extractor, s.auto.extraction, s.diagnostics.severity.question]).toEqual([
+      'workspace',
+      'auto',
+      'auto',
+      'hint',
+    ]);
+    expect(s.diagnostics.severity.decision).toBe('error');
+    expect(said).toEqual([
+      'Checkpoint: the setting "checkpoint.scope" is "everywhere", not one of workspace, all; using workspace.',
+      'Checkpoint: the setting "checkpoint.extractor" is "gpt", not one of auto, anthropic, claude-code, codex, ' +
+        'heuristic; using auto.',
+      'Checkpoint: the setting "checkpoint.extraction" is "sometimes", not one of auto, manual; using auto.',
+      'Checkpoint: the setting "checkpoint.diagnostics.severity.question" is "loud", not one of error, warning, ' +
+        'information, hint, off; using hint.',
+    ]);
+    // Good or unset values say nothing.
+    said.length = 0;
+    readSettings(config({ scope: 'all', extractor: 'codex' }), (m) => said.push(m));
+    expect(said).toEqual([]);
+  });
+
+  it('says a bad value once however often the settings are read, and a new bad value again', () => {
+    const shown: string[] = [];
+    const warn = warnOnce((m) => shown.push(m));
+    for (let i = 0; i < 3; i++) {
+      readSettings(config({ scope: 'everywhere' }), warn);
+    }
+    readSettings(config({ scope: 'nowhere' }), warn);
+    expect(shown).toHaveLength(2);
+    expect(shown[1]).toContain('"nowhere"');
   });
 });
 

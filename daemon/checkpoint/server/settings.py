@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from lsprotocol import types
 
@@ -58,16 +58,49 @@ class ServerSettings:
     def from_options(cls, options: dict[str, Any]) -> ServerSettings:
         """From the client's options, camelCase or snake_case; keys of other settings are ignored.
         A value of the wrong type or out of range is a ValueError that names the option as sent."""
+        settings, refused = cls.checked(options)
+        if refused:
+            raise ValueError(refused[0])
+        return settings
+
+    @classmethod
+    def checked(cls, options: dict[str, Any]) -> tuple[ServerSettings, list[str]]:
+        """The client's options, each bad one left at its default and said (one line each: the option
+        as sent, the allowed values, the default kept), the good ones taken: a typo in one setting
+        must not turn off another (`extraction: manual` with a misspelt scope stays manual)."""
         names = {f.name for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
+        refused: list[str] = []
         for key, value in options.items():
             name = _snake(key)
-            if name in names:
+            if name == "severity" and isinstance(value, dict):
+                values[name], said = _severities(key, value)
+                refused += said
+            elif name in names:
                 try:
                     values[name] = _checked(name, value)
                 except ValueError as exc:
-                    raise ValueError(f"{key}: {exc}, got {value!r}") from None
-        return cls(**values)
+                    refused.append(f"{key}: {exc}, got {value!r}; keeping {_shown(getattr(cls(), name))}")
+        return cls(**values), refused
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _severities(key: str, value: dict[Any, Any]) -> tuple[dict[str, SeverityName], list[str]]:
+    """Each kind's severity; an unknown kind or severity name is said and the kind keeps its default."""
+    merged = _default_severity()
+    refused: list[str] = []
+    for kind, name in value.items():
+        if kind not in merged:
+            refused.append(f"{key}: unknown kind {kind!r} (allowed: {', '.join(merged)})")
+        elif isinstance(name, str) and name.lower() in SEVERITIES:
+            merged[kind] = cast(SeverityName, name.lower())
+        else:
+            refused.append(f"{key}: unknown severity {name!r} for {kind} (allowed: {', '.join(SEVERITIES)});"
+                           f" keeping {merged[kind]}")
+    return merged, refused
 
 
 def _checked(name: str, value: Any) -> Any:
@@ -84,18 +117,14 @@ def _checked(name: str, value: Any) -> Any:
         return int(value)
     if name == "diagnostics" and isinstance(value, bool):
         return value
-    if name == "severity" and isinstance(value, dict):
-        # A client that sets one kind keeps the defaults of the others.
-        merged = {**_default_severity(), **{str(k): str(v).lower() for k, v in value.items()}}
-        if all(v in SEVERITIES for v in merged.values()):
-            return merged
-    raise ValueError(f"expected {_EXPECTED[name]}")
+    raise ValueError(_EXPECTED[name])
 
 
 _EXPECTED = {
-    "scope": "workspace or all", "extraction": "auto or manual", "idle_seconds": "a number >= 0",
-    "rescan_seconds": "a number > 0", "max_pending_turns": "a whole number >= 0", "diagnostics": "true or false",
-    "severity": "kinds mapped to " + ", ".join(SEVERITIES),
+    "scope": "unknown value (allowed: workspace, all)", "extraction": "unknown value (allowed: auto, manual)",
+    "idle_seconds": "expected a number >= 0", "rescan_seconds": "expected a number > 0",
+    "max_pending_turns": "expected a whole number >= 0", "diagnostics": "expected true or false",
+    "severity": "expected kinds (" + ", ".join(_default_severity()) + ") mapped to " + ", ".join(SEVERITIES),
 }
 
 
@@ -136,9 +165,6 @@ def resolve(
     except (ValueError, OSError) as exc:
         warnings.append(f"ignoring the editor's engine settings: {exc}")
         engine = config.load(base, environ)
-    try:
-        daemon = ServerSettings.from_options(raw)
-    except ValueError as exc:
-        warnings.append(f"ignoring the editor's daemon settings: {exc}")
-        daemon = ServerSettings()
+    daemon, refused = ServerSettings.checked(raw)
+    warnings += [f"ignoring the editor's daemon settings: {line}" for line in refused]
     return engine, daemon, warnings

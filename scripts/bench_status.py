@@ -1,0 +1,86 @@
+"""Benchmark of the `checkpoint/status` traffic: bytes per minute the daemon sends the editor while
+one session keeps appending and many others sit in the database.
+
+    .venv/bin/python -m scripts.bench_status [--sessions 2000] [--seconds 60] [--every 1.0] [--scope all]
+
+A real daemon (`checkpoint serve` over stdio) watches a synthetic corpus of N sessions
+(tests/support/synth.py) plus one workspace session; extraction is manual, so what changes is the
+ingest. After the first catch-up, one exchange is appended every EVERY seconds for SECONDS seconds;
+every `checkpoint/status` notification received in that window is counted by the size of its
+params as JSON (the frame's envelope adds some 60 bytes each). Issue 16 asks for the figure before
+and after the status is made lean. Not a timed test: prints figures, asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support import synth
+from tests.support.lsp_support import Daemon, Transcript, server_env
+
+
+async def bench(sessions: int, seconds: float, every: float, scope: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-status-") as tmp:
+        base = Path(tmp)
+        corpus = synth.write_corpus(base / "t", sessions=sessions, turns=4, chars=400, seed=16)
+        ws = base / "ws"
+        ws.mkdir()
+        transcript = Transcript(corpus.claude_root, ws)
+        transcript.write(transcript.user("Start the status benchmark."))
+        env = server_env(base / "home", base / "db" / "checkpoint.db", [corpus.claude_root, corpus.codex_root])
+        expected = sum(corpus.turns.values()) + transcript.turns if scope == "all" else transcript.turns
+        started = time.monotonic()
+        daemon = await Daemon.start(env, [ws], {"checkpoint": {"extraction": "manual", "scope": scope}})
+        try:
+            await daemon.wait_status(lambda s: s["totals"]["turns"] >= expected, timeout=600,
+                                     what="the first catch-up")
+            ready = time.monotonic() - started
+            await asyncio.sleep(2)
+            mark = len(daemon.record.statuses)
+            t0 = time.monotonic()
+            appended = 0
+            while time.monotonic() - t0 < seconds:
+                transcript.write(transcript.user(f"Append {appended}.") + transcript.assistant(f"Done {appended}."))
+                appended += 1
+                await asyncio.sleep(every)
+            window = time.monotonic() - t0
+            sent = [json.dumps(s.value, separators=(",", ":")) for s in daemon.record.statuses[mark:]]
+            last = daemon.record.statuses[-1].value
+        finally:
+            await daemon.stop()
+    total = sum(len(s.encode()) for s in sent)
+    return {
+        "sessions": sessions, "scope": scope, "seconds": round(window, 1), "appends": appended,
+        "startup_to_caught_up_s": round(ready, 1), "notifications": len(sent),
+        "bytes": total, "bytes_per_minute": round(total * 60 / window),
+        "bytes_per_notification": round(total / max(1, len(sent))),
+        "sessions_in_last": len(last.get("sessions", [])),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=2000, help="other sessions in the watched roots")
+    parser.add_argument("--seconds", type=float, default=60.0, help="how long the appends go on")
+    parser.add_argument("--every", type=float, default=1.0, help="seconds between appended exchanges")
+    parser.add_argument("--scope", choices=["all", "workspace"], default="all")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    result = asyncio.run(bench(args.sessions, args.seconds, args.every, args.scope))
+    print(f"checkpoint/status, {result['sessions']} sessions, scope {result['scope']}: {result['appends']} appends"
+          f" in {result['seconds']} s (caught up in {result['startup_to_caught_up_s']} s)")
+    print(f"  {result['notifications']} notifications, {result['bytes']:,} bytes:"
+          f" {result['bytes_per_minute']:,} bytes/minute, {result['bytes_per_notification']:,} per notification,"
+          f" {result['sessions_in_last']} sessions in the last one")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
