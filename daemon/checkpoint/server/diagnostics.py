@@ -25,7 +25,7 @@ from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
 from checkpoint.server.file_reads import Budget, Content, FileReads, Unread
 from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
-from checkpoint.server.workspace import Folders, file_uri, path_of
+from checkpoint.server.workspace import Folders, file_uri, path_of, resolve
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -54,18 +54,20 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
     by_id = {i.id: i for i in items}
     for item in items:
         edits: list[anchor.Edit] | None = None
+        seen: set[str] = set()
         for path in item.files:
-            uri = folders.uri_for(path)
-            if uri is None:
+            real = resolve(path, item.cwd)
+            uri = folders.uri_for(real) if real else None
+            if uri is None or uri in seen:  # outside the workspace, or the same file spelled again
                 continue
+            seen.add(uri)
             if edits is None:
                 edits = [
                     edit
                     for turn in store.turn_window(item.session_id, item.turn_ids)
                     for edit in anchor.edits_in(turn.text, item.cwd)
                 ]
-            target = anchor.norm(path, item.cwd)
-            written = tuple(e.text for e in edits if e.path == target)
+            written = tuple(e.text for e in edits if resolve(e.path, item.cwd) == real)
             newer = by_id.get(item.superseded_by) if item.superseded_by else None
             out.setdefault(uri, []).append(Placement(item, path, written, newer))
     return out
