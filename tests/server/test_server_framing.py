@@ -182,3 +182,27 @@ async def test_the_daemon_exits_when_the_editor_process_dies(tmp_path: Path) -> 
     finally:
         editor.kill()
         await client.close()
+
+
+async def test_a_pytest_lsp_client_gets_an_answer_to_every_bad_request(tmp_path: Path) -> None:
+    from lsprotocol import types
+    from pygls.exceptions import JsonRpcException
+
+    from tests.support.lsp_support import Daemon
+
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [tmp_path / "none"])
+    daemon = await Daemon.start(env, [])
+    try:
+        protocol = daemon.client.protocol
+        with pytest.raises(JsonRpcException) as caught:  # the raw-stdio tests send what this client cannot
+            await asyncio.wait_for(asyncio.wrap_future(protocol.send_request("checkpoint/items", [1])), 10)
+        assert caught.value.code == -32602, caught.value
+        with pytest.raises(JsonRpcException):
+            await asyncio.wait_for(daemon.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="checkpoint.dismiss", arguments=[None])), 10)
+        with pytest.raises(JsonRpcException):
+            await asyncio.wait_for(daemon.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="checkpoint.nosuch")), 10)
+        assert await daemon.items() == []  # and it still answers
+    finally:
+        await daemon.stop()
