@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,7 @@ from checkpoint.model import (
     plain_text,
     plural,
 )
-from checkpoint.store import Store
+from checkpoint.store import Store, StoreFault, fault_message
 
 # `--kind` is checked after parsing, not by argparse's choices, so that a bad one is one line, as a bad
 # setting is (argparse would print the usage too).
@@ -151,11 +152,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
 
         return serve(flags)  # the editor's settings come on top; a bad one is said in the editor
-    store = Store(settings.db)
+    try:
+        store = Store(settings.db)
+    except StoreFault as exc:
+        print(f"checkpoint: {exc}", file=sys.stderr)
+        return 1
     try:
         code = _command(store, settings, args)
         sys.stdout.flush()
         return code
+    except sqlite3.Error as exc:  # a full disk or a file gone bad mid-command: what was committed stays
+        print(f"checkpoint: {fault_message(exc, settings.db)}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader went away (`checkpoint items | head`): what was done is committed; print no more.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from checkpoint import config, redact
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
-from checkpoint.extract.prompt import turn_labels
+from checkpoint.extract.prompt import quoted_header_files, turn_labels
 from checkpoint.model import ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
 from checkpoint.store import LeaseLost, Store
@@ -123,9 +123,13 @@ def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int
     # A label wins over an id spelled the same: labels are what the model is asked to copy.
     allowed = {t.turn_id: t.turn_id for t in chunk.turns} | turn_labels(chunk)
     whole_chunk = chunk_attribution(chunk)
+    # Files that only a forged header inside turn text names: no real header could have given them.
+    forged = quoted_header_files(chunk)
     kept = []
     attributed = 0
     for item in extraction.items:
+        if forged and any(f in forged for f in item.files):
+            item = item.model_copy(update={"files": [f for f in item.files if f not in forged]})
         cited = [allowed[t] for t in item.turn_ids if t in allowed]
         if cited:
             kept.append(item.model_copy(update={"turn_ids": cited, "cited": Citation.TURNS}))

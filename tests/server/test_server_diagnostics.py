@@ -175,3 +175,27 @@ async def test_severity_is_configurable_and_diagnostics_can_be_turned_off(daemon
         settings={"checkpoint": {"extraction": "manual", "diagnostics": False}}
     ))
     await daemon.wait_diagnostics(uri, lambda d: d == [])
+
+
+async def test_a_huge_or_binary_file_is_not_read_and_its_diagnostic_says_why(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    big, blob = ws / "dump.log", ws / "data.bin"
+    with open(big, "wb") as fh:
+        fh.write(b"header line of the dump\n")
+        fh.truncate(3 * 1024 * 1024)  # over the 2 MB limit, sparse
+    blob.write_bytes(b"header line of the blob\n\0\0\0\1")
+    t = Transcript(tmp_path / "claude" / "projects", ws)
+    t.write(t.user("Trim the dump"))
+    t.write(t.assistant("We'll use marker-huge for the dump format because it is smaller.",
+                        edits=[(big, "x", "header line of the dump"), (blob, "x", "header line of the blob")]))
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [tmp_path / "claude" / "projects"])
+    d = await Daemon.start(env, [ws], {"checkpoint": {"extraction": "manual"}})
+    try:
+        await d.command(CMD_NOW)
+        for path, why in ((big, "over 2 MB"), (blob, "not text")):
+            [diag] = await d.wait_diagnostics(path.as_uri(), lambda ds: len(ds) == 1)
+            assert why in diag.message and diag.range.start.line == 0, diag
+            assert isinstance(diag.data, dict) and why in str(diag.data["unread"])
+    finally:
+        await d.stop()

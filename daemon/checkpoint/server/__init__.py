@@ -17,8 +17,12 @@ def serve(flags: dict[str, Any] | None = None) -> int:
     from checkpoint.server.app import create_server
 
     # stdout carries the protocol: Python logging goes to stderr, which editors show as the server log.
-    logging.basicConfig(stream=sys.stderr, level=os.environ.get("CHECKPOINT_LOG_LEVEL", "WARNING").upper(),
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from checkpoint.server.transport import OneLineFormatter
+
+    level = os.environ.get("CHECKPOINT_LOG_LEVEL", "WARNING").upper()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(name)s %(levelname)s %(message)s", debug=level == "DEBUG"))
+    logging.basicConfig(level=level, handlers=[handler])
     from checkpoint.redact.outside import hide_secrets_in_logs
 
     hide_secrets_in_logs()  # a traceback or an error logged may quote a key

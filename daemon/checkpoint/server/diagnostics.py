@@ -23,8 +23,9 @@ from checkpoint.server import anchor
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
+from checkpoint.server.file_reads import Budget, Content, FileReads, Unread
 from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
-from checkpoint.server.workspace import Folders, file_uri, path_of
+from checkpoint.server.workspace import Folders, file_uri, path_of, resolve
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -53,18 +54,20 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
     by_id = {i.id: i for i in items}
     for item in items:
         edits: list[anchor.Edit] | None = None
+        seen: set[str] = set()
         for path in item.files:
-            uri = folders.uri_for(path)
-            if uri is None:
+            real = resolve(path, item.cwd)
+            uri = folders.uri_for(real) if real else None
+            if uri is None or uri in seen:  # outside the workspace, or the same file spelled again
                 continue
+            seen.add(uri)
             if edits is None:
                 edits = [
                     edit
                     for turn in store.turn_window(item.session_id, item.turn_ids)
                     for edit in anchor.edits_in(turn.text, item.cwd)
                 ]
-            target = anchor.norm(path, item.cwd)
-            written = tuple(e.text for e in edits if e.path == target)
+            written = tuple(e.text for e in edits if resolve(e.path, item.cwd) == real)
             newer = by_id.get(item.superseded_by) if item.superseded_by else None
             out.setdefault(uri, []).append(Placement(item, path, written, newer))
     return out
@@ -115,7 +118,7 @@ def session_label(item: ItemRecord) -> str:
     return f"{title} ({short})" if title else f"session {short}"
 
 
-def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings) -> types.Diagnostic | None:
+def diagnostic(placement: Placement, content: Content, daemon: ServerSettings) -> types.Diagnostic | None:
     item = placement.item
     severity = daemon.severity_of(item.kind)
     if severity is None:
@@ -127,10 +130,15 @@ def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings
         )
         for src in item.sources
     ]
-    span = located(content, placement.written)
+    unread = content if isinstance(content, Unread) else None
+    text = content if isinstance(content, str) else None
+    span = located(text, placement.written)
     message = f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}"
     data: dict[str, object] = {"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value}
-    if span is None and placement.written and content is not None:
+    if unread is not None:
+        message += f" ({unread.reason})"  # on line 0: where it was written could not be looked for
+        data["unread"] = unread.reason
+    elif span is None and placement.written and text is not None:
         message += f" ({STALE})"  # the lines it was anchored to were deleted or rewritten: not silently line 0
         data["stale"] = True
     if item.superseded_by:
@@ -148,24 +156,17 @@ def diagnostic(placement: Placement, content: str | None, daemon: ServerSettings
     )
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return None
-
-
 def diagnose_all(
-    by_uri: dict[str, list[Placement]], open_texts: dict[str, str], daemon: ServerSettings
+    by_uri: dict[str, list[Placement]], open_texts: dict[str, str], daemon: ServerSettings, reads: FileReads
 ) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics per URI. Files neither open nor on disk get none: the editor cannot show them."""
     out: dict[str, list[types.Diagnostic]] = {}
+    budget = Budget()
     for uri, group in by_uri.items():
-        content = open_texts.get(uri)
+        content: Content = open_texts.get(uri)
         if content is None:
             path = path_of(uri)
-            content = _read(path) if path and os.path.isfile(path) else None
+            content = reads.read(path, budget) if path else None
             if content is None:
                 continue
         out[uri] = [d for p in group if (d := diagnostic(p, content, daemon)) is not None]
@@ -211,6 +212,7 @@ class Diagnostics(Feature):
         super().__init__(server)
         self.by_uri: dict[str, list[Placement]] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}
+        self.reads = FileReads()
         self._refresher = Coalescer(self._refresh, server.run_task, "diagnostics", server.stopping.is_set)
         self._rechecks: dict[str, asyncio.TimerHandle] = {}
         server.events.subscribe(ItemsChanged, lambda _: self.refresh())
@@ -230,7 +232,7 @@ class Diagnostics(Feature):
             return
         self.by_uri = await self.server.read_worker.call(placements, self.server.folders)
         texts = self._open_texts()
-        fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon)
+        fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon, self.reads)
         self._publish_all(fresh)
 
     def _open_texts(self) -> dict[str, str]:
@@ -269,7 +271,7 @@ class Diagnostics(Feature):
         if not group or not self.server.daemon_settings.diagnostics:
             return
         doc = self.server.workspace.text_documents.get(uri)
-        content = doc.source if doc is not None else _read(path_of(uri) or "")
+        content: Content = doc.source if doc is not None else self.reads.read(path_of(uri) or "")
         fresh = [d for p in group if (d := diagnostic(p, content, self.server.daemon_settings)) is not None]
         self._publish(uri, fresh)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from checkpoint.server.anchor import norm
 from checkpoint.server.protocol import Item, ItemsQuery
-from checkpoint.server.workspace import Folders, file_uri, path_of
+from checkpoint.server.workspace import Folders, file_uri, path_of, resolve
 from checkpoint.store import Store
 
 STATES = ("new", "accepted", "dismissed", "any")
@@ -63,8 +62,10 @@ def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope:
     elif scope == "workspace" and "session" not in query:
         rows = [r for r in rows if folders.folder_of(r.cwd)]
     if "file" in query:
-        target = path_of(query["file"]) or query["file"]
-        rows = [r for r in rows if any(norm(f, r.cwd) == norm(target) for f in r.files)]
+        # Resolved as the diagnostics resolve them, so both name the same items for a file. A
+        # relative `file` has no cwd of its own (the daemon's is no one's): it matches nothing.
+        target = resolve(path_of(query["file"]) or query["file"], None)
+        rows = [r for r in rows if target and any(resolve(f, r.cwd) == target for f in r.files)]
     out: list[Item] = []
     for row in rows:
         item = cast("Item", row.as_json())  # the record's JSON is the wire's Item but for the two keys added here

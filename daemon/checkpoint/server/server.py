@@ -8,7 +8,7 @@ import logging
 import threading
 from collections.abc import Coroutine
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -20,6 +20,7 @@ from checkpoint.server.feature import Feature
 from checkpoint.server.messages import Messenger
 from checkpoint.server.protocol import SERVER_NAME
 from checkpoint.server.settings import ServerSettings, resolve
+from checkpoint.server.transport import CheckpointProtocol, start_stdio
 from checkpoint.server.workers import StoreWorker
 from checkpoint.server.workspace import Folders
 
@@ -35,7 +36,8 @@ def _version() -> str:
 
 class CheckpointServer(LanguageServer):
     def __init__(self, flags: dict[str, Any] | None = None) -> None:
-        super().__init__(SERVER_NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(SERVER_NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=CheckpointProtocol)
         self.flags = dict(flags or {})
         self.settings: config.Settings = config.load(self.flags)
         self.daemon_settings = ServerSettings()
@@ -111,6 +113,10 @@ class CheckpointServer(LanguageServer):
 
     def supports(self, capability: str) -> bool:
         return bool(get_capability(self.client_capabilities, capability, False))
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' loop goes deaf after one malformed frame; ours skips it (see `transport`)."""
+        start_stdio(self, stdin, stdout)
 
     # -- lifecycle --------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ any of it changes, never twice the same."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from checkpoint import pipeline
@@ -13,13 +14,16 @@ from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, R
 from checkpoint.server.feature import Feature
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary
 from checkpoint.server.workspace import Folders, scope_sessions
-from checkpoint.store import Store
+from checkpoint.store import Store, StoreUnavailable, fault_message
 
 if TYPE_CHECKING:
     from checkpoint.server.extraction import ExtractionFeature
     from checkpoint.server.server import CheckpointServer
 
 POLL_SECONDS = 0.5
+# What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
+NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0}, "sessions": [],
+                           "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}}}
 
 
 def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
@@ -79,7 +83,19 @@ class StatusFeature(Feature):
             "last_run": self.last_run,
             "last_error": self.last_error,
         }
-        data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope)
+        try:
+            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope)
+        except (StoreUnavailable, sqlite3.Error, OSError) as exc:
+            # A full disk, a read-only, foreign or corrupt database, a newer schema: the editor is
+            # told why in the status (and once in a message), not left with no status at all.
+            message = fault_message(exc, self.server.settings.db)
+            self.server.messages.show_once("database:" + message, f"Checkpoint: {message}")
+            payload = {"scope": scope, "workspace_folders": self.server.folders.uris, **NO_DATA, **run_state,
+                       "last_error": message}
+            if payload != self.last_sent:
+                self.last_sent = payload
+                self.server.protocol.notify(CHECKPOINT_STATUS, payload)
+            return
         if self.items_seen is not None and items_version != self.items_seen:
             self.server.events.publish(ItemsChanged())  # this run's items, or another window's
         self.items_seen = items_version

@@ -22,6 +22,18 @@ def _real(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
+def resolve(path: str, cwd: str | None) -> str | None:
+    """Where a path an item names is: a relative one against its session's cwd (never the daemon's:
+    the daemon may be started anywhere), then symlinks and `..` resolved, so that two spellings of
+    one file are one file. None for a relative path with no cwd to resolve it against."""
+    path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        if not cwd:
+            return None
+        path = os.path.join(os.path.expanduser(cwd), path)
+    return _real(path)
+
+
 @dataclass(frozen=True)
 class Folder:
     uri: str

@@ -20,7 +20,7 @@ from __future__ import annotations
 from checkpoint.config import LEASE_SECONDS
 from checkpoint.store.agent_reads import AgentReadsMixin
 from checkpoint.store.chunks import ChunksMixin
-from checkpoint.store.connection import StoreBase, StoreUnavailable
+from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message
 from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
@@ -57,10 +57,12 @@ __all__ = [
     "SearchResult",
     "SourceExcerpt",
     "Store",
+    "StoreFault",
     "StoreUnavailable",
     "Supersession",
     "SupersessionRefused",
     "WindowTurn",
+    "fault_message",
     "fingerprint",
 ]
 

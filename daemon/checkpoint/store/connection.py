@@ -3,8 +3,10 @@ share it), migrated on open; and the one way to write, `transaction()`."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,33 +38,107 @@ def _enable_wal(conn: sqlite3.Connection, wait_seconds: float = 30.0) -> None:
             time.sleep(0.05)
 
 
+class StoreUnavailable(RuntimeError):
+    """A database a read-only front end cannot read now: missing, locked past the wait, or of another
+    schema version. The message says which, and where."""
+
+
+class StoreFault(StoreUnavailable):
+    """A database Checkpoint cannot or must not use: a full disk, a read-only or foreign directory,
+    a corrupt file, a newer schema. One line that names the path and what to do."""
+
+
+def fault_message(exc: BaseException, path: Path) -> str:
+    """What a storage error means for the database at `path`, in one line with what to do."""
+    text = str(exc)
+    low = text.lower()
+    if isinstance(exc, StoreUnavailable):
+        return text
+    if ("disk is full" in low or "disk i/o error" in low
+            or getattr(exc, "errno", None) in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)):
+        return (f"could not write the database {path} ({text}): the disk is full (or over a quota or"
+                " size limit); free some space and run again"
+                " (nothing was lost: what was not written is read again from the transcripts)")
+    if "readonly" in low or "read-only" in low or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES,
+                                                                                  errno.EPERM):
+        return (f"cannot write the database {path} ({text}): make its directory writable by you,"
+                " or set CHECKPOINT_DB to a writable place")
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return (f"the database {path} is corrupt ({text}): move it aside (mv '{path}' '{path}.broken') and"
+                " run again; a new one is built from the transcripts, which are untouched")
+    if "unable to open" in low:
+        return f"cannot open the database {path} ({text}): check that its directory exists and is yours"
+    return f"the database {path} failed: {text}"
+
+
+def _check_directory(directory: Path) -> None:
+    """Refuse a directory another user owns or anyone may write (they could swap the database, or
+    read it). Group-writable is allowed: with per-user groups (umask 002) that group is the user."""
+    info = directory.stat()
+    if info.st_uid != os.getuid():
+        raise StoreFault(f"the database directory {directory} belongs to another user (uid {info.st_uid}): "
+                         "set CHECKPOINT_DB to a directory of your own")
+    if info.st_mode & stat.S_IWOTH:
+        raise StoreFault(f"the database directory {directory} is writable by everyone "
+                         f"(mode {stat.S_IMODE(info.st_mode):o}): run `chmod o-w '{directory}'`, or set "
+                         "CHECKPOINT_DB to a private directory")
+
+
+def _check_file(path: Path) -> None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return
+    if info.st_uid != os.getuid():
+        raise StoreFault(f"the database {path} belongs to another user (uid {info.st_uid}): "
+                         "set CHECKPOINT_DB to a file of your own")
+
+
 def open_database(path: Path) -> sqlite3.Connection:
-    """A connection to the database at `path` (created private if new), pragmas set, migrated."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """A connection to the database at `path` (created private if new), pragmas set, migrated.
+    Raises StoreFault (one line: the path and what to do) when it cannot or must not be used."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_directory(path.parent)
+        _check_file(path)
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise StoreFault(f"cannot write the database {path}: its directory or file is read-only; make them "
+                             "writable by you, or set CHECKPOINT_DB to a writable place")
+        return _open(path)
+    except StoreFault:
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreFault(fault_message(exc, path)) from exc
+
+
+def _open(path: Path) -> sqlite3.Connection:
     old_umask = os.umask(0o077)
     try:
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     finally:
         os.umask(old_umask)
-    # Takes effect only when the database is created. Rows hold turn text (a few hundred bytes to
-    # many KB): 16 KB pages store them with less B-tree overhead than 4 KB ones (a cold scan of a
-    # 100 MB session: 10% less CPU, a 10% smaller file).
-    conn.execute("PRAGMA page_size=16384")
-    _enable_wal(conn)
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    # The turn-id index takes random inserts: past a few hundred MB of transcript it outgrows the
-    # default 2 MB cache, and every insert reads pages back (a 400 MB cold scan: 8.1 s with the
-    # default, 7.5 s with 16 MB, no faster with 48 MB). Allocated as used: small databases pay nothing.
-    conn.execute("PRAGMA cache_size=-16384")
-    migrate(conn)
-    private(path)
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > len(MIGRATIONS):
+            raise StoreFault(f"the database {path} is at schema version {version}, newer than this Checkpoint "
+                             f"({len(MIGRATIONS)}): upgrade Checkpoint, or set CHECKPOINT_DB to another file")
+        # Takes effect only when the database is created. Rows hold turn text (a few hundred bytes to
+        # many KB): 16 KB pages store them with less B-tree overhead than 4 KB ones (a cold scan of a
+        # 100 MB session: 10% less CPU, a 10% smaller file).
+        conn.execute("PRAGMA page_size=16384")
+        _enable_wal(conn)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # The turn-id index takes random inserts: past a few hundred MB of transcript it outgrows the
+        # default 2 MB cache, and every insert reads pages back (a 400 MB cold scan: 8.1 s with the
+        # default, 7.5 s with 16 MB, no faster with 48 MB). Allocated as used: small databases pay nothing.
+        conn.execute("PRAGMA cache_size=-16384")
+        migrate(conn)
+        private(path)
+    except BaseException:
+        conn.close()
+        raise
     return conn
-
-
-class StoreUnavailable(RuntimeError):
-    """A database a read-only front end cannot read now: missing, locked past the wait, or of another
-    schema version. The message says which, and where."""
 
 
 def open_read_only(path: Path, busy_seconds: float) -> sqlite3.Connection:
