@@ -5,6 +5,7 @@ validates only what a model answers (`checkpoint.answer`)."""
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -342,6 +343,43 @@ class Failure:
 
 # A run stalled past its lease (a machine asleep, a stopped process) and another runner leased the chunk:
 # this run's answer, or its failure, is not recorded. The chunk is not captured, and not failed either.
+class HoldKind(StrEnum):
+    """What keeps a chunk that is not captured from being claimed now."""
+
+    LEASED = "leased"  # leased by a live run on this machine (its pid is known)
+    LEASED_ELSEWHERE = "leased_elsewhere"  # leased by a run whose life cannot be told: until the lease ends
+    BACKOFF = "backoff"  # failed; background runs wait until the backoff ends (an explicit run retries at once)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Chunks of one session held the same way: by one live run, by leases of unknown owners, or by
+    one failure cause's backoff. `until`: the latest lease end or backoff end among them."""
+
+    session_id: str
+    kind: HoldKind
+    chunks: int
+    turns: int
+    until: float
+    pid: int | None = None
+    cause: str | None = None
+
+    def phrase(self) -> str:
+        """"2 chunks (9 turns) leased by a live run (pid 4242), lease renewed until 10:04:05"."""
+        at = time.strftime("%H:%M:%S", time.localtime(self.until))
+        what = f"{plural(self.chunks, 'chunk')} ({plural(self.turns, 'turn')})"
+        if self.kind is HoldKind.LEASED:
+            return f"{what} leased by a live run (pid {self.pid}), lease renewed until {at}"
+        if self.kind is HoldKind.LEASED_ELSEWHERE:
+            return (f"{what} leased by a run on another machine or one whose life cannot be told,"
+                    f" due again when its lease ends at {at}")
+        return f"{what} in backoff until {at} after a failure: {self.cause or 'cause not recorded'}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "kind": self.kind.value, "chunks": self.chunks, "turns": self.turns,
+                "until": self.until, "pid": self.pid, "cause": self.cause}
+
+
 LEASE_LOST = "lease lost: another worker took this chunk over after its lease expired; this run's {} was discarded"
 
 _KIND_WORDS = {"decision": ("decision", "decisions"), "constraint": ("constraint", "constraints"),
