@@ -210,6 +210,7 @@ class SessionCounts:
     newest_file_mtime: float | None = None
     at_risk: bool = False
     deletes_in_days: int | None = None
+    held: list[Hold] = field(default_factory=list)  # what keeps its chunks that are not captured from a run
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -230,6 +231,7 @@ class SessionCounts:
             "redacted": self.redacted,
             "at_risk": self.at_risk,
             "deletes_in_days": self.deletes_in_days,
+            "held": [h.as_dict() for h in self.held],
         }
 
 
@@ -422,6 +424,8 @@ class RunReport:
     # added), by kind; the chunks went out without them
     redacted: Counter[str] = field(default_factory=Counter)
     new_kinds: Counter[str] = field(default_factory=Counter)  # items new since the run started, by kind
+    # what keeps chunks of the run's sessions that are not captured from being claimed, when it ends
+    held: list[Hold] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -446,6 +450,17 @@ class RunReport:
                 f"{self.captured} captured, {self.failed} failed{lost}{resplit}; "
                 f"{plural(self.items_added, 'new item')}{found}.{attributed}")
 
+    def held_sentence(self) -> str | None:
+        """What holds the chunks left, in one sentence; None when nothing holds any. A run that tried
+        nothing says this instead of "Nothing new to extract": the work is there, something holds it."""
+        if not self.held:
+            return None
+        chunks, turns = sum(h.chunks for h in self.held), sum(h.turns for h in self.held)
+        shown = "; ".join(f"session {h.session_id[:8]}: {h.phrase()}" for h in self.held[:5])
+        more = f"; and {plural(len(self.held) - 5, 'more hold')}" if len(self.held) > 5 else ""
+        lead = "Nothing extracted: " if not self.tried else "Still held: "
+        return f"{lead}{plural(chunks, 'chunk')} ({plural(turns, 'turn')}) not due now ({shown}{more})."
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "extractor": self.extractor,
@@ -466,6 +481,7 @@ class RunReport:
                 "estimate": self.left_estimate.as_dict() if self.left_estimate else None,
             },
             "failures": [f.as_dict() for f in self.failures],
+            "held": [h.as_dict() for h in self.held],
             "sentence": self.sentence(),
         }
 
