@@ -319,10 +319,13 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         return 0 if report.ok else 1
 
     new_items = store.items(created_after=started)
+    held = report.held_sentence()
     if report.tried:
         print(report.sentence())
-    elif not report.stopped_by and sessions:
+    elif not report.stopped_by and sessions and not held:
         print("Nothing new to extract.")
+    if held:
+        print(plain_text(held))
     if report.redacted:
         print(f"Redacted right before sending (stored before redaction covered them): "
               f"{_redactions(report.redacted)}.")
@@ -397,6 +400,8 @@ def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | 
               f"  {title}")
         for cause in s.causes[:3]:
             print(f"      failing: {_short(cause, 150)}")
+        for hold in s.held[:3]:
+            print(f"      held: {_short(hold.phrase(), 150)}")
         if s.at_risk:
             print(f"      at risk: Claude Code deletes this transcript {_in_days(s.deletes_in_days)} "
                   f"(cleanupPeriodDays); its {s.pending + s.failed} turns not captured yet are extracted first")

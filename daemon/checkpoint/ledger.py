@@ -15,7 +15,7 @@ Moves (`MOVES`: from which states, to which):
                                     grow over later turns, staying pending
     claim     pending  -> sent      leased to a run
               failed   -> sent      a retry
-              sent     -> sent      a lease that expired, taken over by another run
+              sent     -> sent      a lease that expired, or whose owner is known dead, taken over
     renew     sent     -> sent      the run holding it is alive
     capture   sent     -> captured  only by the run holding the lease (commit_extraction)
     fail      sent     -> failed    only by the run holding the lease; attempts + 1, backoff starts
@@ -26,7 +26,10 @@ Moves (`MOVES`: from which states, to which):
 A captured chunk never moves again: it is never due, never sent twice, never committed twice.
 
 Due (what a run may claim): every pending chunk; a failed chunk once its backoff ended, or at once in
-an explicit run (`respect_backoff=False`); a sent chunk whose lease expired (its run died or stalled).
+an explicit run (`respect_backoff=False`); a sent chunk whose lease expired (its run died or stalled),
+or at once when its owner is known dead: a process on this machine that is gone (checkpoint.liveness:
+pid and start time). A live owner's lease is never taken over before it expires, and an owner whose life
+cannot be told (another machine, another pid namespace) keeps the lease's time bound.
 
 Watermark: chunks in (first_seq, char_start) order; the watermark is the end of their contiguous
 captured prefix: the last turn of the last captured chunk before the first chunk not captured (or
@@ -83,16 +86,17 @@ def released(attempts: int) -> ChunkState:
 
 
 def is_due(
-    state: ChunkState | str, next_try: float, lease_until: float | None, now: float, respect_backoff: bool
+    state: ChunkState | str, next_try: float, lease_until: float | None, now: float, respect_backoff: bool,
+    owner_dead: bool = False,
 ) -> bool:
-    """Whether a run may claim the chunk now."""
+    """Whether a run may claim the chunk now. `owner_dead`: the run that leased it is known to be gone."""
     state = ChunkState(state)
     if state is PENDING:
         return True
     if state is FAILED:
         return not respect_backoff or next_try <= now
     if state is SENT:
-        return lease_until is not None and lease_until < now
+        return owner_dead or (lease_until is not None and lease_until < now)
     return False
 
 

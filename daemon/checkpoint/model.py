@@ -5,6 +5,7 @@ validates only what a model answers (`checkpoint.answer`)."""
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -209,6 +210,7 @@ class SessionCounts:
     newest_file_mtime: float | None = None
     at_risk: bool = False
     deletes_in_days: int | None = None
+    held: list[Hold] = field(default_factory=list)  # what keeps its chunks that are not captured from a run
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +231,7 @@ class SessionCounts:
             "redacted": self.redacted,
             "at_risk": self.at_risk,
             "deletes_in_days": self.deletes_in_days,
+            "held": [h.as_dict() for h in self.held],
         }
 
 
@@ -342,6 +345,43 @@ class Failure:
 
 # A run stalled past its lease (a machine asleep, a stopped process) and another runner leased the chunk:
 # this run's answer, or its failure, is not recorded. The chunk is not captured, and not failed either.
+class HoldKind(StrEnum):
+    """What keeps a chunk that is not captured from being claimed now."""
+
+    LEASED = "leased"  # leased by a live run on this machine (its pid is known)
+    LEASED_ELSEWHERE = "leased_elsewhere"  # leased by a run whose life cannot be told: until the lease ends
+    BACKOFF = "backoff"  # failed; background runs wait until the backoff ends (an explicit run retries at once)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Chunks of one session held the same way: by one live run, by leases of unknown owners, or by
+    one failure cause's backoff. `until`: the latest lease end or backoff end among them."""
+
+    session_id: str
+    kind: HoldKind
+    chunks: int
+    turns: int
+    until: float
+    pid: int | None = None
+    cause: str | None = None
+
+    def phrase(self) -> str:
+        """"2 chunks (9 turns) leased by a live run (pid 4242), lease renewed until 10:04:05"."""
+        at = time.strftime("%H:%M:%S", time.localtime(self.until))
+        what = f"{plural(self.chunks, 'chunk')} ({plural(self.turns, 'turn')})"
+        if self.kind is HoldKind.LEASED:
+            return f"{what} leased by a live run (pid {self.pid}), lease renewed until {at}"
+        if self.kind is HoldKind.LEASED_ELSEWHERE:
+            return (f"{what} leased by a run on another machine or one whose life cannot be told,"
+                    f" due again when its lease ends at {at}")
+        return f"{what} in backoff until {at} after a failure: {self.cause or 'cause not recorded'}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"session_id": self.session_id, "kind": self.kind.value, "chunks": self.chunks, "turns": self.turns,
+                "until": self.until, "pid": self.pid, "cause": self.cause}
+
+
 LEASE_LOST = "lease lost: another worker took this chunk over after its lease expired; this run's {} was discarded"
 
 _KIND_WORDS = {"decision": ("decision", "decisions"), "constraint": ("constraint", "constraints"),
@@ -384,6 +424,8 @@ class RunReport:
     # added), by kind; the chunks went out without them
     redacted: Counter[str] = field(default_factory=Counter)
     new_kinds: Counter[str] = field(default_factory=Counter)  # items new since the run started, by kind
+    # what keeps chunks of the run's sessions that are not captured from being claimed, when it ends
+    held: list[Hold] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -408,6 +450,17 @@ class RunReport:
                 f"{self.captured} captured, {self.failed} failed{lost}{resplit}; "
                 f"{plural(self.items_added, 'new item')}{found}.{attributed}")
 
+    def held_sentence(self) -> str | None:
+        """What holds the chunks left, in one sentence; None when nothing holds any. A run that tried
+        nothing says this instead of "Nothing new to extract": the work is there, something holds it."""
+        if not self.held:
+            return None
+        chunks, turns = sum(h.chunks for h in self.held), sum(h.turns for h in self.held)
+        shown = "; ".join(f"session {h.session_id[:8]}: {h.phrase()}" for h in self.held[:5])
+        more = f"; and {plural(len(self.held) - 5, 'more hold')}" if len(self.held) > 5 else ""
+        lead = "Nothing extracted: " if not self.tried else "Still held: "
+        return f"{lead}{plural(chunks, 'chunk')} ({plural(turns, 'turn')}) not due now ({shown}{more})."
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "extractor": self.extractor,
@@ -428,6 +481,7 @@ class RunReport:
                 "estimate": self.left_estimate.as_dict() if self.left_estimate else None,
             },
             "failures": [f.as_dict() for f in self.failures],
+            "held": [h.as_dict() for h in self.held],
             "sentence": self.sentence(),
         }
 

@@ -397,6 +397,7 @@ def extract_sessions(
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
     report.new_kinds = store.item_kinds_since(started)
+    report.held = store.holds(sessions, respect_backoff=respect_backoff)
     return report
 
 

@@ -843,8 +843,8 @@ def _mutate(monkeypatch: pytest.MonkeyPatch, mutant: str) -> None:
     elif mutant == "captured chunks stay due":
         due_clause = Store._due_clause
 
-        def due(self: Store, respect_backoff: bool) -> tuple[str, list[Any]]:
-            clause, args = due_clause(self, respect_backoff)
+        def due(self: Store, respect_backoff: bool, c: sqlite3.Connection | None = None) -> tuple[str, list[Any]]:
+            clause, args = due_clause(self, respect_backoff, c)
             return f"({clause} OR state = 'captured')", args
 
         monkeypatch.setattr(Store, "_due_clause", due)

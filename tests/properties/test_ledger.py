@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from checkpoint import ledger
 from checkpoint.ledger import ChunkSpan, Move, TurnState
+from checkpoint.liveness import Process
 from checkpoint.model import ChunkState
 from checkpoint.store import Store
 
@@ -116,6 +117,36 @@ def test_the_due_clause_agrees_with_the_ledger(chunks: list[tuple[ChunkState, fl
             assert store.due_count("s") == len(due)
             claimed = store.claim_chunks(100, "me", respect_backoff=False)
             assert sorted(c.chunk_id - 1 for c in claimed) == due  # ids given in insertion order
+
+
+OWNERS = st.sampled_from(["live", "dead", "remote", None])  # None: the owner was never recorded
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(STATES, TIMES, st.one_of(st.none(), TIMES), OWNERS), max_size=25))
+def test_the_due_clause_agrees_with_the_ledger_on_the_owners_life(
+    chunks: list[tuple[ChunkState, float, float | None, str | None]],
+) -> None:
+    """A sent chunk whose owner is known dead is due before its lease ends; a live owner's, a remote
+    owner's and an unrecorded owner's only once it ended."""
+    here = Process("here", 1, 1)
+    life = {"live": True, "dead": False, "remote": None}
+    spans = [(ChunkSpan(i + 1, i + 1, 1, 1, state), 0) for i, (state, _, _, _) in enumerate(chunks)]
+    due = [i for i, (state, next_try, lease, owner) in enumerate(chunks)
+           if ledger.is_due(state, next_try, lease, NOW, True, owner_dead=owner == "dead")]
+    with _store() as store:
+        store.this_process = lambda: here
+        store.process_alive = lambda p, _host: life[str(p.host)]
+        _insert(store, "s", len(chunks), spans, [(t, lease) for _, t, lease, _ in chunks])
+        with store.transaction() as c:
+            for i, (_, _, _, owner) in enumerate(chunks):
+                if owner is not None:
+                    c.execute("UPDATE chunks SET lease_owner = ? WHERE id = ?", (f"{owner}-{i}", i + 1))
+                    c.execute("INSERT INTO lease_owners (owner, host, pid, started, since) VALUES (?,?,2,2,0)",
+                              (f"{owner}-{i}", owner))
+        assert store.due_by_session(True).get("s", 0) == len(due)
+        claimed = store.claim_chunks(100, "me", respect_backoff=True)
+        assert sorted(c.chunk_id - 1 for c in claimed) == due
 
 
 def test_a_captured_chunk_never_moves_again() -> None:

@@ -14,8 +14,8 @@ from checkpoint import chunker, ledger
 from checkpoint.config import LEASE_SECONDS
 from checkpoint.ledger import Move
 from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice, Usage
-from checkpoint.store.connection import StoreBase
 from checkpoint.store.items import store_items
+from checkpoint.store.leases import LeasesMixin
 from checkpoint.store.records import LeaseLost
 from checkpoint.store.runs import add_usage
 
@@ -61,7 +61,7 @@ def chunk_turns(
 
 
 
-class ChunksMixin(StoreBase):
+class ChunksMixin(LeasesMixin):
     """The chunk ledger's writes, and what is due."""
 
     def form_chunks(self, budget: int) -> int:
@@ -84,12 +84,16 @@ class ChunksMixin(StoreBase):
                 c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
         return created
 
-    def _due_clause(self, respect_backoff: bool) -> tuple[str, list[Any]]:
+    def _due_clause(self, respect_backoff: bool, c: sqlite3.Connection | None = None) -> tuple[str, list[Any]]:
+        """ledger.is_due in SQL; a sent chunk whose owner is known dead is due (owner_dead)."""
         now = self.clock()
         backoff = "next_try <= ?" if respect_backoff else "1"
+        dead = self.dead_owners(c)
+        dead_clause = f" OR lease_owner IN ({','.join('?' * len(dead))})" if dead else ""
         return (
-            f"((state = {PENDING}) OR (state = {FAILED} AND {backoff}) OR (state = {SENT} AND lease_until < ?))",
-            ([now] if respect_backoff else []) + [now],
+            f"((state = {PENDING}) OR (state = {FAILED} AND {backoff})"
+            f" OR (state = {SENT} AND (lease_until < ?{dead_clause})))",
+            ([now] if respect_backoff else []) + [now, *dead],
         )
 
     def due_count(self, sessions: str | Sequence[str] | None = None) -> int:
@@ -119,16 +123,18 @@ class ChunksMixin(StoreBase):
         """Lease up to `limit` due chunks (pending, failed, or sent with an expired lease), in turn
         order, so that no other runner, in this process or another, extracts them meanwhile. The
         sessions in `first` (transcripts about to be deleted) come before all others."""
-        clause, args = self._due_clause(respect_backoff)
-        if session_id:
-            clause += " AND session_id = ?"
-            args.append(session_id)
-        order = "session_id, first_seq, char_start"
-        if first and not session_id:
-            order = f"session_id NOT IN ({','.join('?' * len(first))}), {order}"
-            args += list(first)
         now = self.clock()
         with self.transaction() as c:
+            # liveness told inside the transaction: no other run claims a dead owner's chunks meanwhile
+            clause, args = self._due_clause(respect_backoff, c)
+            if session_id:
+                clause += " AND session_id = ?"
+                args.append(session_id)
+            order = "session_id, first_seq, char_start"
+            if first and not session_id:
+                order = f"session_id NOT IN ({','.join('?' * len(first))}), {order}"
+                args += list(first)
+            self._register_owner(c, owner)
             rows = c.execute(
                 f"SELECT id FROM chunks WHERE {clause} ORDER BY {order} LIMIT ?",
                 [*args, limit + len(exclude)],
@@ -324,6 +330,8 @@ class ChunksMixin(StoreBase):
                 f" WHERE state = {SENT} AND lease_owner = ?",
                 (owner,),
             )
+            self._forget_owner(c, owner)
+            self._forget_dead_owners(c)
 
     @staticmethod
     def _watermark(c: sqlite3.Connection, session_id: str) -> int:

@@ -21,7 +21,7 @@ from checkpoint.model import (
     StoredProblem,
     Usage,
 )
-from checkpoint.store.connection import StoreBase
+from checkpoint.store.leases import LeasesMixin
 from checkpoint.store.records import ItemSummary, WindowTurn
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
@@ -50,7 +50,7 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
     )
 
 
-class QueriesMixin(StoreBase):
+class QueriesMixin(LeasesMixin):
     def watermark(self, session_id: str) -> int:
         row = self.conn.execute("SELECT watermark FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return int(row[0]) if row else 0
@@ -120,6 +120,9 @@ class QueriesMixin(StoreBase):
         for session_id, kind, n in self.conn.execute("SELECT session_id, kind, count FROM redactions ORDER BY kind"):
             if session_id in sessions:
                 sessions[session_id].redacted[kind] = n
+        for hold in self.holds(session_ids):
+            if hold.session_id in sessions:
+                sessions[hold.session_id].held.append(hold)
         for session_id, mtime_ns in self.conn.execute(
             "SELECT session_id, max(mtime_ns) FROM files WHERE agent = 'claude' AND missing = 0"
             " AND session_id IS NOT NULL GROUP BY session_id"

@@ -314,6 +314,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX supersessions_new ON supersessions (new_id)",
         ),
     ),
+    Migration(
+        # who holds a lease, so that another process on the same machine can tell whether it is alive
+        # (checkpoint.liveness): a dead owner's chunks are due at once, not after their lease expires
+        "lease owners",
+        (
+            """
+            CREATE TABLE lease_owners (
+                owner TEXT PRIMARY KEY,        -- chunks.lease_owner
+                host TEXT NOT NULL,            -- machine, boot and pid namespace (liveness.host_key)
+                pid INTEGER NOT NULL,
+                started INTEGER NOT NULL,      -- the process's start time, in clock ticks after boot
+                since REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX chunks_lease_owner ON chunks (lease_owner) WHERE lease_owner IS NOT NULL",
+        ),
+    ),
 )
 
 
