@@ -589,7 +589,8 @@ def test_codex_turn_with_a_patch() -> None:
         TurnDraft(line_id(raw[7]), Role.TOOL, "[tool result]\nSuccess. Updated the following files:\nM a.py\n", (),
                   "2026-01-05T10:00:04.301Z"),
     ]
-    assert dropped(parsed) == Counter({"event_copy": len("rename foo to bar in a.py")})
+    # task_complete.last_agent_message repeats the last answer: a copy too.
+    assert dropped(parsed) == Counter({"event_copy": len("rename foo to bar in a.py") + len("Done.")})
     assert session(parsed) == ("/home/me/w", "rename foo to bar in a.py")
     assert turns(parse_all(CODEX, CODEX_S6)) == turns(parsed)  # stable on a re-read
 
@@ -785,6 +786,9 @@ def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> No
     warnings: list[ReadProblem] = []
     listed = sorted(transcript_paths([claude_root, codex_root], warnings))
     assert listed == [(claude_root, str(session_file)), (codex_root, str(rollout))]
+    # A rollout is claimed once its first line (session_meta: whose sub-agent it may be) is written.
+    assert locate(rollout) is None
+    rollout.write_text(codex_line("session_meta", {"id": CODEX_ID, "cwd": "/w"}) + "\n")
     assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]
     assert warnings == []
     assert set(READERS) == {"claude", "codex"}

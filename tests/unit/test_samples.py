@@ -34,7 +34,7 @@ MACHINE_TAGS = ("<task-notification>",)  # a background task reporting, in the u
 CODEX_INJECTED = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
 CODEX_EVENT_COPIES = ("user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content")
 CODEX_TOOL_ITEMS = ("function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output",
-                    "local_shell_call")
+                    "local_shell_call", "web_search_call")
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -129,7 +129,8 @@ def expected_of(path: Path, session_id: str, agent: str) -> Expected:
                 exp.turn_ids.add(line_id(raw))
             payload = obj.get("payload")
             event = payload.get("type") if obj.get("type") == "event_msg" and isinstance(payload, dict) else None
-            if event in CODEX_EVENT_COPIES:
+            if event in CODEX_EVENT_COPIES or event == "item_completed" or (
+                    event == "task_complete" and isinstance(payload.get("last_agent_message"), str)):
                 exp.copies["event_copy"] += 1
             if obj.get("type") == "compacted":
                 exp.copies["compaction_summary"] += 1

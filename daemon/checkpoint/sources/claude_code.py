@@ -266,34 +266,45 @@ class ClaudeCodeReader:
         """A prompt typed while the agent works is queued (`enqueue`). Dequeued, it becomes a user
         record (or a `queued_command` attachment): that record is the turn. Removed from the queue
         without one having appeared since, the harness handed it to the model mid-turn, and the
-        queue entry is the only place it is written: stored then, as the user's turn, under the
-        enqueue line's id, and a user record of the same text appearing later is that copy
-        (`queued_prompt`). A re-read replays the same lines in the same order: the same decision."""
+        queue entry is the only place it is written (seen in real 2.1.39 transcripts; the compaction
+        summary shows the model got it): stored then, as the user's turn, under the enqueue line's
+        id. A user record of the same text appearing before marks it said (never stored twice);
+        one appearing after is the copy (`queued_prompt`). Only whole lines are read, and a re-read
+        replays the same lines in the same order: the same decision, the same ids."""
         operation = obj.get("operation")
         if operation == "enqueue":
             text = text_of(obj.get("content")).strip()
             if not text:
                 return
-            if _is_machine(text, None):
+            machine = _is_machine(text, None)
+            if machine:
                 out.dropped[MACHINE_NOTIFICATION] += len(text)
-            elif not text.startswith("/"):  # a slash command comes back as its command record
-                queue: list[JsonObject] = state.setdefault("queue", [])
-                queue.append({"id": line_id(raw), "text": text, "ts": _str(obj.get("timestamp"))})
+            # Every entry is queued, so that each dequeue and remove takes its own; only a prompt is
+            # ever stored from here (a slash command comes back as its command record).
+            queue: list[JsonObject] = state.setdefault("queue", [])
+            queue.append({"id": line_id(raw), "text": text, "ts": _str(obj.get("timestamp")),
+                          "prompt": not machine and not text.startswith("/")})
+            del queue[:-QUEUE_REMEMBERED]  # a queue never emptied (a crash) costs nothing forever
         elif operation == "dequeue":
             queue = state.get("queue") or []
             if queue:
                 queue.pop(0)  # becomes a user record: that record is the turn
-        elif operation in ("remove", "clear"):
+        elif operation == "clear":
+            state.pop("queue", None)  # the user emptied the queue: nothing of it was sent
+        elif operation == "remove":
+            # A remove names no entry. Seen (2.1.39): it takes the prompt just queued, while older
+            # task notifications stay queued, never dequeued: so the newest prompt still waiting.
             queue = state.get("queue") or []
-            taken = queue[:] if operation == "clear" else queue[:1]
-            del queue[:len(taken)]
-            if operation == "clear":
-                return  # the user emptied the queue: nothing was sent
-            for entry in taken:
-                taken_ids: list[str] = state.setdefault("queued_taken", [])
-                taken_ids.append(entry["text"])
-                del taken_ids[:-QUEUED_REMEMBERED]
-                out.add(TurnDraft(entry["id"], Role.USER, entry["text"], (), entry["ts"]))
+            waiting = [i for i, entry in enumerate(queue) if entry["prompt"]]
+            if not waiting:
+                if queue:
+                    queue.pop()
+                return
+            entry = queue.pop(waiting[-1])
+            taken: list[str] = state.setdefault("queued_taken", [])
+            taken.append(entry["text"])
+            del taken[:-QUEUED_REMEMBERED]
+            out.add(TurnDraft(entry["id"], Role.USER, entry["text"], (), entry["ts"]))
 
     # -- session facts ----------------------------------------------------------------------------
 
@@ -314,6 +325,7 @@ class ClaudeCodeReader:
 
 
 QUEUED_REMEMBERED = 16  # queued prompts stored from the queue, whose later user record is a copy
+QUEUE_REMEMBERED = 32  # entries of the queue followed
 
 
 def _is_machine(text: str, origin: object) -> bool:
@@ -328,9 +340,9 @@ def _said_by_user(text: str, state: JsonObject) -> None:
     """A user record arrived: a queued prompt of the same text became it, not lost."""
     queue = state.get("queue")
     if queue and text:
-        for i, entry in enumerate(queue):
-            if entry["text"] == text.strip():
-                del queue[i]
+        for entry in queue:
+            if entry["prompt"] and entry["text"] == text.strip():
+                entry["prompt"] = False  # kept in the queue: its dequeue or remove is still to come
                 return
 
 
