@@ -40,6 +40,7 @@ from checkpoint.sources.base import (
 )
 
 AGENT = "claude"
+DESKTOP_SESSIONS = "local-agent-mode-sessions"  # Claude Desktop: <...>/.claude/projects/<slug>/<session>.jsonl
 HEAD_BYTES = 64 << 10  # how much of a legacy sub-agent file is read to find its parent session
 MESSAGES_REMEMBERED = 64  # message ids whose blocks are remembered, to notice a block written twice
 # Text the harness injects into user messages; it was not said in the session.
@@ -84,6 +85,8 @@ class ClaudeCodeReader:
             return None
         if path.name.startswith("rollout-"):
             return None
+        if DESKTOP_SESSIONS in path.parts and not _under_projects(path):
+            return None  # Claude Desktop's own files beside its sessions' transcripts
         if path.name.startswith("agent-"):
             # <session>/subagents/[workflows/<wf>/]agent-*.jsonl: the session is the nearest ancestor
             # named like a session; legacy agent-*.jsonl beside sessions learn it from their content.
@@ -353,6 +356,11 @@ def _took_queued(text: str, state: JsonObject) -> bool:
         taken.remove(text.strip())
         return True
     return False
+
+
+def _under_projects(path: Path) -> bool:
+    parts = path.parts
+    return any(parts[i] == ".claude" and parts[i + 1] == "projects" for i in range(len(parts) - 1))
 
 
 def _merge(info: SessionInfo | None, **fields: Any) -> SessionInfo:
