@@ -298,8 +298,9 @@ def test_claude_images_errors_and_redacted_thinking_are_left_out_by_policy() -> 
 
 
 def test_claude_bookkeeping_is_ignored_and_unknown_types_are_counted() -> None:
-    lines = [
-        {"type": "brand-new-entry", "uuid": "n1", "message": {"role": "user", "content": "not a prompt"}},
+    new_entry = {"type": "brand-new-entry", "uuid": "n1", "message": {"role": "user", "content": "not a prompt"}}
+    lines: list[dict[str, Any]] = [
+        new_entry,
         {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-05T10:00:00.000Z",
          "sessionId": S, "content": "queued text"},
         {"type": "mode", "sessionId": S, "mode": "normal"},
@@ -313,7 +314,7 @@ def test_claude_bookkeeping_is_ignored_and_unknown_types_are_counted() -> None:
     assert turns(parsed) == []
     # New record types appear every few releases: skipped, but counted (the first and the typeless one).
     assert dropped_records(parsed) == Counter({"unknown_record": 2})
-    assert dropped(parsed)["unknown_record"] == len(raw_of(lines[0])) + len(raw_of(lines[5]))
+    assert dropped(parsed)["unknown_record"] == len(raw_of(new_entry)) + len(raw_of({"silly": "this"}))
 
 
 def test_claude_title_newest_of_the_strongest_source_wins() -> None:

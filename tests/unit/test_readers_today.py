@@ -6,6 +6,7 @@ as they were before issue 16."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,8 @@ def test_claude_empty_thinking_and_blank_turns_are_not_stored_but_counted() -> N
 def test_claude_terminal_escapes_are_stripped_from_stored_text() -> None:
     hook_output = "\x1b[1m\x1b[32m✓\x1b[0m lint passed \x1b]8;;file:///w/a.py\x07a.py\x1b]8;;\x07"
     block = {"type": "tool_result", "tool_use_id": "toolu_1", "content": hook_output}
-    parsed = parse_all(CLAUDE, [user("u1", [block]), assistant("a1", "msg_1", {"type": "text", "text": "\x1b[31mred\x1b[0m"})])
+    red = assistant("a1", "msg_1", {"type": "text", "text": "\x1b[31mred\x1b[0m"})
+    parsed = parse_all(CLAUDE, [user("u1", [block]), red])
     assert [t.text for t in turns(parsed)] == ["[tool result]\n✓ lint passed a.py", "red"]
     assert dropped(parsed)["terminal_escape"] == len(hook_output) - len("✓ lint passed a.py") + len("\x1b[31m\x1b[0m")
 
@@ -185,8 +187,9 @@ def test_codex_the_parents_copies_of_a_subagents_answer_are_one_named_policy() -
                                      "arguments": json.dumps({"targets": [CHILD]}), "call_id": "call_wait"}),
         codex_line("response_item", {"type": "function_call_output", "call_id": "call_wait",
                                      "output": json.dumps({"status": {CHILD: {"completed": answer}}})}),
-        codex_line("response_item", {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": f"<subagent_notification>\n{json.dumps({'status': {'completed': answer}})}"}]}),
+        codex_line("response_item", {"type": "message", "role": "user", "content": [{
+            "type": "input_text",
+            "text": "<subagent_notification>\n" + json.dumps({"status": {"completed": answer}})}]}),
         codex_line("response_item", {"type": "agent_message", "content": [{"type": "output_text", "text": answer}]}),
         codex_line("event_msg", {"type": "item_completed", "item": {"type": "AgentMessage", "content": [
             {"type": "Text", "text": answer}]}}),
@@ -228,13 +231,13 @@ def test_default_roots_include_codexs_archive_and_claude_desktop(monkeypatch: py
                                                                  tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
-    monkeypatch.setattr(config.sys, "platform", "linux")
+    monkeypatch.setattr(sys, "platform", "linux")
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
         monkeypatch.delenv(name, raising=False)
     desktop = tmp_path / ".config" / "Claude" / "local-agent-mode-sessions"
     assert config.default_sources() == [tmp_path / ".claude" / "projects", tmp_path / ".codex" / "sessions",
                                          tmp_path / ".codex" / "archived_sessions", desktop]
-    monkeypatch.setattr(config.sys, "platform", "darwin")
+    monkeypatch.setattr(sys, "platform", "darwin")
     assert config.default_sources()[3] == (tmp_path / "Library" / "Application Support" / "Claude"
                                            / "local-agent-mode-sessions")
     # Under Desktop's folder only the Claude Code transcripts are claimed, not its own .jsonl files.

@@ -30,12 +30,14 @@ CLAUDE_PROMPTS = ("Start: pick a parser.", "Now spawn a helper to look at cachin
                   "QUEUED-ONE: first prompt.", "QUEUED-TWO: typed while the first is answered.",
                   "SUBAGENT-TASK: look at caching and decide.")  # the last: the sub-agent's prompt
 CODEX_PROMPTS = ("Start: pick a parser.", "After the resume: what about retries?",
-                 "Spawn one helper to decide on caching, wait for it, then answer.", "SUBAGENT-TASK: decide on caching.")
+                 "Spawn one helper to decide on caching, wait for it, then answer.",
+                 "SUBAGENT-TASK: decide on caching.")
 # What the CLIs write beside the turns, which no turn may hold: the system prompts (Claude Code's
 # prompt_snapshot and api-request-blob, Codex's base_instructions and developer message), and the
 # notifications the harness writes in the user's place.
-BOOKKEEPING = ("You are an agent working with the user toward their goals", "You are a coding agent running in the Codex CLI",
-               "<skills_instructions>", "<task-notification>", "<subagent_notification>", "<environment_context>")
+BOOKKEEPING = ("You are an agent working with the user toward their goals",
+               "You are a coding agent running in the Codex CLI", "<skills_instructions>", "<task-notification>",
+               "<subagent_notification>", "<environment_context>")
 CLAUDE_SESSIONS, CODEX_SESSIONS = 2, 2  # the queued-prompt run is a session of its own; sub-agents are not
 
 

@@ -130,7 +130,8 @@ def expected_of(path: Path, session_id: str, agent: str) -> Expected:
             payload = obj.get("payload")
             event = payload.get("type") if obj.get("type") == "event_msg" and isinstance(payload, dict) else None
             if event in CODEX_EVENT_COPIES or event == "item_completed" or (
-                    event == "task_complete" and isinstance(payload.get("last_agent_message"), str)):
+                    event == "task_complete" and isinstance(payload, dict)
+                    and isinstance(payload.get("last_agent_message"), str)):
                 exp.copies["event_copy"] += 1
             if obj.get("type") == "compacted":
                 exp.copies["compaction_summary"] += 1

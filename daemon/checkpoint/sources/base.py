@@ -222,7 +222,9 @@ EMPTY_TURN = "empty_turn"  # a turn with nothing but whitespace (or an empty thi
 TERMINAL_ESCAPE = "terminal_escape"  # colour and cursor codes in hook and command output
 
 # CSI (colours, cursor moves), OSC (titles, links; ended by BEL or ST) and the two-byte escapes.
-_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+_TERMINAL_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+)
 
 
 def without_terminal_escapes(text: str, dropped: defaultdict[str, int]) -> str:

@@ -15,8 +15,9 @@ A sub-agent (multi-agent mode) writes its own rollout, whose `session_meta` name
 (`parent_thread_id`, or `source.subagent.thread_spawn.parent_thread_id`): its turns belong to the
 parent's session, as a Claude Code sub-agent file's do. The parent's copies of what the sub-agent
 said (`response_item` `agent_message`, the `<subagent_notification>` user message 0.169 writes, and
-the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`; `item_completed` envelopes and
-`task_complete.last_agent_message` copy response items too (`event_copy`). `web_search_call` is a
+the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`;
+`item_completed` envelopes and `task_complete.last_agent_message` copy response items too
+(`event_copy`). `web_search_call` is a
 tool turn. Record types not known here are skipped and counted (`unknown_record`).
 """
 
@@ -237,9 +238,10 @@ def _parent_thread(path: Path) -> str | None:
         return root
     parent = payload.get("parent_thread_id")
     source = payload.get("source")
-    if not parent and isinstance(source, dict):
-        spawn = (source.get("subagent") or {}) if isinstance(source.get("subagent"), dict) else {}
-        spawn = spawn.get("thread_spawn") if isinstance(spawn.get("thread_spawn"), dict) else spawn
+    if not parent and isinstance(source, dict) and isinstance(source.get("subagent"), dict):
+        spawn: JsonObject = source["subagent"]
+        if isinstance(spawn.get("thread_spawn"), dict):
+            spawn = spawn["thread_spawn"]
         parent = spawn.get("parent_thread_id")
     return parent if isinstance(parent, str) and parent else ""
 
