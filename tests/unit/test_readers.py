@@ -126,7 +126,8 @@ def test_claude_prompt_edit_and_its_result() -> None:
     ]
     assert parsed[3] == ParsedLine()  # the snapshot: bookkeeping
     assert session(parsed) == ("/home/me/w", "rename foo to bar in a.py")
-    assert parsed[0].session == SessionInfo(id="", agent="claude", cwd="/home/me/w", title="rename foo to bar in a.py")
+    assert parsed[0].session == SessionInfo(id="", agent="claude", cwd="/home/me/w", title="rename foo to bar in a.py",
+                                            cwds=("/home/me/w",))
 
 
 def test_claude_ids_are_stable_across_a_reread() -> None:
@@ -671,7 +672,7 @@ def test_codex_fork_keeps_the_first_session_meta() -> None:
                                      "content": [{"type": "input_text", "text": "original first prompt"}]}),
     ]
     parsed = parse_all(CODEX, lines)
-    assert parsed[0].session == SessionInfo(id="", agent="codex", cwd="/w/fork")
+    assert parsed[0].session == SessionInfo(id="", agent="codex", cwd="/w/fork", cwds=("/w/fork",))
     assert parsed[2] == ParsedLine()
     assert session(parsed) == ("/w/fork", "continue from here")
 
@@ -768,7 +769,8 @@ def test_codex_sample_shape_catalogue() -> None:
     parsed = parse_all(CODEX, lines)
     metas = [p for raw, p in zip(lines, parsed, strict=True) if json.loads(raw)["type"] == "session_meta"]
     assert len(metas) == 7
-    assert [m.session for m in metas] == [SessionInfo(id="", agent="codex", cwd="/tmp/repo")] + [None] * 6
+    first = SessionInfo(id="", agent="codex", cwd="/tmp/repo", cwds=("/tmp/repo",))
+    assert [m.session for m in metas] == [first] + [None] * 6
     assert [t.files for t in turns(parsed) if t.files] == [("/tmp/repo/a.txt",)]
     assert session(parsed) == ("/tmp/repo", "List the files")
     assert next(t.text for t in turns(parsed) if t.text.startswith("[tool result]")) == "[tool result]\na.txt\n"

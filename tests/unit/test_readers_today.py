@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from checkpoint import config, pipeline
+from checkpoint import config, pipeline, runner
 from checkpoint.config import Settings
+from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import Role
 from checkpoint.sources import locate
 from checkpoint.sources.base import FileRole, line_id
@@ -244,3 +245,33 @@ def test_default_roots_include_codexs_archive_and_claude_desktop(monkeypatch: py
     session = desktop / "org" / "a1b2" / ".claude" / "projects" / "-w" / f"{S}.jsonl"
     assert locate(session) == FileRole("claude", S)
     assert locate(desktop / "org" / "a1b2" / "audit.jsonl") is None
+
+
+# -- every folder a session worked in --------------------------------------------------------------
+
+
+def test_a_session_counts_for_every_folder_it_worked_in(settings: Settings, store: Store,
+                                                        roots: tuple[Path, Path]) -> None:
+    """A Claude session that cd'd from /w/app to /w/lib, and a Codex rollout whose later turn ran in
+    /w/lib: both belong to /w/lib too (and stay in /w/app); a folder neither worked in finds neither."""
+    claude = roots[0] / "-w-app" / f"{S}.jsonl"
+    claude.parent.mkdir(parents=True)
+    moved = [user("u1", "start") | {"cwd": "/w/app"},
+             assistant("a1", "msg_1", {"type": "text", "text": "We'll use marker-moved-on."}) | {"cwd": "/w/lib"}]
+    claude.write_text("".join(json.dumps(r) + "\n" for r in moved))
+    rollout = _rollout(roots[1] / "2026" / "12" / "01" / f"rollout-2026-12-01T10-00-00-{CODEX_ID}.jsonl",
+                       codex_line("session_meta", {"id": CODEX_ID, "cwd": "/w/app"}),
+                       codex_line("turn_context", {"cwd": "/w/lib/"}),
+                       codex_line("response_item", {"type": "message", "role": "assistant", "content": [
+                           {"type": "output_text", "text": "We'll use marker-codex-moved."}]}))
+    pipeline.scan(store, settings)
+    assert rollout.exists()
+    ids = {S, CODEX_ID}
+    assert {s.id for s in store.workspace_sessions(["/w/lib"])} == ids
+    assert {s.id for s in store.workspace_sessions(["/w/app"])} == ids
+    assert {s.id for s in store.workspace_sessions(["/w/li"])} == set()  # a prefix that is no folder
+    assert {s.cwd for s in store.session_counts()} == {"/w/app"}  # the session's own cwd: its first
+    runner.extract_due(store, HeuristicExtractor())
+    assert len(store.workspace_items(["/w/lib"]).items) == 2
+    assert store.search("marker", workspaces=["/w/lib"]).hits
+    assert not store.search("marker", workspaces=["/elsewhere"]).hits

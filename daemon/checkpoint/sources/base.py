@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -223,16 +224,31 @@ TERMINAL_ESCAPE = "terminal_escape"  # colour and cursor codes in hook and comma
 
 # CSI (colours, cursor moves), OSC (titles, links; ended by BEL or ST) and the two-byte escapes.
 _TERMINAL_ESCAPE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
 )
 
 
 def without_terminal_escapes(text: str, dropped: defaultdict[str, int]) -> str:
     """The text without terminal escape sequences (they mean nothing to a reader of the turn and
     split words for search); the characters removed are counted under TERMINAL_ESCAPE."""
-    if "\x1b" not in text and "\x9b" not in text:
+    if "\x1b" not in text:
         return text
     cleaned = _TERMINAL_ESCAPE.sub("", text)
     if len(cleaned) != len(text):
         dropped[TERMINAL_ESCAPE] += len(text) - len(cleaned)
     return cleaned
+
+
+CWDS_REMEMBERED = 64  # folders a file's sessions worked in, remembered to say each once
+
+
+def worked_in(cwd: str, state: JsonObject, out: ParsedLine,
+              merge: Callable[..., SessionInfo]) -> None:
+    """Note a folder the session worked in, once per file (the store keeps every one)."""
+    seen: list[str] = state.setdefault("cwds", [])
+    if cwd in seen:
+        return
+    seen.append(cwd)
+    del seen[:-CWDS_REMEMBERED]
+    known = out.session.cwds if out.session is not None else ()
+    out.session = merge(out.session, cwds=(*known, cwd))

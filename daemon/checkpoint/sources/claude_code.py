@@ -37,6 +37,7 @@ from checkpoint.sources.base import (
     ParsedLine,
     line_id,
     text_of,
+    worked_in,
 )
 
 AGENT = "claude"
@@ -312,9 +313,14 @@ class ClaudeCodeReader:
     # -- session facts ----------------------------------------------------------------------------
 
     def _learn_session(self, obj: JsonObject, state: JsonObject, out: ParsedLine) -> None:
-        if "cwd" not in state and isinstance(obj.get("cwd"), str):
-            state["cwd"] = obj["cwd"]
-            out.session = _merge(out.session, cwd=obj["cwd"])
+        cwd = obj.get("cwd")
+        if obj.get("type") == "relocated":
+            cwd = obj.get("relocatedCwd")
+        if "cwd" not in state and isinstance(cwd, str):
+            state["cwd"] = cwd
+            out.session = _merge(out.session, cwd=cwd)
+        if isinstance(cwd, str) and cwd:
+            worked_in(cwd, state, out, _merge)
         if "session_id" not in state and isinstance(obj.get("sessionId"), str):
             state["session_id"] = obj["sessionId"]
 

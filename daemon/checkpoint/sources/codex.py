@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from checkpoint.model import Role, SessionInfo, TurnDraft
-from checkpoint.sources.base import UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, line_id, text_of
+from checkpoint.sources.base import UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, line_id, text_of, worked_in
 
 AGENT = "codex"
 _SESSION_IN_NAME = re.compile(
@@ -86,9 +86,11 @@ class CodexReader:
                 if isinstance(payload.get("cwd"), str):
                     state["cwd"] = payload["cwd"]
                     out.session = _session(cwd=payload["cwd"])
+                    worked_in(payload["cwd"], state, out, _session)
         elif kind == "turn_context":
-            if isinstance(payload.get("cwd"), str):
+            if isinstance(payload.get("cwd"), str) and payload["cwd"]:
                 state["cwd"] = payload["cwd"]
+                worked_in(payload["cwd"], state, out, _session)
         elif kind in _RESPONSE_ITEMS:
             self._response_item(payload, raw, timestamp, state, out)
         elif kind == "event_msg":
@@ -119,6 +121,7 @@ class CodexReader:
                 if cwd and "cwd" not in state:  # legacy rollouts name the cwd only here
                     state["cwd"] = cwd.group(1).strip()
                     out.session = _session(out.session, cwd=state["cwd"])
+                    worked_in(state["cwd"], state, out, _session)
                 return
             if who == "user" and text.lstrip().startswith(_SUBAGENT_NOTICE):
                 out.dropped[SUBAGENT_COPY] += len(text)
