@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,24 @@ def default_db() -> Path:
 
 
 def default_sources() -> list[Path]:
+    """Claude Code's projects, Codex's sessions and its archive (a rollout moved there keeps its
+    turn ids), and Claude Desktop's local agent mode, whose sessions are Claude Code transcripts
+    under `<session folders>/.claude/projects/` (the Claude reader claims only those there)."""
     home = Path.home()
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     codex = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
-    return [claude / "projects", codex / "sessions"]
+    return [claude / "projects", codex / "sessions", codex / "archived_sessions",
+            claude_desktop_dir() / "local-agent-mode-sessions"]
+
+
+def claude_desktop_dir() -> Path:
+    """Claude Desktop's data folder on this platform."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Claude"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming") / "Claude"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "Claude"
 
 
 def extractor_workdir(db: Path) -> Path:

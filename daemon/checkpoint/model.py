@@ -52,6 +52,9 @@ class SessionInfo:
     agent: str
     cwd: str | None = None
     title: str | None = None
+    # Every folder the session worked in (cd, a relocation, a Codex turn in another cwd) that this
+    # batch newly saw: all count for workspace scoping, `cwd` (the first) stays the session's own.
+    cwds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,8 @@ class _Batch:
             self.session = info
         else:
             self.session = replace(self.session, cwd=info.cwd or self.session.cwd,
-                                   title=info.title or self.session.title)
+                                   title=info.title or self.session.title,
+                                   cwds=(*self.session.cwds, *(c for c in info.cwds if c not in self.session.cwds)))
 
 
 def _ingest_file(

@@ -25,7 +25,8 @@ Answers
     responder answers the planted decisions of tests/support/synth.py found in it (fake_anthropic's
     `planted_decisions`: one decision per "We'll use marker-<hex> ..." sentence, cited to its turn's
     label), as JSON text {"items": [...]}, with "same_as" when the request's schema has that property.
-    `fake.responder = fn`: fn(ResponsesRequest) returns a list of items or a str sent verbatim.
+    `fake.responder = fn`: fn(ResponsesRequest) returns a list of items or a str sent verbatim, or a
+    dict {"output": [output items]} answered as they are (a function_call to drive an agent's tools).
     A `text.format` of type json_schema with `"strict": true` is checked as OpenAI's structured outputs
     check it: every object has `additionalProperties: false` and lists every property in `required`;
     a schema that breaks this is a 400 invalid_request_error naming the key, as the real API answers.
@@ -87,7 +88,7 @@ class RequestRecord:
     usage: JSON | None = None
 
 
-Responder = Callable[[ResponsesRequest], list[JSON] | str]
+Responder = Callable[[ResponsesRequest], list[JSON] | str | JSON]
 
 
 def default_responder(request: ResponsesRequest) -> list[JSON]:
@@ -274,6 +275,12 @@ class FakeOpenAI:
             _hard_close(h)
             return
         answer = self.responder(request)
+        if isinstance(answer, dict):
+            response = self._response(rec.seq, request, "")
+            response["output"] = answer["output"]
+            rec.usage = response["usage"]
+            self._stream_items(h, rec, response)
+            return
         text = answer if isinstance(answer, str) else json.dumps({"items": answer}, ensure_ascii=False)
         if fault == "malformed":
             text = repr({"items": answer})
@@ -329,6 +336,25 @@ class FakeOpenAI:
         if cut:
             _hard_close(h)
             return
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
+
+    def _stream_items(self, h: _Handler, rec: RequestRecord, response: JSON) -> None:
+        """Output items (tool calls) streamed whole: added, then done, each."""
+        rec.status = 200
+        head = dict(response, status="in_progress", output=[], usage=None)
+        events: list[JSON] = [{"type": "response.created", "response": head}]
+        for n, item in enumerate(response["output"]):
+            events.append({"type": "response.output_item.added", "output_index": n, "item": item})
+            events.append({"type": "response.output_item.done", "output_index": n, "item": item})
+        events.append({"type": "response.completed", "response": response})
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for n, event in enumerate(events):
+            data = f"event: {event['type']}\ndata: {json.dumps(dict(event, sequence_number=n))}\n\n".encode()
+            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
 

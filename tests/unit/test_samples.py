@@ -30,10 +30,11 @@ CHUNK_TOKENS = 300  # small: many chunks, and the longer turns are split
 # -- the independent count ----------------------------------------------------------------------
 
 REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+MACHINE_TAGS = ("<task-notification>",)  # a background task reporting, in the user's place
 CODEX_INJECTED = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
 CODEX_EVENT_COPIES = ("user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content")
 CODEX_TOOL_ITEMS = ("function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output",
-                    "local_shell_call")
+                    "local_shell_call", "web_search_call")
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -54,13 +55,14 @@ def claude_is_turn(obj: dict[str, Any]) -> bool:
                 return True
             text = block.get("text")
             said = block.get("type") == "text" and isinstance(text, str) and not obj.get("isMeta")
-            if said and REMINDER.sub("", str(text)).strip():
+            if said and REMINDER.sub("", str(text)).strip() and not str(text).lstrip().startswith(MACHINE_TAGS):
                 return True
         return False
     if kind == "assistant" and isinstance(message, dict):
         if obj.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
             return False
-        return any((b.get("type") == "text" and b.get("text")) or (b.get("type") == "thinking" and b.get("thinking"))
+        return any((b.get("type") == "text" and str(b.get("text") or "").strip())
+                   or (b.get("type") == "thinking" and str(b.get("thinking") or "").strip())
                    or b.get("type") in ("tool_use", "server_tool_use") for b in _blocks(message.get("content")))
     if kind == "attachment":
         attachment = obj.get("attachment")
@@ -127,7 +129,9 @@ def expected_of(path: Path, session_id: str, agent: str) -> Expected:
                 exp.turn_ids.add(line_id(raw))
             payload = obj.get("payload")
             event = payload.get("type") if obj.get("type") == "event_msg" and isinstance(payload, dict) else None
-            if event in CODEX_EVENT_COPIES:
+            if event in CODEX_EVENT_COPIES or event == "item_completed" or (
+                    event == "task_complete" and isinstance(payload, dict)
+                    and isinstance(payload.get("last_agent_message"), str)):
                 exp.copies["event_copy"] += 1
             if obj.get("type") == "compacted":
                 exp.copies["compaction_summary"] += 1

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +24,15 @@ class ParsedLine:
     session: SessionInfo | None = None
     # Content deliberately not sent, by named policy: policy -> characters (or 1 per record).
     dropped: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))  # one per line: not a Counter
+
+    def add(self, draft: TurnDraft) -> None:
+        """Keep a turn, without terminal escapes; one with nothing but whitespace (and no file it
+        touched) is not a turn: counted under EMPTY_TURN."""
+        draft.text = without_terminal_escapes(draft.text, self.dropped)
+        if not draft.text.strip() and not draft.files:
+            self.dropped[EMPTY_TURN] += len(draft.text) or 1
+            return
+        self.turns.append(draft)
 
 
 @dataclass(frozen=True)
@@ -205,3 +215,40 @@ def text_of(value: Any) -> str:
                 parts.append(block["text"])
         return "\n".join(parts)
     return ""
+
+
+# Policies every reader counts under the same name.
+UNKNOWN_RECORD = "unknown_record"  # a record type this reader does not know: skipped, never silently
+EMPTY_TURN = "empty_turn"  # a turn with nothing but whitespace (or an empty thinking block) in it
+TERMINAL_ESCAPE = "terminal_escape"  # colour and cursor codes in hook and command output
+
+# CSI (colours, cursor moves), OSC (titles, links; ended by BEL or ST) and the two-byte escapes.
+_TERMINAL_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+)
+
+
+def without_terminal_escapes(text: str, dropped: defaultdict[str, int]) -> str:
+    """The text without terminal escape sequences (they mean nothing to a reader of the turn and
+    split words for search); the characters removed are counted under TERMINAL_ESCAPE."""
+    if "\x1b" not in text:
+        return text
+    cleaned = _TERMINAL_ESCAPE.sub("", text)
+    if len(cleaned) != len(text):
+        dropped[TERMINAL_ESCAPE] += len(text) - len(cleaned)
+    return cleaned
+
+
+CWDS_REMEMBERED = 64  # folders a file's sessions worked in, remembered to say each once
+
+
+def worked_in(cwd: str, state: JsonObject, out: ParsedLine,
+              merge: Callable[..., SessionInfo]) -> None:
+    """Note a folder the session worked in, once per file (the store keeps every one)."""
+    seen: list[str] = state.setdefault("cwds", [])
+    if cwd in seen:
+        return
+    seen.append(cwd)
+    del seen[:-CWDS_REMEMBERED]
+    known = out.session.cwds if out.session is not None else ()
+    out.session = merge(out.session, cwds=(*known, cwd))

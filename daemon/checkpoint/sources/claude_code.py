@@ -29,9 +29,19 @@ from typing import Any
 import orjson
 
 from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, Role, SessionInfo, TurnDraft
-from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, line_id, text_of
+from checkpoint.sources.base import (
+    EMPTY_TURN,
+    UNKNOWN_RECORD,
+    FileRole,
+    JsonObject,
+    ParsedLine,
+    line_id,
+    text_of,
+    worked_in,
+)
 
 AGENT = "claude"
+DESKTOP_SESSIONS = "local-agent-mode-sessions"  # Claude Desktop: <...>/.claude/projects/<slug>/<session>.jsonl
 HEAD_BYTES = 64 << 10  # how much of a legacy sub-agent file is read to find its parent session
 MESSAGES_REMEMBERED = 64  # message ids whose blocks are remembered, to notice a block written twice
 # Text the harness injects into user messages; it was not said in the session.
@@ -44,6 +54,21 @@ _TITLE_RANK = {"first-prompt": 0, "summary": 1, "ai-title": 2, "custom-title": 3
 _NOT_A_TITLE = ("<", "[Request interrupted")
 _SESSION_FIELD = re.compile(rb'"sessionId"\s*:\s*"([^"\\]+)"')
 _NOT_IN_SLUG = re.compile(r"[^A-Za-z0-9]")
+# Record types that are bookkeeping, not turns (request copies, costs, modes, queue state, links...):
+# skipped by design. Any other type is skipped too, but counted under UNKNOWN_RECORD.
+_BOOKKEEPING = frozenset({
+    "system", "file-history-snapshot", "file-history-delta", "queue-operation", "last-prompt", "mode",
+    "permission-mode", "worktree-state", "relocated", "pr-link", "frame-link", "bridge-session", "atis-latch",
+    "started", "result", "agent-name", "api-request", "api-request-blob", "api-request-shape", "tools-used",
+    "cost-state", "fork-context-ref", "tag",
+})
+# Text the harness writes in the user's place when a background task, a Monitor or a scheduled
+# job reports: a machine speaking, not the user (policy `machine_notification`).
+_MACHINE_TAGS = ("<task-notification>", "<monitor-event", "<monitor-notification", "<background-task",
+                 "<scheduled-task")
+_MACHINE_MODES = frozenset({"task-notification", "monitor", "background-task", "task"})
+MACHINE_NOTIFICATION = "machine_notification"
+QUEUED_PROMPT = "queued_prompt"  # a queued prompt whose later user record is the one kept
 
 
 def project_slugs(cwd: Path) -> set[str]:
@@ -61,6 +86,8 @@ class ClaudeCodeReader:
             return None
         if path.name.startswith("rollout-"):
             return None
+        if DESKTOP_SESSIONS in path.parts and not _under_projects(path):
+            return None  # Claude Desktop's own files beside its sessions' transcripts
         if path.name.startswith("agent-"):
             # <session>/subagents/[workflows/<wf>/]agent-*.jsonl: the session is the nearest ancestor
             # named like a session; legacy agent-*.jsonl beside sessions learn it from their content.
@@ -85,13 +112,16 @@ class ClaudeCodeReader:
         elif kind == "progress":
             out.dropped["progress_copy"] += len(raw)
         elif kind == "attachment":
-            self._attachment(obj, raw, out)
+            self._attachment(obj, raw, state, out)
         elif kind in _TITLE_KEYS:
             title = obj.get(_TITLE_KEYS[kind])
             if isinstance(title, str):
                 self._title(title, kind, state, out)
-        # everything else (system, snapshots, queue operations, modes, links, unknown types) is
-        # bookkeeping: ignored by design, new types appear every few releases.
+        elif kind == "queue-operation":
+            self._queue_operation(obj, raw, state, out)
+        elif kind not in _BOOKKEEPING:
+            # New types appear every few releases: skipped, but never silently.
+            out.dropped[UNKNOWN_RECORD] += len(raw)
         return out
 
     # -- line kinds -------------------------------------------------------------------------------
@@ -133,12 +163,18 @@ class ClaudeCodeReader:
         else:
             text = "\n".join(t for t in texts if t)
             role = Role.USER
+            if _is_machine(text, obj.get("origin")):
+                out.dropped[MACHINE_NOTIFICATION] += len(text)
+                return
+            if text and _took_queued(text, state):
+                # Its queue entry was already stored as the turn (see _queue_operation).
+                out.dropped[QUEUED_PROMPT] += len(text)
+                return
             if text and not text.startswith(_NOT_A_TITLE):
                 self._title(text, "first-prompt", state, out)
+            _said_by_user(text, state)
         if text or files:
-            out.turns.append(
-                TurnDraft(_id(obj, raw), role, text, files, _str(obj.get("timestamp")), None)
-            )
+            out.add(TurnDraft(_id(obj, raw), role, text, files, _str(obj.get("timestamp")), None))
 
     @staticmethod
     def _said(text: str, out: ParsedLine) -> str:
@@ -189,7 +225,10 @@ class ClaudeCodeReader:
             if btype == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
             elif btype == "thinking" and isinstance(block.get("thinking"), str):
-                texts.append(f"(thinking) {block['thinking']}")
+                if block["thinking"].strip():
+                    texts.append(f"(thinking) {block['thinking']}")
+                else:  # display omitted: only a signature
+                    out.dropped[EMPTY_TURN] += len(block["thinking"]) or 1
             elif btype == "redacted_thinking":
                 out.dropped["redacted_thinking"] += len(str(block.get("data", "")))
             elif btype in ("tool_use", "server_tool_use"):
@@ -197,9 +236,9 @@ class ClaudeCodeReader:
         role = Role.ASSISTANT if texts else Role.TOOL
         text = "\n".join(texts + tool_calls)
         if text:
-            out.turns.append(TurnDraft(_id(obj, raw), role, text, (), _str(obj.get("timestamp")), message_id))
+            out.add(TurnDraft(_id(obj, raw), role, text, (), _str(obj.get("timestamp")), message_id))
 
-    def _attachment(self, obj: JsonObject, raw: bytes, out: ParsedLine) -> None:
+    def _attachment(self, obj: JsonObject, raw: bytes, state: JsonObject, out: ParsedLine) -> None:
         attachment = obj.get("attachment")
         if isinstance(attachment, dict) and attachment.get("type") in _HOOK_ATTACHMENTS:
             # Ignored like other attachments, but Checkpoint's own context is counted: it must be seen
@@ -215,15 +254,73 @@ class ClaudeCodeReader:
                 if isinstance(block, dict) and block.get("type") in ("image", "document"):
                     out.dropped["base64_image"] += _payload_size(block)
             text = self._said(text_of(prompt), out)
+            origin = attachment.get("origin")
+            mode = attachment.get("commandMode")
+            if _is_machine(text, origin) or (isinstance(mode, str) and mode in _MACHINE_MODES):
+                out.dropped[MACHINE_NOTIFICATION] += len(text) or 1
+                return
+            if text and _took_queued(text, state):
+                out.dropped[QUEUED_PROMPT] += len(text)
+                return
+            _said_by_user(text, state)
             if text:
-                out.turns.append(TurnDraft(_id(obj, raw), Role.USER, text, (), _str(obj.get("timestamp"))))
+                out.add(TurnDraft(_id(obj, raw), Role.USER, text, (), _str(obj.get("timestamp"))))
+
+    def _queue_operation(self, obj: JsonObject, raw: bytes, state: JsonObject, out: ParsedLine) -> None:
+        """A prompt typed while the agent works is queued (`enqueue`). Dequeued, it becomes a user
+        record (or a `queued_command` attachment): that record is the turn. Removed from the queue
+        without one having appeared since, the harness handed it to the model mid-turn, and the
+        queue entry is the only place it is written (seen in real 2.1.39 transcripts; the compaction
+        summary shows the model got it): stored then, as the user's turn, under the enqueue line's
+        id. A user record of the same text appearing before marks it said (never stored twice);
+        one appearing after is the copy (`queued_prompt`). Only whole lines are read, and a re-read
+        replays the same lines in the same order: the same decision, the same ids."""
+        operation = obj.get("operation")
+        if operation == "enqueue":
+            text = text_of(obj.get("content")).strip()
+            if not text:
+                return
+            machine = _is_machine(text, None)
+            if machine:
+                out.dropped[MACHINE_NOTIFICATION] += len(text)
+            # Every entry is queued, so that each dequeue and remove takes its own; only a prompt is
+            # ever stored from here (a slash command comes back as its command record).
+            queue: list[JsonObject] = state.setdefault("queue", [])
+            queue.append({"id": line_id(raw), "text": text, "ts": _str(obj.get("timestamp")),
+                          "prompt": not machine and not text.startswith("/")})
+            del queue[:-QUEUE_REMEMBERED]  # a queue never emptied (a crash) costs nothing forever
+        elif operation == "dequeue":
+            queue = state.get("queue") or []
+            if queue:
+                queue.pop(0)  # becomes a user record: that record is the turn
+        elif operation == "clear":
+            state.pop("queue", None)  # the user emptied the queue: nothing of it was sent
+        elif operation == "remove":
+            # A remove names no entry. Seen (2.1.39): it takes the prompt just queued, while older
+            # task notifications stay queued, never dequeued: so the newest prompt still waiting.
+            queue = state.get("queue") or []
+            waiting = [i for i, entry in enumerate(queue) if entry["prompt"]]
+            if not waiting:
+                if queue:
+                    queue.pop()
+                return
+            entry = queue.pop(waiting[-1])
+            taken: list[str] = state.setdefault("queued_taken", [])
+            taken.append(entry["text"])
+            del taken[:-QUEUED_REMEMBERED]
+            out.add(TurnDraft(entry["id"], Role.USER, entry["text"], (), entry["ts"]))
 
     # -- session facts ----------------------------------------------------------------------------
 
     def _learn_session(self, obj: JsonObject, state: JsonObject, out: ParsedLine) -> None:
-        if "cwd" not in state and isinstance(obj.get("cwd"), str):
-            state["cwd"] = obj["cwd"]
-            out.session = _merge(out.session, cwd=obj["cwd"])
+        cwd = obj.get("cwd")
+        if obj.get("type") == "relocated":
+            cwd = obj.get("relocatedCwd")
+        if "cwd" not in state and isinstance(cwd, str):
+            state["cwd"] = cwd
+            out.session = _merge(out.session, cwd=cwd)
+        if isinstance(cwd, str) and cwd:
+            worked_in(cwd, state, out, _merge)
         if "session_id" not in state and isinstance(obj.get("sessionId"), str):
             state["session_id"] = obj["sessionId"]
 
@@ -234,6 +331,42 @@ class ClaudeCodeReader:
             return
         state["title_rank"] = _TITLE_RANK[source]
         out.session = _merge(out.session, title=" ".join(title.split())[:120])
+
+
+QUEUED_REMEMBERED = 16  # queued prompts stored from the queue, whose later user record is a copy
+QUEUE_REMEMBERED = 32  # entries of the queue followed
+
+
+def _is_machine(text: str, origin: object) -> bool:
+    """Text a background task, Monitor or scheduler wrote in the user's place."""
+    if text.lstrip().startswith(_MACHINE_TAGS):
+        return True
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    return isinstance(kind, str) and kind in _MACHINE_MODES
+
+
+def _said_by_user(text: str, state: JsonObject) -> None:
+    """A user record arrived: a queued prompt of the same text became it, not lost."""
+    queue = state.get("queue")
+    if queue and text:
+        for entry in queue:
+            if entry["prompt"] and entry["text"] == text.strip():
+                entry["prompt"] = False  # kept in the queue: its dequeue or remove is still to come
+                return
+
+
+def _took_queued(text: str, state: JsonObject) -> bool:
+    """Whether this user text is the later record of a queued prompt already stored (once)."""
+    taken = state.get("queued_taken")
+    if taken and text.strip() in taken:
+        taken.remove(text.strip())
+        return True
+    return False
+
+
+def _under_projects(path: Path) -> bool:
+    parts = path.parts
+    return any(parts[i] == ".claude" and parts[i + 1] == "projects" for i in range(len(parts) - 1))
 
 
 def _merge(info: SessionInfo | None, **fields: Any) -> SessionInfo:

@@ -10,6 +10,15 @@ Turn ids hash the raw line, whose timestamp makes it unique. Legacy rollouts (mi
 have no per-line timestamp, so a line repeated word for word ("yes", twice) is told apart by how many
 times it occurred before in the file. A fork copies its parent's history, including a second
 `session_meta`: the first one owns the session's identity and cwd.
+
+A sub-agent (multi-agent mode) writes its own rollout, whose `session_meta` names the parent thread
+(`parent_thread_id`, or `source.subagent.thread_spawn.parent_thread_id`): its turns belong to the
+parent's session, as a Claude Code sub-agent file's do. The parent's copies of what the sub-agent
+said (`response_item` `agent_message`, the `<subagent_notification>` user message 0.169 writes, and
+the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`;
+`item_completed` envelopes and `task_complete.last_agent_message` copy response items too
+(`event_copy`). `web_search_call` is a
+tool turn. Record types not known here are skipped and counted (`unknown_record`).
 """
 
 from __future__ import annotations
@@ -20,8 +29,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from checkpoint.model import Role, SessionInfo, TurnDraft
-from checkpoint.sources.base import FileRole, JsonObject, ParsedLine, line_id, text_of
+from checkpoint.sources.base import UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, line_id, text_of, worked_in
 
 AGENT = "codex"
 _SESSION_IN_NAME = re.compile(
@@ -30,6 +41,18 @@ _SESSION_IN_NAME = re.compile(
 _INJECTED_PREFIXES = ("<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>")
 _EVENT_COPIES = {"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content"}
 _ENV_CWD = re.compile(r"<cwd>([^<]+)</cwd>")
+HEAD_BYTES = 256 << 10  # the first line (session_meta, with the base instructions) fits in this
+_RESPONSE_ITEMS = ("response_item", "message", "reasoning", "function_call", "function_call_output",
+                   "custom_tool_call", "custom_tool_call_output", "local_shell_call", "web_search_call")
+# Top-level records that are bookkeeping, not turns: skipped by design.
+_BOOKKEEPING = frozenset({"world_state", "token_usage_record", "inter_agent_communication_metadata",
+                          "ghost_snapshot", "session_state"})
+# Response items that are no turn: tool lists offered, a snapshot of the work tree.
+_ITEM_BOOKKEEPING = frozenset({"additional_tools", "ghost_snapshot", "compaction", "compaction_summary"})
+SUBAGENT_COPY = "subagent_copy"
+_SUBAGENT_NOTICE = "<subagent_notification>"
+_SUBAGENT_WAITS = frozenset({"wait_agent", "wait"})  # multi-agent tools whose output is the answers
+CALLS_REMEMBERED = 32
 
 
 class CodexReader:
@@ -39,6 +62,11 @@ class CodexReader:
         if not path.name.startswith("rollout-") or path.suffix != ".jsonl":
             return None
         match = _SESSION_IN_NAME.search(path.name)
+        parent = _parent_thread(path)
+        if parent is None:
+            return None  # its first line is not written yet: claimed once it is
+        if parent:
+            return FileRole(AGENT, parent, subagent=True)
         return FileRole(AGENT, match.group(1) if match else path.stem)
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
@@ -58,16 +86,19 @@ class CodexReader:
                 if isinstance(payload.get("cwd"), str):
                     state["cwd"] = payload["cwd"]
                     out.session = _session(cwd=payload["cwd"])
+                    worked_in(payload["cwd"], state, out, _session)
         elif kind == "turn_context":
-            if isinstance(payload.get("cwd"), str):
+            if isinstance(payload.get("cwd"), str) and payload["cwd"]:
                 state["cwd"] = payload["cwd"]
-        elif kind in ("response_item", "message", "reasoning", "function_call", "function_call_output",
-                      "custom_tool_call", "custom_tool_call_output", "local_shell_call"):
+                worked_in(payload["cwd"], state, out, _session)
+        elif kind in _RESPONSE_ITEMS:
             self._response_item(payload, raw, timestamp, state, out)
         elif kind == "event_msg":
             self._event(payload, raw, timestamp, state, out)
         elif kind == "compacted":
             out.dropped["compaction_summary"] += len(str(payload.get("message", "")))
+        elif kind not in _BOOKKEEPING and not (kind is None and "record_type" in obj):  # legacy state lines
+            out.dropped[UNKNOWN_RECORD] += len(raw)
         return out
 
     def _response_item(
@@ -90,6 +121,10 @@ class CodexReader:
                 if cwd and "cwd" not in state:  # legacy rollouts name the cwd only here
                     state["cwd"] = cwd.group(1).strip()
                     out.session = _session(out.session, cwd=state["cwd"])
+                    worked_in(state["cwd"], state, out, _session)
+                return
+            if who == "user" and text.lstrip().startswith(_SUBAGENT_NOTICE):
+                out.dropped[SUBAGENT_COPY] += len(text)
                 return
             role = Role.USER if who == "user" else Role.ASSISTANT
             if role is Role.USER and text and not state.get("titled"):
@@ -107,15 +142,34 @@ class CodexReader:
             name = item.get("name", "tool")
             body = item.get("arguments") if itype == "function_call" else item.get("input")
             text = f"[tool {name}] {body if isinstance(body, str) else ''}"
+            if name in _SUBAGENT_WAITS and isinstance(item.get("call_id"), str):
+                waits: list[str] = state.setdefault("subagent_waits", [])
+                waits.append(item["call_id"])
+                del waits[:-CALLS_REMEMBERED]
         elif itype in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
-            text = f"[tool result]\n{output if isinstance(output, str) else text_of(output)}"
+            result = output if isinstance(output, str) else text_of(output)
+            if item.get("call_id") in state.get("subagent_waits", ()):
+                # The sub-agents' final answers, which their own rollouts hold: only the call is kept.
+                out.dropped[SUBAGENT_COPY] += len(result)
+                result = "(the sub-agents' answers: in their own turns)"
+            text = f"[tool result]\n{result}"
         elif itype == "local_shell_call":
             action = item.get("action")
             command = action.get("command") if isinstance(action, dict) else None
             text = f"[shell] {' '.join(map(str, command)) if isinstance(command, list) else ''}"
-        if text.strip():
-            out.turns.append(TurnDraft(_turn_id(raw, timestamp, state), role, text, (), timestamp))
+        elif itype == "web_search_call":
+            text = _web_search(item.get("action"))
+        elif itype == "agent_message":
+            # A sub-agent's message delivered to the parent: the sub-agent's own rollout holds it.
+            out.dropped[SUBAGENT_COPY] += len(text_of(item.get("content")) or str(item.get("message") or "")) or 1
+            return
+        elif itype in _ITEM_BOOKKEEPING:
+            return
+        else:
+            out.dropped[UNKNOWN_RECORD] += len(raw)
+            return
+        out.add(TurnDraft(_turn_id(raw, timestamp, state), role, text, (), timestamp))
 
     def _event(
         self, event: JsonObject, raw: bytes, timestamp: str | None, state: JsonObject, out: ParsedLine
@@ -123,13 +177,18 @@ class CodexReader:
         etype = event.get("type")
         if etype in _EVENT_COPIES:
             out.dropped["event_copy"] += len(str(event.get("message") or event.get("text") or ""))
+        elif etype == "item_completed":
+            # Typed copies of the response items (AgentMessage, UserMessage, CommandExecution, ...).
+            out.dropped["event_copy"] += len(str(event.get("item") or "")) or 1
+        elif etype == "task_complete" and isinstance(event.get("last_agent_message"), str):
+            out.dropped["event_copy"] += len(event["last_agent_message"]) or 1
         elif etype == "patch_apply_end" and event.get("success") is not False:
             changes = event.get("changes")
             if isinstance(changes, dict) and changes:
                 files = tuple(_absolute(p, state.get("cwd")) for p in changes if isinstance(p, str))
                 summary = "\n".join(f"{_change_type(changes[p])} {p}" for p in changes)
                 turn_id = _turn_id(raw, timestamp, state)
-                out.turns.append(TurnDraft(turn_id, Role.TOOL, f"[patch applied]\n{summary}", files, timestamp))
+                out.add(TurnDraft(turn_id, Role.TOOL, f"[patch applied]\n{summary}", files, timestamp))
 
 
 def _turn_id(raw: bytes, timestamp: str | None, state: JsonObject) -> str:
@@ -141,6 +200,53 @@ def _turn_id(raw: bytes, timestamp: str | None, state: JsonObject) -> str:
     seen = repeats.get(key, 0)
     repeats[key] = seen + 1
     return key if seen == 0 else line_id(raw + b"#%d" % seen)
+
+
+def _web_search(action: object) -> str:
+    """What a web search looked for (a query, a page opened, a text found in a page)."""
+    if not isinstance(action, dict):
+        return "[web search]"
+    what = action.get("query") or action.get("url") or action.get("pattern") or ""
+    queries = action.get("queries")
+    if not what and isinstance(queries, list):
+        what = "; ".join(q for q in queries if isinstance(q, str))
+    kind = action.get("type")
+    return f"[web search{' ' + kind if isinstance(kind, str) and kind != 'search' else ''}] {what}".rstrip()
+
+
+def _parent_thread(path: Path) -> str | None:
+    """The parent thread of a sub-agent rollout, named in its first line's `session_meta`; "" for
+    a rollout of its own (or one whose first line says nothing: a legacy file, a bad line); None
+    while the first line is not complete yet (claiming it then would file it under itself for good)."""
+    if not path.is_file():
+        return ""  # a FIFO, a directory: the reading says what it is
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return ""
+    end = head.find(b"\n")
+    if end < 0:
+        return "" if len(head) == HEAD_BYTES else None
+    try:
+        obj = orjson.loads(head[:end])
+    except orjson.JSONDecodeError:
+        return ""
+    payload = obj.get("payload") if isinstance(obj, dict) else None
+    if not isinstance(payload, dict) or obj.get("type") != "session_meta":
+        return ""
+    # A sub-agent of a sub-agent names its direct parent; `session_id` names the root thread.
+    root = payload.get("session_id")
+    if isinstance(root, str) and root and root != payload.get("id"):
+        return root
+    parent = payload.get("parent_thread_id")
+    source = payload.get("source")
+    if not parent and isinstance(source, dict) and isinstance(source.get("subagent"), dict):
+        spawn: JsonObject = source["subagent"]
+        if isinstance(spawn.get("thread_spawn"), dict):
+            spawn = spawn["thread_spawn"]
+        parent = spawn.get("parent_thread_id")
+    return parent if isinstance(parent, str) and parent else ""
 
 
 def _change_type(change: Any) -> str:

@@ -3,8 +3,8 @@ search over items, one item with the turns it came from, a workspace's capture c
 bounded in SQL (LIMIT, and a count of what the limit left out): an agent's context and a tool's
 answer have a size cap, and a hook has well under a second on a database of thousands of sessions.
 
-A workspace is a folder: the sessions whose cwd is that folder or one under it (matched by prefix
-in SQL, not LIKE: a path holding `%` or `_` means itself)."""
+A workspace is a folder: the sessions that worked in that folder or one under it, by any of their
+cwds (matched by prefix in SQL, not LIKE: a path holding `%` or `_` means itself)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCoun
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
 from checkpoint.store.records import ItemPage, SourceExcerpt
-from checkpoint.store.search import SearchMixin, file_clause
+from checkpoint.store.search import SearchMixin, file_clause, under, worked_in_clause
 
 # Accepted first, then new; newest first within each (items of one answer share a time: the later
 # inserted, from later in the chunk, first).
@@ -23,14 +23,8 @@ _ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC
 
 
 def _workspace_clause(workspaces: Sequence[str]) -> tuple[str, list[Any]]:
-    """Sessions run in one of these folders or below: `s.cwd = w OR s.cwd starts with w + '/'`."""
-    parts: list[str] = []
-    args: list[Any] = []
-    for folder in dict.fromkeys(workspaces):
-        prefix = folder if folder.endswith("/") else folder + "/"
-        parts.append("s.cwd = ? OR substr(s.cwd, 1, ?) = ?")
-        args += [folder.rstrip("/") or "/", len(prefix), prefix]
-    return "(" + " OR ".join(parts) + ")", args
+    """Sessions that worked in one of these folders or below (any of their cwds, session_cwds)."""
+    return worked_in_clause([under(folder) for folder in dict.fromkeys(workspaces)])
 
 
 class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):

@@ -74,6 +74,7 @@ class ForgettingMixin(StoreBase):
                 ("item_aliases", "session_id"), ("items", "session_id"), ("chunks", "session_id"),
                 ("turns", "session_id"), ("drops", "session_id"), ("problems", "session_id"),
                 ("session_usage", "session_id"), ("redactions", "session_id"), ("files", "session_id"),
+                ("session_cwds", "session_id"),
                 ("sessions", "id"),
             ):
                 n = c.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,)).rowcount

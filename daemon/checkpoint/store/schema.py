@@ -331,6 +331,27 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX chunks_lease_owner ON chunks (lease_owner) WHERE lease_owner IS NOT NULL",
         ),
     ),
+    Migration(
+        # Every folder a session worked in (its cwd changes after `cd`, a relocation, a Codex turn in
+        # another folder): a workspace's sessions are those that worked in it at all, not only those
+        # whose first cwd is in it. Without a trailing separator, as items.workspace.
+        "session folders",
+        (
+            """
+            CREATE TABLE session_cwds (
+                session_id TEXT NOT NULL REFERENCES sessions(id),
+                cwd TEXT NOT NULL,
+                PRIMARY KEY (session_id, cwd)
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX session_cwds_cwd ON session_cwds (cwd)",
+            """
+            INSERT OR IGNORE INTO session_cwds (session_id, cwd)
+                SELECT id, CASE WHEN rtrim(cwd, '/') = '' THEN cwd ELSE rtrim(cwd, '/') END
+                FROM sessions WHERE cwd IS NOT NULL AND cwd != ''
+            """,
+        ),
+    ),
 )
 
 

@@ -108,6 +108,20 @@ def under(path: str) -> tuple[str, str]:
     return path, path if path.endswith("/") else path + "/"
 
 
+def worked_in_clause(folders: Sequence[tuple[str, str]]) -> tuple[str, list[Any]]:
+    """SQL for "session `s` worked in one of these folders or inside one" (`under` pairs), by any
+    folder it worked in (session_cwds), and its arguments."""
+    if not folders:
+        return "0", []
+    test = "w.cwd = ? OR substr(w.cwd, 1, ?) = ?"
+    sql = ("EXISTS (SELECT 1 FROM session_cwds w WHERE w.session_id = s.id AND ("
+           + " OR ".join([test] * len(folders)) + "))")
+    args: list[Any] = []
+    for exact, prefix in folders:
+        args += [exact, len(prefix), prefix]
+    return sql, args
+
+
 class SearchMixin(QueriesMixin):
     def search(
         self, text: str, *, kind: ItemKind | str | None = None, workspaces: Sequence[str] | None = None,
@@ -137,10 +151,9 @@ class SearchMixin(QueriesMixin):
         if workspaces is not None:
             if not workspaces:
                 return SearchResult(terms=tuple(terms), matched="all", hits=())
-            clauses.append("(" + " OR ".join(["s.cwd = ? OR substr(s.cwd, 1, ?) = ?"] * len(workspaces)) + ")")
-            for folder in workspaces:
-                exact, prefix = under(folder)
-                args += [exact, len(prefix), prefix]
+            clause, more = worked_in_clause([under(folder) for folder in workspaces])
+            clauses.append(clause)
+            args += more
         sql = (
             f"SELECT r.item_id, bm25(item_search, {', '.join(map(str, WEIGHTS))}) AS score"
             " FROM item_search JOIN item_search_rows r ON r.row = item_search.rowid"
