@@ -32,6 +32,19 @@ export const UsageShape = object({
   cost_usd: number,
 });
 
+/** Chunks of a session that are not captured and cannot be claimed now, held the same way. */
+export const HoldShape = object({
+  session_id: string,
+  /** leased: by a live run on this machine (pid); leased_elsewhere: until the lease ends; backoff: after a failure. */
+  kind: literal('leased', 'leased_elsewhere', 'backoff'),
+  chunks: number,
+  turns: number,
+  /** Seconds since the epoch: the latest lease end or backoff end among them. */
+  until: number,
+  pid: nullable(number),
+  cause: nullable(string),
+});
+
 export const SessionStatusShape = object({
   id: string,
   agent: string,
@@ -57,6 +70,8 @@ export const SessionStatusShape = object({
   deletes_in_days: nullable(number),
   /** URI of the workspace folder holding the session's cwd, if any. */
   workspace: nullable(string),
+  /** What holds its pending chunks. */
+  held: array(HoldShape),
 });
 export type SessionStatus = TypeOf<typeof SessionStatusShape>;
 
@@ -83,6 +98,8 @@ export const RunSummaryShape = object({
   items_added: number,
   /** Items that cited no turn of their chunk: kept, attributed to the chunk's turns. */
   items_attributed: number,
+  /** What held the chunks the run could not take. */
+  held: array(HoldShape),
   /** A budget that ended the run early; the rest stays pending. */
   stopped_by: nullable(string),
   failures: array(RunFailureShape),

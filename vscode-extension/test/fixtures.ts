@@ -21,6 +21,7 @@ export function session(over: Partial<SessionStatus> = {}): SessionStatus {
     at_risk: false,
     deletes_in_days: null,
     workspace: 'file:///home/dev/proj',
+    held: [],
     ...over,
   };
 }
@@ -35,6 +36,7 @@ export function runSummary(over: Partial<RunSummary> = {}): RunSummary {
     lost: 0,
     items_added: 0,
     items_attributed: 0,
+    held: [],
     stopped_by: null,
     failures: [],
     finished_at: 1767607200,
