@@ -275,6 +275,27 @@ describe('item commands', () => {
     expect(options.selection).toBe(range);
   });
 
+  it('opens a file inside the workspace folders without asking, and asks first for one outside', async () => {
+    registerCommands(fakeDeps().asDeps);
+    files.set('/home/dev/proj/src/store.py', new Uint8Array());
+    files.set('/etc/hosts', new Uint8Array());
+    setWorkspaceFolders([{ uri: vscode.Uri.file('/home/dev/proj'), name: 'proj', index: 0 }]);
+    await handler(Commands.goToCode)({ type: 'item', item: item() });
+    expect(vscode.window.showWarningMessage).not.toHaveBeenCalled();
+    expect(vi.mocked(vscode.window.showTextDocument).mock.calls.length).toBe(1);
+
+    const outside = item({ files: ['/etc/hosts'] });
+    await handler(Commands.goToCode)({ type: 'item', item: outside }); // the user closes the question
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0]).toEqual([
+      '/etc/hosts is outside the workspace folders. Open it?', { modal: true }, 'Open',
+    ]);
+    expect(vi.mocked(vscode.window.showTextDocument).mock.calls.length).toBe(1);
+    vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Open' as never);
+    await handler(Commands.goToCode)({ type: 'item', item: outside });
+    const [uri] = vi.mocked(vscode.window.showTextDocument).mock.calls[1] as unknown as [vscode.Uri];
+    expect(uri.fsPath).toBe('/etc/hosts');
+  });
+
   it('says so when the item’s file is gone', async () => {
     registerCommands(fakeDeps().asDeps);
     await handler(Commands.goToCode)({ type: 'item', item: item() });

@@ -18,6 +18,18 @@ export function resolveItemFile(file: string, cwd: string | null): string {
   return path.resolve(cwd ?? os.homedir(), file);
 }
 
+/** Whether `file` is inside one of the open workspace folders (a window with none has nothing to leave). */
+export function insideWorkspace(file: string): boolean {
+  const folders = vscode.workspace.workspaceFolders;
+  if (!folders?.length) {
+    return true;
+  }
+  return folders.some((f) => {
+    const rel = path.relative(f.uri.fsPath, file);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  });
+}
+
 export async function goToCode(arg: unknown): Promise<void> {
   const item = requireItem(arg);
   if (!item.files.length) {
@@ -39,6 +51,18 @@ export async function goToCode(arg: unknown): Promise<void> {
     await vscode.workspace.fs.stat(uri);
   } catch {
     throw new UserError(`${file} no longer exists`);
+  }
+  // A transcript names what the agent touched, anywhere on the disk: a file outside the open
+  // folders is opened only when the user says so.
+  if (!insideWorkspace(file)) {
+    const open = await vscode.window.showWarningMessage(
+      `${file} is outside the workspace folders. Open it?`,
+      { modal: true },
+      'Open',
+    );
+    if (open !== 'Open') {
+      return;
+    }
   }
   // Where the daemon placed this item's diagnostic, if it did; else the top of the file.
   const diagnostic = vscode.languages
