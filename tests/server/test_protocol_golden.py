@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "vscode-extension" / "test" / "golden"
 SESSION_ID = "00000000-0000-4000-8000-00000000c0de"
 STABLE_TMP = "/tmp/checkpoint-golden"
-WALL_CLOCK_KEYS = {"created_at", "finished_at"}  # stamped by the daemon when it runs, not by the transcript
+WALL_CLOCK_KEYS = {"created_at", "finished_at", "until"}  # stamped when the daemon runs
 WALL_CLOCK = 1767225600.0
 SESSIONS = 9  # the samples that hold a session, and the one written here
 
