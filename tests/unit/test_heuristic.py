@@ -91,9 +91,9 @@ def test_a_sentence_too_long_to_be_an_item_is_left_out_never_cut() -> None:
     assert _extract(TurnSlice(turn_id="u", seq=1, role=Role.USER, text=long)).items == []
 
 
-def test_on_the_fresh_held_out_set_it_is_at_least_as_good_as_the_baseline() -> None:
+def test_on_the_held_out_set_it_is_at_least_as_good_as_the_baseline() -> None:
     turns = heuristic_eval.load()
-    new = heuristic_eval.score(HeuristicExtractor(), turns, "fresh")
-    old = heuristic_eval.score(heuristic_eval.baseline(), turns, "fresh")
+    new = heuristic_eval.score(HeuristicExtractor(), turns, "heldout")
+    old = heuristic_eval.score(heuristic_eval.baseline(), turns, "heldout")
     assert (new.precision() or 0.0) >= (old.precision() or 0.0)
     assert (new.recall() or 0.0) >= (old.recall() or 0.0)
