@@ -18,9 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 import types
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -125,16 +127,53 @@ def score(extractor: Extractor, turns: list[Turn], split: str) -> Score:
     return result
 
 
-def baseline(rev: str = BASELINE_REV) -> Extractor:
-    """The heuristic module as it was at `rev`, loaded from git into a module of its own."""
+def _module_at(rev: str, name: str) -> types.ModuleType:
     source = subprocess.run(
-        ["git", "show", f"{rev}:daemon/checkpoint/extract/heuristic.py"],
+        ["git", "show", f"{rev}:daemon/checkpoint/extract/{name}.py"],
         cwd=ROOT, check=True, capture_output=True, text=True,
     ).stdout
-    module = types.ModuleType(f"heuristic_at_{rev}")
-    exec(compile(source, f"{rev}:heuristic.py", "exec"), module.__dict__)  # the project's own code, at a commit
+    module = types.ModuleType(f"checkpoint.extract.{name}")
+    exec(compile(source, f"{rev}:{name}.py", "exec"), module.__dict__)  # the project's own code, at a commit
+    return module
+
+
+def baseline(rev: str = BASELINE_REV) -> Extractor:
+    """The offline extractor as it was at `rev`: heuristic.py with the said.py and supersede.py of
+    that commit (each loaded from git into a module of its own, put in place only while heuristic.py
+    is loaded, which binds what it imports from them)."""
+    names = ("said", "supersede")
+    saved = {name: sys.modules.get(f"checkpoint.extract.{name}") for name in names}
+    try:
+        for name in names:
+            sys.modules[f"checkpoint.extract.{name}"] = _module_at(rev, name)
+        with _parent_attributes(names):
+            module = _module_at(rev, "heuristic")
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(f"checkpoint.extract.{name}", None)
+            else:
+                sys.modules[f"checkpoint.extract.{name}"] = old
     extractor: Extractor = module.HeuristicExtractor()
     return extractor
+
+
+@contextmanager
+def _parent_attributes(names: tuple[str, ...]) -> Iterator[None]:
+    """`from checkpoint.extract import supersede` reads the package's attribute, not sys.modules."""
+    import checkpoint.extract as package
+
+    saved = {name: getattr(package, name, None) for name in names}
+    for name in names:
+        setattr(package, name, sys.modules[f"checkpoint.extract.{name}"])
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                delattr(package, name)
+            else:
+                setattr(package, name, old)
 
 
 def _figure(value: float | None) -> str:

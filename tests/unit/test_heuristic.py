@@ -97,3 +97,54 @@ def test_on_the_held_out_set_it_is_at_least_as_good_as_the_baseline() -> None:
     old = heuristic_eval.score(heuristic_eval.baseline(), turns, "heldout")
     assert (new.precision() or 0.0) >= (old.precision() or 0.0)
     assert (new.recall() or 0.0) >= (old.recall() or 0.0)
+
+
+@pytest.mark.parametrize(("role", "text", "kind"), [
+    # a change to the design reported as made, its verb first (an addition is most often work done)
+    (Role.ASSISTANT, "- Merged `TranscriptSelection` into the `TranscriptHighlighter` hook", ItemKind.DECISION),
+    (Role.ASSISTANT, "Removed the silent 5-line truncation, added a 10-line default.", ItemKind.DECISION),
+    # a choice with its reason or the alternative it leaves out
+    (Role.ASSISTANT, "I'll add spans for join and input without creating per-line spans:", ItemKind.DECISION),
+    (Role.ASSISTANT, "The pane check rescues internally, so I can just use a try/rescue wrapper.", ItemKind.DECISION),
+    (Role.ASSISTANT, "I should remove my manual migration and keep the generated one.", ItemKind.DECISION),
+    (Role.ASSISTANT, "Plan uses HMAC-SHA256 with a server secret to prevent rainbow table attacks.", ItemKind.DECISION),
+    (Role.USER, "I want to use a hook to inject additionalContext at session startup.", ItemKind.DECISION),
+    # a standing rule given as "Keep ..."
+    (Role.ASSISTANT, "Keep SessionStart hooks fast since they run on every session.", ItemKind.CONSTRAINT),
+])
+def test_choices_and_rules_said_without_the_old_cue_words_are_kept(role: Role, text: str, kind: ItemKind) -> None:
+    items = _extract(TurnSlice(turn_id="x", seq=1, role=role, text=text)).items
+    assert [item.kind for item in items] == [kind]
+
+
+@pytest.mark.parametrize(("role", "text"), [
+    (Role.ASSISTANT, "- Added OpenTelemetry dependencies (API, SDK, exporters)"),
+    (Role.ASSISTANT, "I'll add the stop_worker call in the session_end handler."),
+    (Role.ASSISTANT, "**No `additionalSystemPrompt` field exists** - use `additionalContext` instead."),
+    (Role.USER, "Keep going."),
+    # Claude Code's own prompts written as user text: /init's instructions, a loaded skill's body
+    (Role.USER, "Please analyze this codebase and create a CLAUDE.md file, which will be given to future "
+                "instances of Claude Code.\n- Don't include generic development practices.\n"
+                "- Avoid listing every component or file structure that can be easily discovered."),
+    (Role.USER, "Base directory for this skill: /home/u/.claude/skills/standards\n\n"
+                "Never use emoji in commit messages."),
+])
+def test_work_steps_facts_and_harness_prompts_give_no_item(role: Role, text: str) -> None:
+    assert _extract(TurnSlice(turn_id="x", seq=1, role=role, text=text)).items == []
+
+
+def test_the_baseline_is_the_whole_offline_extractor_of_its_commit() -> None:
+    """The baseline reads said.py of its commit too (there the /init prompt was not yet a machine
+    turn) and leaves the modules in use as they were."""
+    import checkpoint.extract as package
+    from checkpoint.extract import said
+
+    init = TurnSlice(turn_id="x", seq=1, role=Role.USER,
+                     text="Please analyze this codebase and create a CLAUDE.md file.\n"
+                          "- Don't include generic development practices.")
+    chunk = ChunkInput(chunk_id=7, session_id="s", agent="claude", cwd="/w", turns=[init], token_estimate=10)
+    old = heuristic_eval.baseline("2f91a44")
+    assert [item.statement for item in old.extract(chunk).items] == ["Don't include generic development practices."]
+    assert HeuristicExtractor().extract(chunk).items == []
+    import sys
+    assert sys.modules["checkpoint.extract.said"] is said and package.said is said

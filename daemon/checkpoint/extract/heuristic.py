@@ -27,15 +27,42 @@ _DECIDED = re.compile(
 _INSTEAD = re.compile(
     r"\b(?:use|using|put|keep|configur\w*|switch\w*|replac\w*|mov\w*)\b[^;]{0,80}?\binstead\b", re.IGNORECASE
 )
-# A design choice with its reason: "I'll make X public so both callers can use it".
-_MAKE_SO = re.compile(r"^(?:i|we)(?:'ll| will) (?:make|keep|store|use)\b.+\bso (?:that )?\w", re.IGNORECASE)
+# A design choice with its reason or its alternative: "I'll make X public so both callers can use it",
+# "I'll add spans for join and input without creating per-line spans". Without one, "I'll add ..." is
+# most often the next step of the work.
+_WILL_BECAUSE = re.compile(
+    r"^(?:i|we)(?:'ll| will) (?:make|keep|store|use|add|put|move|switch|replace)\b.+"
+    r"\b(?:so (?:that )?\w+|because|since|without|rather than)\b",
+    re.IGNORECASE,
+)
+# The agent concluding what it ought to do: "I should remove my manual one and use the generated one".
+_SHOULD = re.compile(
+    r"^(?:i|we) should (?:use|remove|replace|switch|move|put|keep|make|store|rename|drop|do the same)\b",
+    re.IGNORECASE,
+)
+# A change to the design reported as made, its verb first: "Merged X into Y", "Removed silent
+# truncation, added a default". Additions ("Added tests") are mostly work done, not a choice.
+_CHANGED = re.compile(r"^(?:removed|replaced|merged|switched|renamed|configured|migrated|dropped)\b", re.IGNORECASE)
+# A plan's choices as the agent sums them up ("Plan uses HMAC-SHA256 with a server secret"), a choice a
+# person states as theirs ("I want to use a hook to inject ..."), a tool picked for a reason ("..., so
+# I can just use a try/rescue wrapper").
+_CHOSEN = re.compile(
+    r"^(?:the )?plan (?:uses|implements|accepts|keeps|adopts)\b|^(?:i|we) want to use\b"
+    r"|\bso (?:i|we) can (?:just )?use\b",
+    re.IGNORECASE,
+)
+# A statement of what exists is a fact, even with "instead" in it ("No X field exists - use Y instead").
+_FACT = re.compile(r"\bexists?\b|\bdoes(?: not|n't) exist\b", re.IGNORECASE)
 # In a spec or a user's words: "keep defaults, tune later", "fall back to manual entry".
 _SPEC_CHOICE = re.compile(r"\b(?:keep (?:the )?defaults|fall back to)\b", re.IGNORECASE)
 # The agent narrating its own next step or trying things out: never a decision by itself.
-_TRYING = re.compile(r"\b(?:try|trying|tried|let me check|let me see|maybe|might|could)\b", re.IGNORECASE)
+_TRYING = re.compile(r"\b(?:try(?!/)|trying|tried|let me check|let me see|maybe|might|could)\b", re.IGNORECASE)
 
 # A rule given as an instruction: "Never ...", "Don't ...", "... — don't fix in this task".
 _RULE_START = re.compile(r"^(?:never|don't|do not|must not|mustn't|always|avoid)\b", re.IGNORECASE)
+# "Keep SessionStart hooks fast since they run on every session": a standing rule ("keep defaults" is
+# a choice, taken above).
+_KEEP = re.compile(r"^keep (?!(?:the )?defaults\b|it as-is\b|going\b)\w+", re.IGNORECASE)
 _RULE_AFTER_DASH = re.compile(r"\s[—–-]\s+(?:just \w+, )?(?:don't|do not|never)\s+\w+", re.IGNORECASE)
 _SCOPE_LIMIT = re.compile(r"^no (?!(?:new |more |other )?(?:issues?|errors?|warnings?|failures?|action|changes?)\b)\w+",
                           re.IGNORECASE)
@@ -50,7 +77,9 @@ _OPEN_QUESTION = re.compile(
 def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None:
     """The kind of item a sentence states, or None. `quoted`: it was in a quoted block (a spec)."""
     if _DECIDED.search(sentence) or (
-        not _TRYING.search(sentence) and (_INSTEAD.search(sentence) or _MAKE_SO.search(sentence))
+        not _TRYING.search(sentence)
+        and not _FACT.search(sentence)
+        and any(rule.search(sentence) for rule in (_INSTEAD, _WILL_BECAUSE, _SHOULD, _CHANGED, _CHOSEN))
     ):
         return ItemKind.DECISION
     instruction = role is Role.USER or quoted
@@ -63,7 +92,7 @@ def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None
         return ItemKind.QUESTION
     if sentence.endswith("?"):
         return None
-    if _RULE_START.search(sentence) or _RULE_AFTER_DASH.search(sentence) or _YOU_MUST.search(sentence):
+    if any(rule.search(sentence) for rule in (_RULE_START, _RULE_AFTER_DASH, _YOU_MUST, _KEEP)):
         return ItemKind.CONSTRAINT
     if instruction and _SCOPE_LIMIT.search(sentence):
         return ItemKind.CONSTRAINT

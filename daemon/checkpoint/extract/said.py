@@ -21,6 +21,8 @@ _MACHINE_TURN = (
     "<command-message>", "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>",
     "[Request interrupted", "Caveat: The messages below were generated",
     "This session is being continued from a previous conversation",
+    # Claude Code's own prompts, sent as user text: /init's instructions and a loaded skill's body.
+    "Please analyze this codebase and create a CLAUDE.md file", "Base directory for this skill:",
 )
 # Machine blocks that may sit inside a turn; removed with what they hold.
 _MACHINE_BLOCK = re.compile(
