@@ -184,16 +184,16 @@ class CopilotReader:
         if data.get("reasoningBlocks"):
             out.dropped["reasoning_copy"] += 1
         parts: list[str] = []
+        content = _str(data.get("content"))
+        if content.strip():
+            parts.append(content)
         reasoning = _str(data.get("reasoningText"))
         if reasoning.strip():
             known = state.get("reasoning") or ()
             if reasoning in known or _str(data.get("reasoningOpaque")) in known:
                 out.dropped["reasoning_copy"] += len(reasoning)  # an assistant.reasoning event held it
             else:
-                parts.append(f"(reasoning) {reasoning}")
-        content = _str(data.get("content"))
-        if content.strip():
-            parts.append(content)
+                parts.append(f"(reasoning) {reasoning}")  # after the text: what was said comes first
         if parts:
             out.add(TurnDraft(turn_id, Role.ASSISTANT, "\n".join(parts), (), timestamp,
                               _str(data.get("messageId")) or None))
