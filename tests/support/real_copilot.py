@@ -14,6 +14,7 @@ under tests/data/real_cli/ were made with it (see the README there).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -31,11 +32,13 @@ VERSION = "1.0.102"
 # The decisions the scenario plants, each said once by the model.
 COPILOT_MARKERS = ("marker-copilot-first", "marker-copilot-after-edit", "marker-copilot-after-bash",
                    "marker-copilot-subagent", "marker-copilot-parent", "marker-copilot-resumed",
-                   "marker-copilot-elsewhere")
+                   "marker-copilot-background", "marker-copilot-elsewhere")
 COPILOT_PROMPTS = ("Start: pick a parser.", "Write the notes file, then fix its first line.",
                    "Run a short command with bash.", "Spawn one helper to decide on caching, then answer.",
+                   "Start a background helper on logging, then read its answer.",
                    "After the resume: what about retries?", "Second session, in another folder.")
 SUBAGENT_PROMPT = "SUBAGENT-TASK: decide on caching."
+BACKGROUND_PROMPT = "BACKGROUND-TASK: decide on logging."
 REASONING = "Thinking it over: a hand-written parser is simplest here."
 NOTES = "notes.md"
 
@@ -90,6 +93,18 @@ def copilot_responder(cwd: Path) -> Any:
                 return _call("task", "call_task", {"description": "Decide on caching", "prompt": SUBAGENT_PROMPT,
                                                    "agent_type": "general-purpose", "name": "cache-helper"})
             return _message("The helper answered. We'll use marker-copilot-parent for the store.")
+        if BACKGROUND_PROMPT in prompt and "background helper" not in prompt:
+            return _message("Background finding. We'll use marker-copilot-background for logging.")
+        if "background helper" in prompt:
+            if "call_background" not in done:
+                task = {"description": "Decide on logging", "prompt": BACKGROUND_PROMPT,
+                        "agent_type": "general-purpose", "name": "log-helper", "mode": "background"}
+                return _call("task", "call_background", task)
+            if "call_read" not in done:
+                agent = re.search(r"agent_id: ([\w-]+)", done["call_background"])
+                return _call("read_agent", "call_read", {"agent_id": agent.group(1) if agent else "log-helper",
+                                                         "wait": True, "timeout": 60})
+            return _message("The background helper has answered.")
         if "Write the notes file" in prompt:
             if "call_create" not in done:
                 return _call("create", "call_create", {"path": str(cwd / NOTES), "file_text": "# Notez\nbody\n"})
@@ -123,8 +138,8 @@ def _copilot(home: Path, cwd: Path, fake: FakeOpenAI, *args: str) -> str:
 
 
 def copilot_scenario(out: Path) -> None:
-    """A session with a reasoning answer, file edits, a bash call and a sub-agent, resumed for each;
-    /compact; one more prompt, streamed; a second session in another folder."""
+    """A session with a reasoning answer, file edits, a bash call, a sub-agent and a background one,
+    resumed for each; /compact; one more prompt, streamed; a second session in another folder."""
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd, other = Path(tmp) / "home", Path(tmp) / "work", Path(tmp) / "other" / "project"
         home.mkdir()

@@ -1,7 +1,7 @@
 """The Copilot reader on sessions the real GitHub Copilot CLI 1.0.102 wrote, offline, against the
 fake OpenAI API (tests/support/real_copilot.py made tests/data/real_cli/copilot.tar.gz; see the
 README there): a session resumed for every prompt, with reasoning, file edits, a bash call, a task
-sub-agent and /compact; a second session in another folder.
+sub-agent, a background sub-agent and /compact; a second session in another folder.
 
 Every prompt and every answer is stored once, none of what the CLI writes beside the turns (the
 system prompt, the transformed prompt, the task's copy of the sub-agent's answer, the summariser's
@@ -23,7 +23,14 @@ from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.store import Store
-from tests.support.real_copilot import COPILOT_MARKERS, COPILOT_PROMPTS, NOTES, REASONING, SUBAGENT_PROMPT
+from tests.support.real_copilot import (
+    BACKGROUND_PROMPT,
+    COPILOT_MARKERS,
+    COPILOT_PROMPTS,
+    NOTES,
+    REASONING,
+    SUBAGENT_PROMPT,
+)
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "real_cli" / "copilot.tar.gz"
 # What the CLI writes beside the turns, which no turn may hold: its system prompt, the date it adds
@@ -54,13 +61,14 @@ def test_copilot_sessions_every_prompt_and_answer_once_the_workspace_and_each_de
     assert {a for a, *_ in turns} == {"copilot"}
 
     said = Counter(text for _, _, role, text, _ in turns if role == "user")
-    assert said == Counter((*COPILOT_PROMPTS, SUBAGENT_PROMPT))  # the sub-agent's prompt once, from its parent
+    # The sub-agents' prompts once each, as their parent gave them.
+    assert said == Counter((*COPILOT_PROMPTS, SUBAGENT_PROMPT, BACKGROUND_PROMPT))
     texts = [text for _, _, _, text, _ in turns]
     for marker in COPILOT_MARKERS:
         assert sum(marker in t for t in texts) == 1, (marker, [t[:80] for t in texts if marker in t])
     assert sum(REASONING in t for t in texts) == 1
-    for mark in (*BOOKKEEPING, SUBAGENT_PROMPT):
-        assert [t[:80] for t in texts if mark in t and t != SUBAGENT_PROMPT] == [], mark
+    for mark in (*BOOKKEEPING, SUBAGENT_PROMPT, BACKGROUND_PROMPT):
+        assert [t[:80] for t in texts if mark in t and t not in (SUBAGENT_PROMPT, BACKGROUND_PROMPT)] == [], mark
     assert not [t for t in texts if not t.strip()]
 
     sessions = {s.id: s for s in store.session_counts()}
@@ -80,9 +88,12 @@ def test_copilot_sessions_every_prompt_and_answer_once_the_workspace_and_each_de
     assert {f for *_, files in turns for f in files} == {os.path.join(main.cwd, NOTES)}
 
     dropped = main.dropped
-    assert dropped["subagent_copy"]["records"] == 2  # the task call's prompt and its result
-    assert dropped["tool_request_copy"]["records"] == 4  # create, edit, bash, task
-    assert dropped["transformed_copy"]["records"] == 6  # every prompt, the sub-agent's too
+    # The two task calls' prompts, the task's result, and read_agent's (the background task's result
+    # only says it started: kept).
+    assert dropped["subagent_copy"]["records"] == 4
+    assert any("Agent started in background" in t for t in texts)
+    assert dropped["tool_request_copy"]["records"] == 6  # create, edit, bash, task, task, read_agent
+    assert dropped["transformed_copy"]["records"] == 8  # every prompt, the sub-agents' too
     assert dropped["compaction_summary"]["records"] >= 2  # the summariser's call and its summary
     assert {"injected_context", "encrypted_reasoning", "reasoning_copy", "result_detail_copy"} <= set(dropped)
     assert all("unknown_record" not in s.dropped for s in sessions.values())

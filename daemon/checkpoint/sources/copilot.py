@@ -6,7 +6,8 @@ dumps of history-session-state/, older still and dropped by Copilot itself, are 
 Every line is one event `{"type", "data", "id", "timestamp", "parentId"}`; the CLI ships the schema
 (schemas/session-events.schema.json in its package; seen with 1.0.102). A resumed session appends to
 the same file (`session.resume`). A sub-agent (the `task` tool) writes its turns into its parent's
-file, marked with the `parentToolCallId` of the task call: they are the session's turns like any.
+file (a background one too, `mode: "background"`), its prompt a `user.message` whose source is
+`agent-<session>`: they are the session's turns like any.
 
 What this reader deliberately does not turn into turns, and why:
 - `user.message.transformedContent`: the prompt again, with the date and context the CLI adds
@@ -16,8 +17,9 @@ What this reader deliberately does not turn into turns, and why:
   (`reasoning_copy`), as is `reasoningText` when an `assistant.reasoning` event held it first;
   `encryptedContent` and `reasoningOpaque` (`encrypted_reasoning`);
 - `tool.execution_complete.result.detailedContent`: the result again, as a diff of the call's
-  arguments (`result_detail_copy`); the `task` tool's result and the prompt in its arguments, which
-  the sub-agent's own turns hold (`subagent_copy`); images in results (`base64_image`);
+  arguments (`result_detail_copy`); the `task` tool's result (or, for a background task, the
+  `read_agent` result) and the prompt in its arguments, which the sub-agent's own turns hold
+  (`subagent_copy`); images in results (`base64_image`);
 - the system prompt (`system.message`: `injected_context`), skill bodies (`skill.invoked`, a
   user message whose source is `skill-<name>`: `meta_injection`), runtime notifications and
   autopilot continuations (`machine_notification`), compaction summaries and the summariser's own
@@ -49,6 +51,8 @@ _SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 SUBAGENT_COPY = "subagent_copy"
 MACHINE_NOTIFICATION = "machine_notification"
 SUBAGENT_TOOLS = frozenset({"task"})  # the tool that starts a sub-agent; its result is the answer
+# The tool that waits for a background sub-agent: its result quotes the sub-agent's turns.
+SUBAGENT_READS = frozenset({"read_agent"})
 # Tools whose `path` argument is the file they write, for results that carry no `fileEdits`.
 _EDIT_TOOLS = frozenset({"create", "edit", "str_replace_editor", "write", "apply_patch"})
 CALLS_REMEMBERED = 64  # tool calls in flight whose name and path a result needs
@@ -210,7 +214,8 @@ class CopilotReader:
         path = arguments.get("path") if isinstance(arguments, dict) else None
         if call:
             calls: dict[str, JsonObject] = state.setdefault("calls", {})
-            calls[call] = {"name": name, "path": path if isinstance(path, str) else None}
+            background = isinstance(arguments, dict) and arguments.get("mode") == "background"
+            calls[call] = {"name": name, "path": path if isinstance(path, str) else None, "background": background}
             while len(calls) > CALLS_REMEMBERED:
                 del calls[next(iter(calls))]
         if name in SUBAGENT_TOOLS and isinstance(arguments, dict) and isinstance(arguments.get("prompt"), str):
@@ -234,7 +239,9 @@ class CopilotReader:
         if result.get("binaryResultsForLlm"):
             out.dropped["base64_image"] += len(str(result["binaryResultsForLlm"]))
         ok = data.get("success") is not False
-        if call.get("name") in SUBAGENT_TOOLS and ok:
+        if ok and (call.get("name") in SUBAGENT_READS or (call.get("name") in SUBAGENT_TOOLS
+                                                           and not call.get("background"))):
+            # A background task's result only says it started; its answer comes through read_agent.
             out.dropped[SUBAGENT_COPY] += len(text) or 1
             text = "(the sub-agent's answer: in its own turns)"
         elif text.lstrip().startswith(AGENT_ANSWER_MARK):
