@@ -58,6 +58,9 @@ def test_a_reasoning_event_and_the_messages_copy_of_it_are_stored_once() -> None
         event("assistant.message", {"messageId": "m1", "content": "Hand-written it is.",
                                     "reasoningText": "A hand parser is simplest.", "reasoningOpaque": "rs_1",
                                     "encryptedContent": "gAAA", "toolRequests": []}),
+        event("assistant.reasoning", {"reasoningId": "rs_3", "content": "Then the lexer."}),
+        event("assistant.message", {"messageId": "m2", "content": "", "reasoningText": "Then the lexer.",
+                                    "reasoningOpaque": "another-id", "toolRequests": [{"toolCallId": "c"}]}),
         event("assistant.reasoning", {"reasoningId": "opaque", "content": ""}, ephemeral=True),
         event("assistant.reasoning", {"reasoningId": "rs_2", "content": "  "}),
     ])
@@ -65,9 +68,10 @@ def test_a_reasoning_event_and_the_messages_copy_of_it_are_stored_once() -> None
         (Role.USER, "Pick a parser."),
         (Role.ASSISTANT, "(reasoning) A hand parser is simplest."),
         (Role.ASSISTANT, "Hand-written it is."),
+        (Role.ASSISTANT, "(reasoning) Then the lexer."),
     ]
-    assert dropped_records(parsed) == {"transformed_copy": 1, "reasoning_copy": 1, "encrypted_reasoning": 1,
-                                       "streaming_delta": 1, "empty_turn": 1}
+    assert dropped_records(parsed) == {"transformed_copy": 1, "reasoning_copy": 2, "encrypted_reasoning": 2,
+                                       "tool_request_copy": 1, "streaming_delta": 1, "empty_turn": 1}
 
 
 def test_deltas_and_ephemeral_events_are_copies_and_unknown_types_are_counted() -> None:

@@ -128,7 +128,9 @@ class CopilotReader:
             if not text.strip():
                 out.dropped[EMPTY_TURN] += len(text) or 1
                 return out
-            _remember(state, "reasoning", _str(data.get("reasoningId")) or text, REASONING_REMEMBERED)
+            # The message that follows repeats it as reasoningText, and names it as reasoningOpaque.
+            for key in filter(None, (text, _str(data.get("reasoningId")))):
+                _remember(state, "reasoning", key, REASONING_REMEMBERED)
             out.add(TurnDraft(turn_id, Role.ASSISTANT, f"(reasoning) {text}", (), timestamp))
         elif kind in ("tool.execution_start", "tool.user_requested"):
             self._tool_start(data, turn_id, timestamp, state, out, by_user=kind == "tool.user_requested")
@@ -194,7 +196,7 @@ class CopilotReader:
         reasoning = _str(data.get("reasoningText"))
         if reasoning.strip():
             known = state.get("reasoning") or ()
-            if reasoning in known or _str(data.get("reasoningOpaque")) in known:
+            if reasoning in known or (data.get("reasoningOpaque") or None) in known:
                 out.dropped["reasoning_copy"] += len(reasoning)  # an assistant.reasoning event held it
             else:
                 parts.append(f"(reasoning) {reasoning}")  # after the text: what was said comes first
