@@ -14,8 +14,10 @@ from checkpoint.model import ProblemKind, ReadProblem
 from checkpoint.sources.base import FileRole, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
+from checkpoint.sources.copilot import CopilotReader
 
-READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), ClaudeCodeReader())}
+# Asked in order: the Claude reader claims any .jsonl it is shown, so the others come first.
+READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), CopilotReader(), ClaudeCodeReader())}
 
 
 @dataclass(frozen=True)

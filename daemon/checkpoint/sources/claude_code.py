@@ -86,6 +86,8 @@ class ClaudeCodeReader:
             return None
         if path.name.startswith("rollout-"):
             return None
+        if "session-state" in path.parts[:-1]:
+            return None  # Copilot CLI's folder: its events files are the Copilot reader's, the rest nobody's
         if DESKTOP_SESSIONS in path.parts and not _under_projects(path):
             return None  # Claude Desktop's own files beside its sessions' transcripts
         if path.name.startswith("agent-"):
