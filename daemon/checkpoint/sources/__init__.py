@@ -14,8 +14,10 @@ from checkpoint.model import ProblemKind, ReadProblem
 from checkpoint.sources.base import FileRole, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
+from checkpoint.sources.gemini import GeminiReader
 
-READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), ClaudeCodeReader())}
+# Claude Code's reader claims any other .jsonl under its roots: the readers of named layouts go first.
+READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), GeminiReader(), ClaudeCodeReader())}
 
 
 @dataclass(frozen=True)
