@@ -206,8 +206,16 @@ def test_a_rewind_keeps_what_was_said_and_the_new_branch_once(corpus: Settings, 
 
 def test_locate_claims_chats_only_and_the_session_is_named_inside(tmp_path: Path) -> None:
     project = tmp_path / ".gemini" / "tmp" / "work"
-    assert locate(project / "chats" / "session-2026-12-01T14-55-be5351e0.jsonl") == FileRole("gemini", None)
     parent = "be5351e0-b830-472e-b43d-d858575fbd49"
+    main = project / "chats" / "session-2026-12-01T14-55-be5351e0.jsonl"
+    main.parent.mkdir(parents=True)
+    meta = json.dumps({"sessionId": parent, "projectHash": "0" * 64, "kind": "main"})
+    main.write_text(meta[:40])
+    assert locate(main) is None  # its first record is not complete: claimed once it is
+    main.write_text(meta + "\n")
+    assert locate(main) == FileRole("gemini", parent)
+    main.write_text("not json\n")
+    assert locate(main) == FileRole("gemini", main.stem)
     assert locate(project / "chats" / parent / "d955d0b7.jsonl") == FileRole("gemini", parent, subagent=True)
     assert GeminiReader().locate(project / "logs" / "session-x.jsonl") is None
     assert GeminiReader().locate(project / "chats" / "session-x.jsonl.tmp-12") is None
@@ -225,7 +233,7 @@ def test_workspace_from_project_root_file_and_relative_paths(tmp_path: Path) -> 
     (project / "chats").mkdir(parents=True)
     (project / ".project_root").write_text(root)
     reader = GeminiReader()
-    assert reader.locate(project / "chats" / "session-x-1234abcd.jsonl") == FileRole("gemini", None)
+    assert reader.locate(project / "chats" / "session-x-1234abcd.jsonl") == FileRole("gemini", "session-x-1234abcd")
     state: dict[str, object] = {}
     meta = {"sessionId": "s-1", "projectHash": hashlib.sha256(root.encode()).hexdigest(), "kind": "main"}
     first = reader.parse(meta, json.dumps(meta).encode(), state)

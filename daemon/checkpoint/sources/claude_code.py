@@ -39,6 +39,7 @@ from checkpoint.sources.base import (
     text_of,
     worked_in,
 )
+from checkpoint.sources.gemini import chat_layout
 
 AGENT = "claude"
 DESKTOP_SESSIONS = "local-agent-mode-sessions"  # Claude Desktop: <...>/.claude/projects/<slug>/<session>.jsonl
@@ -84,8 +85,8 @@ class ClaudeCodeReader:
     def locate(self, path: Path) -> FileRole | None:
         if path.suffix != ".jsonl" or path.name == "journal.jsonl" or "tool-results" in path.parts:
             return None
-        if path.name.startswith("rollout-"):
-            return None
+        if path.name.startswith("rollout-") or chat_layout(path):
+            return None  # Codex's and Gemini CLI's, also before their readers claim them
         if DESKTOP_SESSIONS in path.parts and not _under_projects(path):
             return None  # Claude Desktop's own files beside its sessions' transcripts
         if path.name.startswith("agent-"):

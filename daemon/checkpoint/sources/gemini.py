@@ -53,6 +53,7 @@ _WRITE_TOOLS = frozenset({"write_file", "replace", "edit"})
 _SUBAGENT_TOOLS = frozenset({"invoke_agent"})
 _METADATA_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdated", "kind", "directories",
                             "summary", "messages", "memoryScratchpad"})
+HEAD_BYTES = 64 << 10  # the metadata record (ids, times, a sub-agent's directories) fits in this
 REMEMBERED = 512  # message and call ids whose turns were read, per file (copies come soon after)
 _ROOTS_REMEMBERED = 256
 
@@ -65,16 +66,14 @@ class GeminiReader:
         self._roots: dict[str, str] = {}
 
     def locate(self, path: Path) -> FileRole | None:
-        if path.suffix != ".jsonl":
-            return None
-        # Only <tmp>/<project>/chats/: the logs/ and tool-outputs/ beside it are no sessions.
-        parts = path.parts
-        if len(parts) >= 4 and parts[-2] == "chats" and parts[-4] == "tmp" and path.name.startswith("session-"):
+        layout = chat_layout(path)
+        if layout == "session":
             self._learn_root(path.parent.parent)
-            return FileRole(AGENT, None)  # the full session id is in the first record
-        if len(parts) >= 5 and parts[-3] == "chats" and parts[-5] == "tmp":
+            session_id = _session_in_head(path)
+            return None if session_id is None else FileRole(AGENT, session_id)
+        if layout == "subagent":
             self._learn_root(path.parent.parent.parent)
-            return FileRole(AGENT, parts[-2], subagent=True)
+            return FileRole(AGENT, path.parts[-2], subagent=True)
         return None
 
     def _learn_root(self, project_dir: Path) -> None:
@@ -292,6 +291,43 @@ class GeminiReader:
         # Message ids are UUIDs, but the session context's is the same in every session, and call
         # ids are the tool's name and a clock: scoped by session, they are unique in the store.
         return f"gemini:{state.get('sid', '')}:{key}"
+
+
+def chat_layout(path: Path) -> str | None:
+    """"session" for <tmp>/<project>/chats/session-*.jsonl, "subagent" for
+    <tmp>/<project>/chats/<parent session>/<id>.jsonl, else None (the logs/ and tool-outputs/ beside
+    chats/ hold no sessions). Other readers leave these paths alone, even before this one claims them."""
+    parts = path.parts
+    if path.suffix != ".jsonl":
+        return None
+    if len(parts) >= 4 and parts[-2] == "chats" and parts[-4] == "tmp" and path.name.startswith("session-"):
+        return "session"
+    if len(parts) >= 5 and parts[-3] == "chats" and parts[-5] == "tmp":
+        return "subagent"
+    return None
+
+
+def _session_in_head(path: Path) -> str | None:
+    """The session id of the file's first record (the file name holds only 8 of its characters);
+    None while that record is not complete (claimed then, the file would be filed under its name for
+    good); the name when the first line is no metadata record (or the path is no regular file: the
+    reading says what it is)."""
+    if not path.is_file():
+        return path.stem
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return path.stem
+    end = head.find(b"\n")
+    if end < 0:
+        return path.stem if len(head) == HEAD_BYTES else None
+    try:
+        record = orjson.loads(head[:end])
+    except orjson.JSONDecodeError:
+        return path.stem
+    session_id = record.get("sessionId") if isinstance(record, dict) else None
+    return session_id if isinstance(session_id, str) and session_id else path.stem
 
 
 def _remember(state: JsonObject, what: str, key: str) -> bool:
