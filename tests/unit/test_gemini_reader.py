@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import tarfile
+import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +26,7 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract.anthropic import AnthropicExtractor
-from checkpoint.sources import locate
+from checkpoint.sources import claimed, locate, transcript_paths
 from checkpoint.sources.base import FileRole
 from checkpoint.sources.gemini import GeminiReader
 from checkpoint.store import Store
@@ -219,6 +220,12 @@ def test_locate_claims_chats_only_and_the_session_is_named_inside(tmp_path: Path
     assert locate(project / "chats" / parent / "d955d0b7.jsonl") == FileRole("gemini", parent, subagent=True)
     assert GeminiReader().locate(project / "logs" / "session-x.jsonl") is None
     assert GeminiReader().locate(project / "chats" / "session-x.jsonl.tmp-12") is None
+    # Discovery lists what some reader claims by name: Gemini's legacy .json sessions, no other JSON.
+    for name in ("session-2025-10-18T14-57-f86f5318.json", "logs.json", "projects.json", "agent-a1.meta.json"):
+        (project / "chats" / name).write_text("{}")
+    listed = [Path(p).name for _, p in transcript_paths([tmp_path / ".gemini"], [])]
+    assert listed == ["session-2025-10-18T14-57-f86f5318.json", main.name]
+    assert claimed("x.jsonl") and not claimed("settings.json")
     # A Claude Code transcript is still Claude's, whatever its folders are called.
     claude = tmp_path / ".claude" / "projects" / "-w-chats" / "session-1.jsonl"
     assert locate(claude) is not None and locate(claude).agent == "claude"  # type: ignore[union-attr]
@@ -249,3 +256,94 @@ def test_workspace_from_project_root_file_and_relative_paths(tmp_path: Path) -> 
     assert [t.files for t in reader.parse(failed, b"{}", state).turns] == [(), ()]
     unknown = reader.parse({"what": 1}, b'{"what": 1}', state)
     assert unknown.turns == [] and unknown.dropped == {"unknown_record": 11}
+
+
+# -- sessions of gemini-cli before its JSONL log: one pretty-printed JSON object, rewritten whole ------
+# Shaped as public descriptions of that format show it (sessionId, projectHash, startTime, lastUpdated,
+# messages[] with string contents, thoughts, toolCalls with results); written here, not copied.
+
+LEGACY_ROOT = "/home/u/legacy-proj"
+LEGACY_ID = "f86f5318-0000-4433-85f8-ec9d9a417f8e"
+
+
+def _legacy(messages: list[dict[str, object]]) -> str:
+    return json.dumps({"sessionId": LEGACY_ID, "projectHash": hashlib.sha256(LEGACY_ROOT.encode()).hexdigest(),
+                       "startTime": "2025-10-18T14:57:28.974Z", "lastUpdated": f"2025-10-18T15:{len(messages):02}:00Z",
+                       "messages": messages}, indent=2)
+
+
+LEGACY_MESSAGES: list[dict[str, object]] = [
+    {"id": "m1", "timestamp": "2025-10-18T14:57:28.974Z", "type": "user", "content": "Legacy: pick a store."},
+    {"id": "m2", "timestamp": "2025-10-18T14:57:30.000Z", "type": "gemini",
+     "content": "We'll use marker-b1f1 for the store.", "thoughts": [{"subject": "Stores", "description": "Two."}],
+     "toolCalls": [{"id": "write_file-1", "name": "write_file", "status": "success",
+                    "args": {"file_path": f"{LEGACY_ROOT}/store.md", "content": "x"},
+                    "result": [{"functionResponse": {"id": "write_file-1", "name": "write_file",
+                                                     "response": {"output": "Wrote store.md"}}}]}]},
+]
+LEGACY_MORE: list[dict[str, object]] = [
+    {"id": "m3", "timestamp": "2025-10-18T15:00:00.000Z", "type": "user", "content": "Legacy: and the queue?"},
+    {"id": "m4", "timestamp": "2025-10-18T15:00:02.000Z", "type": "gemini", "content": "A plain list."},
+]
+
+
+def test_a_legacy_whole_json_session_rewritten_whole_then_converted(tmp_path: Path, settings: Settings,
+                                                                    store: Store) -> None:
+    """Found under its hash-named folder (the root from projects.json), read as one object; rewritten
+    in place with two more messages, it adds those two and says nothing; gemini-cli's conversion to
+    `.jsonl` (its messages appended under the same ids, beside the old file) adds nothing."""
+    gemini = tmp_path / "g" / ".gemini"
+    chats = gemini / "tmp" / hashlib.sha256(LEGACY_ROOT.encode()).hexdigest() / "chats"
+    chats.mkdir(parents=True)
+    (gemini / "projects.json").write_text(json.dumps({"projects": {LEGACY_ROOT: "legacy-proj"}}))
+    legacy = chats / "session-2025-10-18T14-57-f86f5318.json"
+    legacy.write_text(_legacy(LEGACY_MESSAGES))
+    sources = replace(settings, sources=[gemini / "tmp"])
+    first = pipeline.scan(store, sources)
+    assert first.problems == []
+    rows = _turns(store)
+    assert [(r[1], r[2].split("\n")[0]) for r in rows] == [
+        ("user", "Legacy: pick a store."), ("assistant", "(thinking) Stores: Two."),
+        ("tool", '[tool write_file] {"file_path":"/home/u/legacy-proj/store.md","content":"x"}'),
+        ("tool", "[tool result]")]
+    assert json.loads(rows[-1][3]) == [f"{LEGACY_ROOT}/store.md"]
+    [session] = store.session_counts()
+    assert (session.id, session.cwd, session.title) == (LEGACY_ID, LEGACY_ROOT, "Legacy: pick a store.")
+
+    inode = legacy.stat().st_ino
+    with legacy.open("r+") as fh:  # in place, as writeFileSync does: the same inode
+        fh.truncate(0)
+        fh.write(_legacy(LEGACY_MESSAGES + LEGACY_MORE))
+    assert legacy.stat().st_ino == inode
+    again = pipeline.scan(store, sources)
+    assert (again.turns_added, again.problems) == (2, [])
+    assert [r[2] for r in _turns(store)][len(rows):] == ["Legacy: and the queue?", "A plain list."]
+    [session] = store.session_counts()
+    assert session.dropped == {}  # read whole again from a fresh state: nothing counted twice
+
+    converted = legacy.with_suffix(".jsonl")
+    lines = [{"sessionId": LEGACY_ID, "projectHash": hashlib.sha256(LEGACY_ROOT.encode()).hexdigest(),
+              "startTime": "2025-10-18T14:57:28.974Z", "lastUpdated": "2025-10-18T15:02:00Z"},
+             *LEGACY_MESSAGES, *LEGACY_MORE, {"$set": {"sessionId": LEGACY_ID}}]
+    converted.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert pipeline.scan(store, sources).turns_added == 0
+    assert len(_turns(store)) == len(rows) + 2
+
+
+def test_a_broken_legacy_session_is_said_and_read_once_whole(tmp_path: Path, settings: Settings,
+                                                             store: Store) -> None:
+    chats = tmp_path / "g" / ".gemini" / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    broken = chats / "session-2025-10-18T14-57-0badf00d.json"
+    text = _legacy(LEGACY_MESSAGES)
+    broken.write_text(text[: len(text) // 2])
+    old = time.time() - 60
+    os.utime(broken, (old, old))
+    sources = replace(settings, sources=[tmp_path / "g" / ".gemini" / "tmp"])
+    report = pipeline.scan(store, sources)
+    assert [p.message for p in report.problems] == [
+        f"not one whole JSON object ({len(text) // 2} bytes, unchanged for 5s); read again once it changes"]
+    assert _turns(store) == []
+    broken.write_text(text)
+    assert pipeline.scan(store, sources).turns_added == 4
+    assert {r[0] for r in _turns(store)} == {LEGACY_ID}  # the session the object names, once it is whole

@@ -34,6 +34,11 @@ def locate(path: Path) -> FileRole | None:
     return None
 
 
+def claimed(name: str) -> bool:
+    """Whether a file of this name may be a transcript of some reader's format."""
+    return any(reader.claims_name(name) for reader in READERS.values())
+
+
 def transcript_paths(roots: list[Path], warn: list[ReadProblem],
                      skip_dirs: Collection[str] = ()) -> Iterator[tuple[Path, str]]:
     """(root, path) of every file named like a transcript under the roots, as strings: a rescan
@@ -51,6 +56,6 @@ def transcript_paths(roots: list[Path], warn: list[ReadProblem],
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
             dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
-            for name in sorted(filenames + [d for d in dirnames if d.endswith(".jsonl")]):
-                if name.endswith(".jsonl"):
+            for name in sorted(filenames + [d for d in dirnames if claimed(d)]):
+                if claimed(name):
                     yield root, os.path.join(dirpath, name)

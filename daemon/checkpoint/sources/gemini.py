@@ -9,7 +9,9 @@ metadata, `{"$rewindTo": id}` drops the messages from `id` on. A message is writ
 under the same id each time it changes (its token counts arrive, a tool call is added, a call's
 result lands), and `$set.messages` writes the whole history again (at each start and resume).
 Once in a while the file is rewritten whole (an old `.json` session converted, an unreadable file
-replaced): a new inode, which the tailer re-reads from the start.
+replaced): a new inode, which the tailer re-reads from the start. Before the log (gemini-cli < 0.3x)
+a session was one pretty-printed `session-*.json` object rewritten whole at every message: read as
+one record (the metadata with its `messages`), whole again at each change.
 
 So the reader never trusts a record to be new: a turn's id is the message's id (and a tool call's
 id within it), and what a message already gave is remembered by id, so that its later copies add
@@ -35,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ import orjson
 
 from checkpoint.model import Role, SessionInfo, TurnDraft
 from checkpoint.sources.base import UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, text_of, worked_in
+from checkpoint.sources.tailer import SETTLE_SECONDS
 
 AGENT = "gemini"
 _INJECTED = ("<session_context>", "<hook_context>")
@@ -64,6 +68,11 @@ class GeminiReader:
     def __init__(self) -> None:
         # sha256 of a project root -> the root, from the `.project_root` files seen when locating.
         self._roots: dict[str, str] = {}
+        self._registry_seen: dict[str, int] = {}  # projects.json read, by its mtime
+
+    def claims_name(self, name: str) -> bool:
+        # Before 0.3x gemini-cli wrote one pretty-printed JSON object per session, rewritten whole.
+        return name.endswith(".jsonl") or (name.startswith("session-") and name.endswith(".json"))
 
     def locate(self, path: Path) -> FileRole | None:
         layout = chat_layout(path)
@@ -71,20 +80,39 @@ class GeminiReader:
             self._learn_root(path.parent.parent)
             session_id = _session_in_head(path)
             return None if session_id is None else FileRole(AGENT, session_id)
+        if layout == "legacy":
+            self._learn_root(path.parent.parent)
+            session_id = _session_in_whole(path)
+            return None if session_id is None else FileRole(AGENT, session_id)
         if layout == "subagent":
             self._learn_root(path.parent.parent.parent)
             return FileRole(AGENT, path.parts[-2], subagent=True)
         return None
 
     def _learn_root(self, project_dir: Path) -> None:
+        """Remember project roots by their sha256 (a file's projectHash): the project folder's
+        `.project_root`, and every project of gemini-cli's `projects.json` (which also names the
+        roots of folders still named by their hash, from before the short names)."""
         try:
-            root = (project_dir / ".project_root").read_text("utf-8").strip()
+            roots = [(project_dir / ".project_root").read_text("utf-8").strip()]
         except (OSError, UnicodeDecodeError):
-            return
-        if root:
-            self._roots[hashlib.sha256(root.encode()).hexdigest()] = root
-            while len(self._roots) > _ROOTS_REMEMBERED:
-                del self._roots[next(iter(self._roots))]
+            roots = []
+        registry = project_dir.parent.parent / "projects.json"
+        try:
+            stamp = registry.stat().st_mtime_ns
+            if stamp != self._registry_seen.get(str(registry)):
+                self._registry_seen[str(registry)] = stamp
+                data = orjson.loads(registry.read_bytes())
+                projects = data.get("projects") if isinstance(data, dict) else None
+                if isinstance(projects, dict):
+                    roots.extend(p for p in projects if isinstance(p, str))
+        except (OSError, orjson.JSONDecodeError):
+            pass  # no registry (older versions) or a broken one: the other sources name the root
+        for root in roots:
+            if root:
+                self._roots[hashlib.sha256(root.encode()).hexdigest()] = root
+        while len(self._roots) > _ROOTS_REMEMBERED:
+            del self._roots[next(iter(self._roots))]
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()
@@ -298,6 +326,9 @@ def chat_layout(path: Path) -> str | None:
     <tmp>/<project>/chats/<parent session>/<id>.jsonl, else None (the logs/ and tool-outputs/ beside
     chats/ hold no sessions). Other readers leave these paths alone, even before this one claims them."""
     parts = path.parts
+    if path.suffix == ".json" and len(parts) >= 4 and parts[-2] == "chats" and parts[-4] == "tmp" \
+            and path.name.startswith("session-"):
+        return "legacy"
     if path.suffix != ".jsonl":
         return None
     if len(parts) >= 4 and parts[-2] == "chats" and parts[-4] == "tmp" and path.name.startswith("session-"):
@@ -326,6 +357,23 @@ def _session_in_head(path: Path) -> str | None:
         record = orjson.loads(head[:end])
     except orjson.JSONDecodeError:
         return path.stem
+    session_id = record.get("sessionId") if isinstance(record, dict) else None
+    return session_id if isinstance(session_id, str) and session_id else path.stem
+
+
+def _session_in_whole(path: Path) -> str | None:
+    """The session id of a legacy whole-JSON session. None while it is not one whole object and was
+    written in the last seconds (being written); the name when it is no session object, so that
+    reading it says what is wrong."""
+    try:
+        data = path.read_bytes()
+        recent = time.time() - path.stat().st_mtime < SETTLE_SECONDS
+    except OSError:
+        return path.stem
+    try:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None if recent else path.stem
     session_id = record.get("sessionId") if isinstance(record, dict) else None
     return session_id if isinstance(session_id, str) and session_id else path.stem
 
