@@ -9,7 +9,7 @@ metadata, `{"$rewindTo": id}` drops the messages from `id` on. A message is writ
 under the same id each time it changes (its token counts arrive, a tool call is added, a call's
 result lands), and `$set.messages` writes the whole history again (at each start and resume).
 Once in a while the file is rewritten whole (an old `.json` session converted, an unreadable file
-replaced): a new inode, which the tailer re-reads from the start. Before the log (gemini-cli < 0.3x)
+replaced): a new inode, which the tailer re-reads from the start. Before the log (older gemini-cli)
 a session was one pretty-printed `session-*.json` object rewritten whole at every message: read as
 one record (the metadata with its `messages`), whole again at each change.
 
@@ -71,7 +71,7 @@ class GeminiReader:
         self._registry_seen: dict[str, int] = {}  # projects.json read, by its mtime
 
     def claims_name(self, name: str) -> bool:
-        # Before 0.3x gemini-cli wrote one pretty-printed JSON object per session, rewritten whole.
+        # Older gemini-cli wrote one pretty-printed JSON object per session, rewritten whole.
         return name.endswith(".jsonl") or (name.startswith("session-") and name.endswith(".json"))
 
     def locate(self, path: Path) -> FileRole | None:
