@@ -347,3 +347,18 @@ def test_a_broken_legacy_session_is_said_and_read_once_whole(tmp_path: Path, set
     broken.write_text(text)
     assert pipeline.scan(store, sources).turns_added == 4
     assert {r[0] for r in _turns(store)} == {LEGACY_ID}  # the session the object names, once it is whole
+
+
+def test_a_result_read_first_from_its_user_record_still_names_the_file_changed() -> None:
+    reader, state = GeminiReader(), {"sid": "s", "cwd": "/w"}
+    response = {"id": "c9", "name": "write_file", "response": {"output": "Wrote a.md"}}
+    user = {"id": "u9", "type": "user", "content": [{"functionResponse": response}]}
+    first = reader.parse(user, b"u", state)
+    assert [t.text for t in first.turns] == ["[tool result]\nWrote a.md"]
+    call = {"id": "g9", "type": "gemini", "content": "", "toolCalls": [
+        {"id": "c9", "name": "write_file", "args": {"file_path": "a.md"}, "status": "success",
+         "result": [{"functionResponse": response}]}]}
+    later = reader.parse(call, b"g", state)
+    assert [(t.text, t.files) for t in later.turns] == [
+        ('[tool write_file] {"file_path":"a.md"}', ()), ("[write_file changed]\n/w/a.md", ("/w/a.md",))]
+    assert later.dropped["tool_result_copy"] == len("Wrote a.md")

@@ -59,7 +59,7 @@ _METADATA_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdate
                             "summary", "messages", "memoryScratchpad"})
 HEAD_BYTES = 64 << 10  # the metadata record (ids, times, a sub-agent's directories) fits in this
 REMEMBERED = 512  # message and call ids whose turns were read, per file (copies come soon after)
-_ROOTS_REMEMBERED = 256
+_ROOTS_REMEMBERED = 4096  # project roots by hash (a projects.json lists every project ever opened)
 
 
 class GeminiReader:
@@ -259,6 +259,10 @@ class GeminiReader:
                               files, _str(call.get("timestamp")) or timestamp, mid))
         else:
             out.dropped["tool_result_copy"] += len(body) or 1
+            if files:  # its result was stored from the user record first, which names no file
+                out.add(TurnDraft(self._id(state, f"files:{call_id}"), Role.TOOL,
+                                  f"[{name} changed]\n" + "\n".join(files), files,
+                                  _str(call.get("timestamp")) or timestamp, mid))
 
     def _response(self, response: JsonObject, mid: str, timestamp: str | None, state: JsonObject,
                   out: ParsedLine) -> None:
