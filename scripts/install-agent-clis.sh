@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Install the real agent CLIs the tests drive (Claude Code, Codex and Copilot CLI, pinned in
+# Install the real agent CLIs the tests drive (Claude Code, Codex, Gemini CLI and Copilot CLI, pinned in
 # scripts/agent-clis/package-lock.json) from the npm registry. Each ships its native binary inside a
 # registry package, so nothing else is downloaded.
 #
 # Idempotent: the install lives outside the repo, in $CHECKPOINT_AGENT_CLIS_DIR (default
 # ~/.cache/checkpoint-agent-clis/<hash of the lock file>), built in a temporary folder that is moved
-# into place only when complete. Prints the folder of the `claude`, `codex` and `copilot` launchers last.
+# into place only when complete. Prints the folder of the `claude`, `codex`, `gemini` and `copilot` launchers last.
 #
 #     bash scripts/install-agent-clis.sh
 set -euo pipefail
@@ -16,7 +16,7 @@ log() { echo "install-agent-clis: $*" >&2; }
 hash="$(sha256sum package-lock.json | cut -c1-12)"
 DIR="${CHECKPOINT_AGENT_CLIS_DIR:-$HOME/.cache/checkpoint-agent-clis/$hash}"
 BIN="$DIR/node_modules/.bin"
-if [ -f "$DIR/.installed" ] && [ -x "$BIN/claude" ] && [ -x "$BIN/codex" ] && [ -x "$BIN/copilot" ]; then
+if [ -f "$DIR/.installed" ] && [ -x "$BIN/claude" ] && [ -x "$BIN/codex" ] && [ -x "$BIN/gemini" ] && [ -x "$BIN/copilot" ]; then
   echo "$BIN"
   exit 0
 fi

@@ -34,11 +34,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Nothing a test runs may touch the real ~/.claude, ~/.codex, ~/.copilot or ~/.local."""
+    """Nothing a test runs may touch the real ~/.claude, ~/.codex, ~/.gemini, ~/.copilot or ~/.local."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "CHECKPOINT_DB",
-                "CHECKPOINT_SOURCES", "CHECKPOINT_CONFIG", "CHECKPOINT_EXTRACTOR", "ANTHROPIC_API_KEY",
+    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME",
+                "CHECKPOINT_DB", "CHECKPOINT_SOURCES", "CHECKPOINT_CONFIG", "CHECKPOINT_EXTRACTOR", "ANTHROPIC_API_KEY",
                 "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
 

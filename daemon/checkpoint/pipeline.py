@@ -40,12 +40,15 @@ from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
     RawLine,
+    Reset,
     TailEvent,
     advance,
     check_identity,
     fresh_cursor,
     tail,
+    tail_whole,
     unchanged,
+    whole_file,
 )
 from checkpoint.store import CursorMoved, FileRow, Store
 
@@ -163,6 +166,11 @@ def _read_file(
         return
     reader_state = dict(row.reader_state) if row else {}
     reset = check_identity(cursor, st) if row else None
+    # A whole-JSON transcript is rewritten as it grows: each change is read whole again, from a
+    # fresh state (the stable turn ids add only what is new), and being re-read is not news.
+    whole_json = whole_file(found.path.name)
+    if whole_json and row is not None and reset is None and cursor.offset:
+        reset = Reset("a whole-JSON transcript changed")
     before = cursor
     # Same file, cut short (rather than replaced or rewritten): said where it now breaks off.
     shrank = reset is not None and (st.st_dev, st.st_ino) == (before.dev, before.inode) and st.st_size < before.offset
@@ -178,7 +186,7 @@ def _read_file(
     session_id = found.role.session_id or (row.session_id if row else None)
     batch = _Batch()
     report.files_read += 1
-    if reset is not None and not shrank:
+    if reset is not None and not shrank and not whole_json:
         # Replaced or rewritten: said at the line reading had reached.
         message = f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"
         batch.problems.append(LineProblem(before.line_no, message))
@@ -208,7 +216,7 @@ def _read_file(
         batch = _Batch()
 
     try:
-        for event in tail(cursor, st, settings.max_line_bytes):
+        for event in (tail_whole if whole_json else tail)(cursor, st, settings.max_line_bytes):
             if isinstance(event, RawLine):
                 _parse_line(reader, event, reader_state, batch)
                 batch.bytes += len(event.data)
@@ -227,7 +235,12 @@ def _read_file(
         cursor = advance(cursor, last, st)
         last = None
     cursor = replace(cursor, size=st.st_size, mtime_ns=st.st_mtime_ns)
-    if reset is not None and shrank:
+    if whole_json:
+        if cursor.offset < st.st_size and time.time() - st.st_mtime_ns / 1e9 >= SETTLE_SECONDS:
+            batch.problems.append(LineProblem(1, (
+                f"not one whole JSON object ({st.st_size} bytes, unchanged for {SETTLE_SECONDS:g}s);"
+                " read again once it changes")))
+    elif reset is not None and shrank:
         whole, partial = cursor.line_no, cursor.offset < st.st_size
         ends = f"breaks off in line {whole + 1}" if partial else f"ends after line {whole}" if whole else "is empty"
         batch.problems.append(LineProblem(

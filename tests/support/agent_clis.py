@@ -16,7 +16,7 @@ _HOME_AT_START = os.environ.get("HOME", str(Path.home()))
 
 @functools.cache
 def bin_dir() -> Path:
-    """The folder holding the `claude` and `codex` launchers (scripts/test.sh exports it; a test run
+    """The folder holding the `claude`, `codex` and `gemini` launchers (scripts/test.sh exports it; a test run
     on its own installs them, once)."""
     given = os.environ.get("CHECKPOINT_AGENT_CLIS_BIN")
     if given:

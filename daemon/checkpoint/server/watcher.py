@@ -27,6 +27,7 @@ from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
 from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
+from checkpoint.sources import claimed
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ _UNREADABLE = frozenset({ProblemKind.UNREADABLE, ProblemKind.UNLISTABLE})  # sai
 
 
 def _keep(change: Change, path: str) -> bool:
-    return path.endswith(".jsonl") or (change == Change.added and os.path.isdir(path))
+    return claimed(os.path.basename(path)) or (change == Change.added and os.path.isdir(path))
 
 
 def scan_dirs(store: Store, settings: config.Settings, dirs: list[Path] | None) -> pipeline.ScanReport:

@@ -15,9 +15,12 @@ from checkpoint.sources.base import FileRole, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.copilot import CopilotReader
+from checkpoint.sources.gemini import GeminiReader
 
-# Asked in order: the Claude reader claims any .jsonl it is shown, so the others come first.
-READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), CopilotReader(), ClaudeCodeReader())}
+# Asked in order: the Claude reader claims any other .jsonl it is shown, so the readers of named
+# layouts come first.
+READERS: dict[str, Reader] = {reader.agent: reader for reader in (
+    CodexReader(), GeminiReader(), CopilotReader(), ClaudeCodeReader())}
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,11 @@ def locate(path: Path) -> FileRole | None:
         if role is not None:
             return role
     return None
+
+
+def claimed(name: str) -> bool:
+    """Whether a file of this name may be a transcript of some reader's format."""
+    return any(reader.claims_name(name) for reader in READERS.values())
 
 
 def transcript_paths(roots: list[Path], warn: list[ReadProblem],
@@ -51,6 +59,6 @@ def transcript_paths(roots: list[Path], warn: list[ReadProblem],
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
             dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
-            for name in sorted(filenames + [d for d in dirnames if d.endswith(".jsonl")]):
-                if name.endswith(".jsonl"):
+            for name in sorted(filenames + [d for d in dirnames if claimed(d)]):
+                if claimed(name):
                     yield root, os.path.join(dirpath, name)

@@ -49,6 +49,11 @@ class Reader(Protocol):
 
     agent: str
 
+    def claims_name(self, name: str) -> bool:
+        """Whether a file of this name may be this format's (discovery lists only those). A `.json`
+        name is read as one whole JSON object, not line by line (see the tailer's `whole_file`)."""
+        ...
+
     def locate(self, path: Path) -> FileRole | None:
         """Claim a file found under a root (None: not this format's file)."""
         ...

@@ -39,6 +39,7 @@ from checkpoint.sources.base import (
     text_of,
     worked_in,
 )
+from checkpoint.sources.gemini import chat_layout
 
 AGENT = "claude"
 DESKTOP_SESSIONS = "local-agent-mode-sessions"  # Claude Desktop: <...>/.claude/projects/<slug>/<session>.jsonl
@@ -81,11 +82,14 @@ def project_slugs(cwd: Path) -> set[str]:
 class ClaudeCodeReader:
     agent = AGENT
 
+    def claims_name(self, name: str) -> bool:
+        return name.endswith(".jsonl")
+
     def locate(self, path: Path) -> FileRole | None:
         if path.suffix != ".jsonl" or path.name == "journal.jsonl" or "tool-results" in path.parts:
             return None
-        if path.name.startswith("rollout-"):
-            return None
+        if path.name.startswith("rollout-") or chat_layout(path):
+            return None  # Codex's and Gemini CLI's, also before their readers claim them
         if "session-state" in path.parts[:-1]:
             return None  # Copilot CLI's folder: its events files are the Copilot reader's, the rest nobody's
         if DESKTOP_SESSIONS in path.parts and not _under_projects(path):

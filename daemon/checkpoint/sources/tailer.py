@@ -172,6 +172,32 @@ def tail(
             yield RawLine(line_no + 1, bytes(pending), offset)
 
 
+def whole_file(name: str) -> bool:
+    """A `.json` transcript is one JSON object (pretty-printed, rewritten whole as it grows), not lines."""
+    return name.endswith(".json")
+
+
+def tail_whole(cursor: FileCursor, st: os.stat_result, max_bytes: int = MAX_LINE_BYTES) -> Iterator[TailEvent]:
+    """The file as one record, from its start, once its bytes are one whole JSON object (a writer
+    mid-rewrite leaves the cursor where it was; the next change reads it again). A file changed since
+    it was read is read whole again: the caller resets it (see `check_identity`), and the stable
+    turn ids make that add only what is new."""
+    stop = st.st_size
+    if cursor.offset >= stop:
+        return
+    if stop > max_bytes:
+        yield SkippedLine(1, stop, stop, f"file of {stop} bytes exceeds {max_bytes}")
+        return
+    with open(cursor.path, "rb") as fh:
+        data = fh.read(stop)
+    try:
+        obj = orjson.loads(data) if len(data) == stop else None
+    except orjson.JSONDecodeError:
+        return  # not whole yet (or never): read again when it changes
+    if isinstance(obj, dict):
+        yield RawLine(1, orjson.dumps(obj), stop)  # one line: what the readers decode
+
+
 def advance(cursor: FileCursor, event: TailEvent, st: os.stat_result) -> FileCursor:
     moved = replace(cursor, offset=event.end_offset, line_no=event.line_no, size=st.st_size, mtime_ns=st.st_mtime_ns)
     # A file first seen empty or tiny has a short head (none at all when empty): widen it over the bytes
