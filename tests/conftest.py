@@ -37,9 +37,9 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Nothing a test runs may touch the real ~/.claude, ~/.codex, ~/.gemini, ~/.copilot or ~/.local."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME",
-                "CHECKPOINT_DB", "CHECKPOINT_SOURCES", "CHECKPOINT_CONFIG", "CHECKPOINT_EXTRACTOR", "ANTHROPIC_API_KEY",
-                "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME",
+                "COPILOT_HOME", "CHECKPOINT_DB", "CHECKPOINT_SOURCES", "CHECKPOINT_CONFIG", "CHECKPOINT_EXTRACTOR",
+                "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
 
 
