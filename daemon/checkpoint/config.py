@@ -32,12 +32,13 @@ def default_db() -> Path:
 def default_sources() -> list[Path]:
     """Claude Code's projects, Codex's sessions and its archive (a rollout moved there keeps its
     turn ids), and Claude Desktop's local agent mode, whose sessions are Claude Code transcripts
-    under `<session folders>/.claude/projects/` (the Claude reader claims only those there)."""
+    under `<session folders>/.claude/projects/` (the Claude reader claims only those there), and
+    opencode's data folder (its SQLite database)."""
     home = Path.home()
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     codex = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
     return [claude / "projects", codex / "sessions", codex / "archived_sessions",
-            claude_desktop_dir() / "local-agent-mode-sessions"]
+            claude_desktop_dir() / "local-agent-mode-sessions", _data_home() / "opencode"]
 
 
 def claude_desktop_dir() -> Path:

@@ -14,8 +14,14 @@ from checkpoint.model import ProblemKind, ReadProblem
 from checkpoint.sources.base import FileRole, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
+from checkpoint.sources.opencode import OpencodeReader
 
-READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), ClaudeCodeReader())}
+READERS: dict[str, Reader] = {reader.agent: reader for reader in (CodexReader(), ClaudeCodeReader(), OpencodeReader())}
+
+
+def claimed(name: str) -> bool:
+    """Whether some reader may read a file of this name (discovery and the watcher list only those)."""
+    return any(reader.claims_name(name) for reader in READERS.values())
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,6 @@ def transcript_paths(roots: list[Path], warn: list[ReadProblem],
             continue
         for dirpath, dirnames, filenames in os.walk(root, onerror=on_error):
             dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
-            for name in sorted(filenames + [d for d in dirnames if d.endswith(".jsonl")]):
-                if name.endswith(".jsonl"):
+            for name in sorted(filenames + [d for d in dirnames if claimed(d)]):
+                if claimed(name):
                     yield root, os.path.join(dirpath, name)

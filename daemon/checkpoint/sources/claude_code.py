@@ -81,6 +81,9 @@ def project_slugs(cwd: Path) -> set[str]:
 class ClaudeCodeReader:
     agent = AGENT
 
+    def claims_name(self, name: str) -> bool:
+        return name.endswith(".jsonl")
+
     def locate(self, path: Path) -> FileRole | None:
         if path.suffix != ".jsonl" or path.name == "journal.jsonl" or "tool-results" in path.parts:
             return None

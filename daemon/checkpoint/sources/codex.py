@@ -58,6 +58,9 @@ CALLS_REMEMBERED = 32
 class CodexReader:
     agent = AGENT
 
+    def claims_name(self, name: str) -> bool:
+        return name.endswith(".jsonl")
+
     def locate(self, path: Path) -> FileRole | None:
         if not path.name.startswith("rollout-") or path.suffix != ".jsonl":
             return None
