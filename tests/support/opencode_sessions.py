@@ -4,7 +4,7 @@
 
 runs `opencode run` (HOME and the XDG folders in a temp dir, never the user's) and writes
 OUT_DIR/first/opencode/opencode.db (after the first prompt) and OUT_DIR/final/opencode/opencode.db
-(after every prompt): the same database at two moments, each checkpointed into one file. Each prompt
+(after every prompt): the same database at two moments, each copied into one file. Each prompt
 plants decisions ("We'll use marker-<hex> ...") said once by the model, so a reader test can check
 every one is stored once and extracted as one item. tests/data/opencode/ was made with it (see the
 README there).
