@@ -38,15 +38,15 @@ async def test_writes_into_opencodes_wal_are_read_at_once(tmp_path: Path) -> Non
     try:
         first = await daemon.wait_status(lambda s: s["totals"]["turns"] == 2, what="the first prompt and answer")
         assert [s["agent"] for s in first["sessions"]] == ["opencode"]
-        # The rest of the session, as opencode wrote it: new messages, parts and the child session.
+        # The rest, as opencode wrote it: new messages, parts, the child session and the fork.
         conn.execute("ATTACH ? AS final", (str(tmp_path / "data" / "final" / "opencode" / "opencode.db"),))
         for table in ("session", "message", "part"):
             conn.execute(f"INSERT OR IGNORE INTO main.{table} SELECT * FROM final.{table}")
         conn.execute("UPDATE main.session SET directory = ?", (str(workspace),))
         conn.commit()
         assert (root / "opencode.db-wal").stat().st_size > 0
-        done = await daemon.wait_status(lambda s: s["totals"]["turns"] == 12, timeout=20, what="all 12 turns")
-        assert [s["agent"] for s in done["sessions"]] == ["opencode"]
+        done = await daemon.wait_status(lambda s: s["totals"]["turns"] == 14, timeout=20, what="all 14 turns")
+        assert [s["agent"] for s in done["sessions"]] == ["opencode", "opencode"]  # the session and its fork
     finally:
         conn.close()
         await daemon.stop()

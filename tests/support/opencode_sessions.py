@@ -33,9 +33,10 @@ MODEL = "claude-haiku-4-5"
 PROVIDER = "fake"
 
 # Said once each by the model (hex, as fake_anthropic's DECISION_RE wants them).
-MARKERS = ("marker-0c01", "marker-0c02", "marker-0c03", "marker-0c04", "marker-0c05")
+MARKERS = ("marker-0c01", "marker-0c02", "marker-0c03", "marker-0c04", "marker-0c05", "marker-0c06")
 PROMPTS = ("Start: pick a parser.", "Now write notes.md with the write tool.",
            "Spawn a helper to look at caching.", "After the helper: what about retries?")
+FORK_PROMPT = "In the fork: what about logging?"  # `--continue --fork`: the session copied, then this
 SUBAGENT_PROMPT = "SUBAGENT-TASK: look at caching and decide."
 
 
@@ -76,6 +77,8 @@ def responder(workdir: Path) -> Any:
         if "Spawn a helper" in text:
             return _tool("task", "toolu_task_1", {"description": "Look at caching", "prompt": SUBAGENT_PROMPT,
                                                   "subagent_type": "general"})
+        if "In the fork" in text:
+            return "We'll use marker-0c06 for logging."
         if "After the helper" in text:
             return "We'll use marker-0c05 for retries."
         if "Start: pick a parser" in text:
@@ -132,7 +135,7 @@ def snapshot(db: Path, out: Path) -> None:
 
 def scenario(out: Path) -> None:
     """A prompt; then, continued: a write tool call, a sub-agent (the task tool: a child session),
-    one more prompt."""
+    one more prompt; then a fork of the session (its messages copied) and a prompt in the fork."""
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp) / "home", Path(tmp) / "work"
         home.mkdir()
@@ -143,6 +146,7 @@ def scenario(out: Path) -> None:
             snapshot(database(home), out / "first" / "opencode" / "opencode.db")
             for prompt in PROMPTS[1:]:
                 run(home, cwd, fake.base_url, prompt, "--continue")
+            run(home, cwd, fake.base_url, FORK_PROMPT, "--continue", "--fork")
             snapshot(database(home), out / "final" / "opencode" / "opencode.db")
 
 

@@ -1,11 +1,13 @@
 """The opencode reader on databases the real opencode 1.18.33 wrote, offline, against the fake
 Anthropic API (tests/support/opencode_sessions.py made tests/data/opencode/sessions.tar.gz; see the
 README there): a prompt; continued with a write tool call, a sub-agent (the task tool's child
-session) and one more prompt. `first/` is the database after the first prompt, `final/` after all.
+session) and one more prompt; forked (the messages copied into a new session) with a prompt in the
+fork. `first/` is the database after the first prompt, `final/` after all.
 
-Every prompt and every answer is stored once, in the session's workspace, the sub-session in its
-parent's session, the written file on its tool turn; a re-read of the database grown meanwhile adds
-only the new turns; a message still being written is not read until it is complete."""
+Every prompt and every answer is stored once (a fork's copies are not stored again), in the
+session's workspace, the sub-session in its parent's session, the written file on its tool turn; a
+re-read of the database grown meanwhile adds only the new turns; a message still being written is
+not read until it is complete."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from checkpoint.config import Settings
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.sources.opencode import OpencodeReader
 from checkpoint.store import Store
-from tests.support.opencode_sessions import MARKERS, PROMPTS, SUBAGENT_PROMPT
+from tests.support.opencode_sessions import FORK_PROMPT, MARKERS, PROMPTS, SUBAGENT_PROMPT
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opencode" / "sessions.tar.gz"
 
@@ -72,24 +74,29 @@ def test_every_prompt_and_answer_once_in_the_workspace_with_the_sub_session_in_i
     turns = _turns(store)
 
     said = Counter(text for _, _, role, text in turns if role == "user")
-    assert said == Counter({p: 1 for p in (*PROMPTS, SUBAGENT_PROMPT)}), said
+    assert said == Counter({p: 1 for p in (*PROMPTS, SUBAGENT_PROMPT, FORK_PROMPT)}), said
     texts = [text for *_, text in turns]
     for marker in MARKERS:
         assert sum(marker in t for t in texts) == 1, (marker, [t[:80] for t in texts if marker in t])
-    # Every text part opencode stored is a turn, once (the task's output is the one copy left out).
+    # Every text opencode stored is a turn, once: the fork's copies of its parent's are not again,
+    # and the task's output (the sub-agent's answer) is the one copy left out.
     parts = [json.loads(str(d)) for (d,) in _opencode(dbs["final"], "SELECT data FROM part")]
-    stored = [p["text"] for p in parts if p.get("type") == "text"]
+    stored = {p["text"] for p in parts if p.get("type") == "text"}
     assert Counter(t for t in texts if t in stored) == Counter(stored)
 
-    # One session: the root; the task tool's child session is in it, after the parent's turns.
-    (root_id, directory, title), = _opencode(
-        dbs["final"], "SELECT id, directory, title FROM session WHERE parent_id IS NULL")
-    sessions = store.session_counts()
-    assert [(s.id, s.agent, s.cwd, s.title) for s in sessions] == [(root_id, "opencode", directory, title)]
-    assert {sid for _, sid, *_ in turns} == {root_id}
-    assert texts[-2:] == [SUBAGENT_PROMPT, "Sub-agent finding. We'll use marker-0c03 for the cache layer."]
-    assert sessions[0].dropped["subagent_copy"]["records"] == 1  # the task tool's output
-    assert "unknown_record" not in sessions[0].dropped
+    # Two sessions: the first (the task tool's child session in it, after the parent's turns) and
+    # its fork, which holds only what was said after the fork.
+    (root_id, directory, title), (fork_id, _, fork_title) = [tuple(map(str, row)) for row in _opencode(
+        dbs["final"], "SELECT id, directory, title FROM session WHERE parent_id IS NULL ORDER BY time_created")]
+    sessions = {s.id: s for s in store.session_counts()}
+    assert {(s.id, s.agent, s.cwd, s.title) for s in sessions.values()} == {
+        (root_id, "opencode", directory, title), (fork_id, "opencode", directory, fork_title)}
+    assert fork_title.endswith("(fork #1)")
+    assert [text for _, sid, _, text in turns if sid == fork_id] == [FORK_PROMPT, "We'll use marker-0c06 for logging."]
+    in_root = [text for _, sid, _, text in turns if sid == root_id]
+    assert in_root[-2:] == [SUBAGENT_PROMPT, "Sub-agent finding. We'll use marker-0c03 for the cache layer."]
+    assert sessions[root_id].dropped["subagent_copy"]["records"] == 1  # the task tool's output
+    assert all("unknown_record" not in s.dropped for s in sessions.values())
 
     # The file the write tool wrote is on its turn.
     files = store.conn.execute("SELECT files FROM turns WHERE role = 'tool' AND text LIKE '[tool write]%'").fetchall()
@@ -121,7 +128,7 @@ def test_a_re_read_of_the_grown_database_adds_only_the_new_turns(
     second = pipeline.scan(store, oc_settings)
     assert second.problems == []
     after = _turns(store)
-    assert after[:2] == before and second.turns_added == len(after) - 2
+    assert set(before) <= set(after) and second.turns_added == len(after) - 2
     assert len({t[0] for t in after}) == len(after)
 
     fresh = Store(tmp_path / "fresh.db")

@@ -7,13 +7,17 @@ consistent snapshot; in WAL mode a reader never blocks opencode's writes) and cl
 
 The tables read: `session` (id, parent_id, directory, title, time_updated), `message` (one row per
 user or assistant message, its JSON in `data`) and `part` (the message's parts: text, reasoning, tool
-calls with their input and output). Each part worth keeping is one turn whose id is the part's id,
-so a re-read never stores a turn twice. A session's progress is the (time_created, id) of its last
-message read, stored with its turns; a message is read only once it is complete (an assistant
-message with `time.completed` or an error, any message followed by another one, or unchanged for
-STALE_SECONDS), and reading stops before the first one that is not, so that text still streaming
-is never stored cut short and nothing after it is skipped. Unchanged sessions (same `time_updated`)
-are not read at all.
+calls with their input and output). Each part worth keeping is one turn whose id hashes what the
+part holds and when its message was created, so a re-read never stores a turn twice, and neither
+does a fork: `opencode run --fork` copies the session's messages and parts, with new ids but the
+same content and creation times, into a session of its own (its turns are only its new ones).
+
+A session's progress is the (time_created, id) of its last message read, stored with its turns; a
+message is read only once it is complete (an assistant message with `time.completed` or an error,
+any message followed by another one, or unchanged for STALE_SECONDS), and reading stops before the
+first one that is not, so that text still streaming is never stored cut short and nothing after it
+is skipped. Unchanged sessions (the same update time, message count and newest message) are not
+read at all.
 
 Sub-sessions (the task tool's sub-agents: `parent_id`) belong to their root session. Copies, each a
 named policy: the task tool's output (the sub-agent's final answer, which its own session holds) is
@@ -32,6 +36,7 @@ import hashlib
 import re
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -192,10 +197,15 @@ def _message(message: JsonObject, mid: str, parts: list[tuple[str, str]], state:
     if isinstance(path, dict) and isinstance(path.get("cwd"), str) and path["cwd"]:
         worked_in(path["cwd"], state, out, _session)
     summary = role is Role.ASSISTANT and message.get("summary") is True
-    for pid, data in parts:
+    key = f"{AGENT}:{message.get('role')}:{times.get('created') if isinstance(times, dict) else mid}:".encode()
+    repeats: Counter[str] = Counter()
+    for _, data in parts:
         part = _json(data)
         kind = part.get("type")
-        turn_id = line_id(f"{AGENT}:{pid}".encode())
+        # Not the part's id: a fork's copy has another one. The same bytes twice in one message
+        # (two identical parts) are told apart by their order.
+        repeats[data] += 1
+        turn_id = line_id(key + data.encode() + (b"#%d" % repeats[data] if repeats[data] > 1 else b""))
         text: str = part["text"] if isinstance(part.get("text"), str) else ""
         if kind == "text":
             if summary:
