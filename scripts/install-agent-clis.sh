@@ -16,7 +16,9 @@ log() { echo "install-agent-clis: $*" >&2; }
 hash="$(sha256sum package-lock.json | cut -c1-12)"
 DIR="${CHECKPOINT_AGENT_CLIS_DIR:-$HOME/.cache/checkpoint-agent-clis/$hash}"
 BIN="$DIR/node_modules/.bin"
-if [ -f "$DIR/.installed" ] && [ -x "$BIN/claude" ] && [ -x "$BIN/codex" ] && [ -x "$BIN/opencode" ]; then
+# opencode only where its platform package is in the lock (linux-x64, see below).
+if [ -f "$DIR/.installed" ] && [ -x "$BIN/claude" ] && [ -x "$BIN/codex" ] \
+    && { [ -x "$BIN/opencode" ] || [ "$(uname -sm)" != "Linux x86_64" ]; }; then
   echo "$BIN"
   exit 0
 fi
