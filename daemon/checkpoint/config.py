@@ -34,7 +34,8 @@ def default_sources() -> list[Path]:
     turn ids), and Claude Desktop's local agent mode, whose sessions are Claude Code transcripts
     under `<session folders>/.claude/projects/` (the Claude reader claims only those there); Gemini
     CLI's chats (`<project>/chats/` under its tmp folder, in $GEMINI_CLI_HOME or HOME); GitHub
-    Copilot CLI's session state ($COPILOT_HOME, documented by `copilot help environment`, else ~/.copilot)."""
+    Copilot CLI's session state ($COPILOT_HOME, documented by `copilot help environment`, else
+    ~/.copilot); opencode's data folder (its SQLite database)."""
     home = Path.home()
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"]) if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     codex = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
@@ -42,7 +43,7 @@ def default_sources() -> list[Path]:
     copilot = Path(os.environ["COPILOT_HOME"]) if os.environ.get("COPILOT_HOME") else home / ".copilot"
     return [claude / "projects", codex / "sessions", codex / "archived_sessions",
             claude_desktop_dir() / "local-agent-mode-sessions", gemini / ".gemini" / "tmp",
-            copilot / "session-state"]
+            copilot / "session-state", _data_home() / "opencode"]
 
 
 def claude_desktop_dir() -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import sqlite3
 import stat
 import time
 from collections import Counter
@@ -35,7 +36,7 @@ from checkpoint.model import (
     Usage,
 )
 from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
-from checkpoint.sources.base import LineError, Reader, decode_line
+from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
@@ -88,7 +89,14 @@ def scan(store: Store, settings: Settings) -> ScanReport:
             role = locate(Path(path))
             if role is None:
                 continue
-            _ingest_file(store, FoundFile(Path(path), role), settings, report, row)
+            reader = READERS[role.agent]
+            if isinstance(reader, DatabaseReader):
+                # Many sessions in one file, each stored as "<path>#<session id>": seen with it.
+                sessions = {p: r for p, r in known.items() if p.startswith(path + "#")}
+                _ingest_database(store, reader, Path(path), settings, report, sessions)
+                seen.update(sessions)
+            else:
+                _ingest_file(store, FoundFile(Path(path), role), settings, report, row)
         report.files_seen += 1
         seen.add(path)
         report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
@@ -256,6 +264,39 @@ def _read_file(
     flush()
 
 
+def _ingest_database(store: Store, reader: DatabaseReader, path: Path, settings: Settings, report: ScanReport,
+                     known: dict[str, FileRow]) -> None:
+    """The changed sessions of a database source, each stored with its progress in one transaction
+    (as a file's batch and cursor are): the progress only moves past what is stored."""
+    try:
+        st = os.stat(path)
+        reads = list(reader.read_sessions(path, {p: (r.cursor.mtime_ns, r.reader_state) for p, r in known.items()}))
+    except (OSError, sqlite3.Error) as exc:  # locked for long, not the format's database, corrupt, gone
+        _unreadable(store, report, str(path), f"cannot read the {reader.agent} database: {exc}")
+        return
+    report.files_read += 1
+    redactor = redact.redactor(settings.redact, settings.redact_patterns)
+    for read in reads:
+        row = known.get(read.key)
+        batch = _Batch()
+        for record_no, parsed in read.records:
+            _add_parsed(parsed, record_no, batch)
+        if redactor.detectors:
+            _redact_batch(redactor, batch)
+        cursor = FileCursor(read.key, st.st_dev, st.st_ino, 0, read.version, read.progress, read.consumed)
+        try:
+            added = store.ingest(
+                cursor, reader.agent, read.role.session_id or read.key, read.role.subagent, read.state, batch.turns,
+                batch.session, batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
+                since=row.cursor if row is not None else FileCursor(read.key),
+            )
+        except CursorMoved:
+            continue  # another process stored this session meanwhile: the next scan reads on from there
+        report.turns_added += added.turns
+        report.chunks_created += added.chunks
+        report.redacted.update(added.redacted)
+
+
 def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
     """Secrets out of the batch's turns (their token estimates follow the new text), its session
     title (the first prompt's start, or a title record) and its problem messages, before any is stored."""
@@ -325,14 +366,18 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
             batch.problems.append(LineProblem(event.line_no, f"the {reader.agent} reader failed on this record"
                                                              f" ({type(exc).__name__}: {exc}); skipped"))
             continue
-        for draft in parsed.turns:
-            header = _header_tokens(draft.role.value, draft.files)
-            batch.turns.append(ScannedTurn(draft, event.line_no, header + estimate_tokens(draft.text), header))
-        if parsed.session is not None:
-            batch.add_session(parsed.session)
-        for policy, amount in parsed.dropped.items():
-            batch.dropped[policy] += amount
-            batch.drop_records[policy] += 1
+        _add_parsed(parsed, event.line_no, batch)
+
+
+def _add_parsed(parsed: ParsedLine, line_no: int, batch: _Batch) -> None:
+    for draft in parsed.turns:
+        header = _header_tokens(draft.role.value, draft.files)
+        batch.turns.append(ScannedTurn(draft, line_no, header + estimate_tokens(draft.text), header))
+    if parsed.session is not None:
+        batch.add_session(parsed.session)
+    for policy, amount in parsed.dropped.items():
+        batch.dropped[policy] += amount
+        batch.drop_records[policy] += 1
 
 
 @lru_cache(maxsize=256)  # most turns share a role and an empty file list

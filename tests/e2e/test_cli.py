@@ -67,9 +67,10 @@ def test_now_on_a_fresh_machine_without_transcripts_says_where_it_looked(tmp_pat
 
     claude, codex = home / ".claude" / "projects", home / ".codex" / "sessions"
     archive, desktop = home / ".codex" / "archived_sessions", home / ".config" / "Claude" / "local-agent-mode-sessions"
-    copilot = home / ".copilot" / "session-state"
+    gemini, copilot = home / ".gemini" / "tmp", home / ".copilot" / "session-state"
+    opencode = home / ".local" / "share" / "opencode"
     assert (f"No transcripts found. Looked in: {claude} (missing), {codex} (missing), {archive} (missing),"
-            f" {desktop} (missing), {copilot} (missing).") in result.out
+            f" {desktop} (missing), {gemini} (missing), {copilot} (missing), {opencode} (missing).") in result.out
     assert "--source DIR or CHECKPOINT_SOURCES" in result.out
     assert "No ANTHROPIC_API_KEY set and `claude` not found on PATH" in result.out
     assert "using the offline heuristic extractor (phrase rules, no network)." in result.out
@@ -98,7 +99,8 @@ def test_now_on_a_fresh_machine_captures_from_the_default_roots_and_says_what(tm
     assert (f"Looked in: {home}/.claude/projects (1 transcript), {home}/.codex/sessions (1 transcript),"
             f" {home}/.codex/archived_sessions (missing),"
             f" {home}/.config/Claude/local-agent-mode-sessions (missing),"
-            f" {home}/.copilot/session-state (missing).") in out
+            f" {home}/.gemini/tmp (missing), {home}/.copilot/session-state (missing),"
+            f" {home}/.local/share/opencode (missing).") in out
     assert "No ANTHROPIC_API_KEY set and `claude` not found on PATH" in out
     assert "using the offline heuristic extractor (phrase rules, no network)." in out
     assert "Extracted " in out and "with the heuristic extractor" in out

@@ -794,5 +794,5 @@ def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> No
     rollout.write_text(codex_line("session_meta", {"id": CODEX_ID, "cwd": "/w"}) + "\n")
     assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]
     assert warnings == []
-    assert set(READERS) == {"claude", "codex", "gemini", "copilot"}
+    assert set(READERS) == {"claude", "codex", "gemini", "copilot", "opencode"}
     assert CLAUDE.locate(rollout) is None and CODEX.locate(session_file) is None

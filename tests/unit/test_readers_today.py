@@ -233,12 +233,14 @@ def test_default_roots_include_codexs_archive_and_claude_desktop(monkeypatch: py
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
     monkeypatch.setattr(sys, "platform", "linux")
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME"):
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME", "XDG_DATA_HOME"):
         monkeypatch.delenv(name, raising=False)
     desktop = tmp_path / ".config" / "Claude" / "local-agent-mode-sessions"
+    # opencode keeps its data under the XDG data folder on every platform (macOS too).
     assert config.default_sources() == [tmp_path / ".claude" / "projects", tmp_path / ".codex" / "sessions",
                                          tmp_path / ".codex" / "archived_sessions", desktop,
-                                         tmp_path / ".gemini" / "tmp", tmp_path / ".copilot" / "session-state"]
+                                         tmp_path / ".gemini" / "tmp", tmp_path / ".copilot" / "session-state",
+                                         tmp_path / ".local" / "share" / "opencode"]
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "cop"))
     assert config.default_sources()[5] == tmp_path / "cop" / "session-state"
     monkeypatch.setattr(sys, "platform", "darwin")

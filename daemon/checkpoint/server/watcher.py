@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from watchfiles import Change, awatch
 
-from checkpoint import config, pipeline
+from checkpoint import config, pipeline, sources
 from checkpoint.model import ProblemKind
 from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
 from checkpoint.server.extractor_slot import ExtractorSlot
@@ -40,7 +40,7 @@ _UNREADABLE = frozenset({ProblemKind.UNREADABLE, ProblemKind.UNLISTABLE})  # sai
 
 
 def _keep(change: Change, path: str) -> bool:
-    return claimed(os.path.basename(path)) or (change == Change.added and os.path.isdir(path))
+    return sources.claimed(os.path.basename(path)) or (change == Change.added and os.path.isdir(path))
 
 
 def scan_dirs(store: Store, settings: config.Settings, dirs: list[Path] | None) -> pipeline.ScanReport:

@@ -16,11 +16,12 @@ from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.copilot import CopilotReader
 from checkpoint.sources.gemini import GeminiReader
+from checkpoint.sources.opencode import OpencodeReader
 
 # Asked in order: the Claude reader claims any other .jsonl it is shown, so the readers of named
 # layouts come first.
 READERS: dict[str, Reader] = {reader.agent: reader for reader in (
-    CodexReader(), GeminiReader(), CopilotReader(), ClaudeCodeReader())}
+    CodexReader(), GeminiReader(), CopilotReader(), OpencodeReader(), ClaudeCodeReader())}
 
 
 @dataclass(frozen=True)

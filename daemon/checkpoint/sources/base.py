@@ -6,10 +6,10 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -50,8 +50,9 @@ class Reader(Protocol):
     agent: str
 
     def claims_name(self, name: str) -> bool:
-        """Whether a file of this name may be this format's (discovery lists only those). A `.json`
-        name is read as one whole JSON object, not line by line (see the tailer's `whole_file`)."""
+        """Whether a file of this name (no folder) may be this format's: discovery lists, and the
+        watcher wakes for, only such names. A `.json` name is read as one whole JSON object, not
+        line by line (see the tailer's `whole_file`)."""
         ...
 
     def locate(self, path: Path) -> FileRole | None:
@@ -60,6 +61,31 @@ class Reader(Protocol):
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         """Turn one decoded line into turns. `state` persists per file between calls and runs."""
+        ...
+
+
+@dataclass
+class SessionRead:
+    """One session of a database source (many sessions in one file) and what was read of it since
+    its stored progress: stored together, as a line source's batch and cursor are."""
+
+    key: str  # the session's row in the store's files table: "<database path>#<session id>"
+    role: FileRole  # Checkpoint's session (a sub-session's is its root's)
+    version: int  # changes whenever the session does: a stored one still equal is not read again
+    progress: int  # a number that grows as the session is read on (its cursor's offset)
+    consumed: int  # records consumed so far (its cursor's line number)
+    state: JsonObject  # the reader's state after these records (the progress marker): stored with them
+    records: list[tuple[int, ParsedLine]] = field(default_factory=list)  # (record number, what it gave)
+
+
+@runtime_checkable
+class DatabaseReader(Reader, Protocol):
+    """A format kept in a database rather than appended to lines (opencode's SQLite file): the
+    pipeline asks for each changed session's new records instead of tailing the file."""
+
+    def read_sessions(self, path: Path, known: Mapping[str, tuple[int, JsonObject]]) -> Iterator[SessionRead]:
+        """The sessions of the database whose version differs from `known` (key -> (version, state)
+        as stored), each with the records after its stored progress. Reads only, briefly."""
         ...
 
 
