@@ -9,6 +9,11 @@ ingest. After the first catch-up, one exchange is appended every EVERY seconds f
 every `checkpoint/status` notification received in that window is counted by the size of its
 params as JSON (the frame's envelope adds some 60 bytes each). Issue 16 asks for the figure before
 and after the status is made lean. Not a timed test: prints figures, asserts nothing.
+
+A status that leaves sessions out (they are the `checkpoint/sessions` request's) is answered as the
+VS Code side panel answers it while it is open: the full list is asked for again whenever the
+status's `others_version` differs from the one seen when it was last asked for (once before the
+window, as the panel does when it opens). Those answers count too, in the same bytes.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from checkpoint.server.items import plain
+from checkpoint.server.protocol import CHECKPOINT_SESSIONS
 from tests.support import synth
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
@@ -43,24 +50,45 @@ async def bench(sessions: int, seconds: float, every: float, scope: str) -> dict
             ready = time.monotonic() - started
             await asyncio.sleep(2)
             mark = len(daemon.record.statuses)
+
+            async def sessions_list() -> str:
+                answer = await daemon.client.protocol.send_request_async(CHECKPOINT_SESSIONS, {})
+                return json.dumps(plain(answer), separators=(",", ":"))
+
+            def leaves_out(status: dict[str, Any]) -> bool:
+                return int(status.get("sessions_total", 0)) > len(status["sessions"])
+
+            opening = daemon.record.statuses[-1].value
+            asked_for = opening.get("others_version")
+            first_list = len((await sessions_list()).encode()) if leaves_out(opening) else 0
+            answers: list[str] = []
+            seen = mark
             t0 = time.monotonic()
             appended = 0
             while time.monotonic() - t0 < seconds:
                 transcript.write(transcript.user(f"Append {appended}.") + transcript.assistant(f"Done {appended}."))
                 appended += 1
                 await asyncio.sleep(every)
+                for stamped in daemon.record.statuses[seen:]:
+                    if leaves_out(stamped.value) and stamped.value.get("others_version") != asked_for:
+                        asked_for = stamped.value.get("others_version")
+                        answers.append(await sessions_list())
+                seen = len(daemon.record.statuses)
             window = time.monotonic() - t0
             sent = [json.dumps(s.value, separators=(",", ":")) for s in daemon.record.statuses[mark:]]
             last = daemon.record.statuses[-1].value
         finally:
             await daemon.stop()
-    total = sum(len(s.encode()) for s in sent)
+    requested = sum(len(a.encode()) for a in answers)
+    total = sum(len(s.encode()) for s in sent) + requested
     return {
         "sessions": sessions, "scope": scope, "seconds": round(window, 1), "appends": appended,
         "startup_to_caught_up_s": round(ready, 1), "notifications": len(sent),
         "bytes": total, "bytes_per_minute": round(total * 60 / window),
         "bytes_per_notification": round(total / max(1, len(sent))),
         "sessions_in_last": len(last.get("sessions", [])),
+        "sessions_requests": len(answers), "sessions_request_bytes": requested,
+        "first_sessions_list_bytes": first_list,
     }
 
 
@@ -78,6 +106,9 @@ def main() -> None:
     print(f"  {result['notifications']} notifications, {result['bytes']:,} bytes:"
           f" {result['bytes_per_minute']:,} bytes/minute, {result['bytes_per_notification']:,} per notification,"
           f" {result['sessions_in_last']} sessions in the last one")
+    print(f"  of which {result['sessions_requests']} {CHECKPOINT_SESSIONS} answers,"
+          f" {result['sessions_request_bytes']:,} bytes (the list the panel asks for when it opens:"
+          f" {result['first_sessions_list_bytes']:,} bytes, not counted)")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -244,6 +244,69 @@ describe('CheckpointTree', () => {
   });
 });
 
+describe('the sessions a status leaves out (checkpoint/sessions)', () => {
+  const mine = session({ id: 'mine', last_ts: '2026-01-05T12:00:00Z', pending: 4 });
+  const other = session({ id: 'other', cwd: '/elsewhere', workspace: null, last_ts: '2026-01-05T11:00:00Z' });
+  const lean = (over: Parameters<typeof status>[0] = {}): ReturnType<typeof status> =>
+    status({ scope: 'all', sessions: [mine], sessions_total: 2, others_version: 'v1', ...over });
+  const ids = (nodes: Node[]): string[] => nodes.map((n) => (n.type === 'session' ? n.session.id : n.type));
+
+  it('asks for the full list when the panel shows it, and again only when others_version changes', async () => {
+    const fetchSessions = vi.fn(async () => [session({ ...mine, pending: 9 }), other]);
+    const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+    tree.setState({ phase: 'running', status: lean() });
+    expect(fetchSessions).not.toHaveBeenCalled(); // a status alone asks nothing: the panel asks when it draws
+
+    const nodes = await tree.getChildren();
+    expect(nodes).toEqual([
+      { type: 'session', session: mine }, // the status's counts, fresher than the list's
+      { type: 'session', session: other },
+    ]);
+    expect(fetchSessions).toHaveBeenCalledTimes(1);
+
+    // Statuses about the workspace's session only: redrawn from the status, nothing asked.
+    for (const pending of [3, 2, 1]) {
+      tree.setState({ phase: 'running', status: lean({ sessions: [session({ ...mine, pending })] }) });
+      const [first] = await tree.getChildren();
+      expect(first).toEqual({ type: 'session', session: session({ ...mine, pending }) });
+    }
+    expect(fetchSessions).toHaveBeenCalledTimes(1);
+
+    tree.setState({ phase: 'running', status: lean({ others_version: 'v2' }) });
+    await tree.getChildren();
+    await tree.getChildren();
+    expect(fetchSessions).toHaveBeenCalledTimes(2);
+
+    tree.refresh();
+    await tree.getChildren();
+    expect(fetchSessions).toHaveBeenCalledTimes(3);
+  });
+
+  it('asks for nothing when the status holds every session', async () => {
+    const fetchSessions = vi.fn(async () => [mine]);
+    const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+    tree.setState({ phase: 'running', status: status({ sessions: [mine] }) });
+    expect(ids(await tree.getChildren())).toEqual(['mine']);
+    expect(fetchSessions).not.toHaveBeenCalled();
+  });
+
+  it('shows a failed list above the workspace sessions and asks again next time', async () => {
+    const fetchSessions = vi.fn().mockRejectedValueOnce(new Error('boom')).mockResolvedValue([mine, other]);
+    const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+    tree.setState({ phase: 'running', status: lean() });
+    const failed = await tree.getChildren();
+    expect(failed[0]).toMatchObject({ type: 'message', label: 'Could not load the sessions outside this workspace: boom' });
+    expect(ids(failed.slice(1))).toEqual(['mine']);
+    expect(ids(await tree.getChildren())).toEqual(['mine', 'other']);
+    expect(fetchSessions).toHaveBeenCalledTimes(2);
+  });
+
+  it('lists the fetched sessions when none is in the workspace, instead of saying there are none', () => {
+    const nodes = rootNodes({ phase: 'running', status: lean({ sessions: [], sessions_total: 1 }) }, [other]);
+    expect(ids(nodes)).toEqual(['other']);
+  });
+});
+
 describe('supersession chains in the panel', () => {
   const old = item({ id: 'old', statement: 'We use vLLM for serving.', superseded_by: 'new' });
   const newer = item({ id: 'new', statement: 'We moved to SGLang.', supersedes: ['old'], session_id: 'sess-other' });
