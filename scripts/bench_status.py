@@ -5,10 +5,11 @@ one session keeps appending and many others sit in the database.
 
 A real daemon (`checkpoint serve` over stdio) watches a synthetic corpus of N sessions
 (tests/support/synth.py) plus one workspace session; extraction is manual, so what changes is the
-ingest. After the first catch-up, one exchange is appended every EVERY seconds for SECONDS seconds;
-every `checkpoint/status` notification received in that window is counted by the size of its
-params as JSON (the frame's envelope adds some 60 bytes each). Issue 16 asks for the figure before
-and after the status is made lean. Not a timed test: prints figures, asserts nothing.
+ingest. After the first catch-up (no status for QUIET seconds), one exchange is appended every
+EVERY seconds for SECONDS seconds; every `checkpoint/status` notification received in that window
+is counted by the size of its params as JSON (the frame's envelope adds some 60 bytes each). Issue
+16 asks for the figure before and after the status is made lean. Not a timed test: prints figures,
+asserts nothing.
 
 A status that leaves sessions out (they are the `checkpoint/sessions` request's) is answered as the
 VS Code side panel answers it while it is open: the full list is asked for again whenever the
@@ -31,6 +32,8 @@ from checkpoint.server.protocol import CHECKPOINT_SESSIONS
 from tests.support import synth
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
+QUIET = 3.0  # seconds without a status: the first catch-up is over
+
 
 async def bench(sessions: int, seconds: float, every: float, scope: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-status-") as tmp:
@@ -47,8 +50,11 @@ async def bench(sessions: int, seconds: float, every: float, scope: str) -> dict
         try:
             await daemon.wait_status(lambda s: s["totals"]["turns"] >= expected, timeout=600,
                                      what="the first catch-up")
+            # Every turn is counted before the last of the catch-up (chunks, titles, what was left out
+            # by policy) is stored: the window starts once no status came for QUIET seconds.
+            while time.monotonic() - daemon.record.statuses[-1].at < QUIET and time.monotonic() - started < 600:
+                await asyncio.sleep(0.5)
             ready = time.monotonic() - started
-            await asyncio.sleep(2)
             mark = len(daemon.record.statuses)
 
             async def sessions_list() -> str:
