@@ -423,6 +423,14 @@ export type SessionsFetcher = () => Promise<SessionStatus[]>;
 /** The items with these ids, wherever they are (a chain can lead into another session). */
 export type ItemsLookup = (ids: string[]) => Promise<Item[]>;
 
+/**
+ * The soonest the full session list is asked for again after a session outside the workspace
+ * changed: one that keeps growing (an agent at work in another project) would otherwise cost the
+ * whole list on every status. Meanwhile the panel shows the last list with the workspace's sessions
+ * up to date; Refresh asks at once.
+ */
+export const SESSIONS_REFETCH_MS = 10_000;
+
 /** How long a session's items may take before the panel says so instead of staying empty. */
 export const ITEMS_TIMEOUT_MS = 20_000;
 
@@ -434,6 +442,13 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
+/** A `checkpoint/sessions` answer: the status `others_version` it was asked for at, and when. */
+interface SessionList {
+  version: string;
+  at: number;
+  sessions: Promise<SessionStatus[] | Error>;
+}
+
 /** The TreeDataProvider: a view of the latest {@link ViewState}, items fetched per session. */
 export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined | void>();
@@ -441,7 +456,8 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   private state: ViewState = { phase: 'starting' };
   private readonly cache = new Map<string, { key: string; items: Promise<Item[] | Error>; related: Promise<Related> }>();
   /** The last `checkpoint/sessions` answer, and the status `others_version` it was asked for at. */
-  private sessionList: { version: string; sessions: Promise<SessionStatus[] | Error> } | undefined;
+  private sessionList: SessionList | undefined;
+  private sessionTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly fetchItems: ItemsFetcher,
@@ -500,11 +516,25 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
 
   /** The full list, asked for again only when the status says a session it leaves out changed. */
   private sessionsFor(status: Status): Promise<SessionStatus[] | Error> {
-    if (this.sessionList?.version === status.others_version) {
-      return this.sessionList.sessions;
+    const last = this.sessionList;
+    if (last?.version === status.others_version) {
+      return last.sessions;
+    }
+    const wait = last ? last.at + SESSIONS_REFETCH_MS - Date.now() : 0;
+    if (last && wait > 0) {
+      // Redrawn (and so asked again) once the wait is over, unless a refresh comes first.
+      this.sessionTimer ??= setTimeout(() => {
+        this.sessionTimer = undefined;
+        this.changed.fire();
+      }, wait);
+      return last.sessions;
     }
     const fetch = this.fetchSessions as SessionsFetcher;
-    const entry: NonNullable<typeof this.sessionList> = { version: status.others_version, sessions: Promise.resolve([]) };
+    const entry: SessionList = {
+      version: status.others_version,
+      at: Date.now(),
+      sessions: Promise.resolve([]),
+    };
     entry.sessions = withTimeout(fetch(), ITEMS_TIMEOUT_MS, 'the daemon').catch((err: unknown) => {
       // Shown above the sessions; not kept, so the next redraw or refresh asks again.
       if (this.sessionList === entry) {
@@ -561,6 +591,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   }
 
   dispose(): void {
+    clearTimeout(this.sessionTimer);
     this.changed.dispose();
   }
 }

@@ -1,10 +1,11 @@
 import * as vscode from 'vscode';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 
 import {
   CheckpointTree,
   chainChildren,
   ITEMS_TIMEOUT_MS,
+  SESSIONS_REFETCH_MS,
   groupChildren,
   itemContext,
   oneLine,
@@ -252,6 +253,8 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
   const ids = (nodes: Node[]): string[] => nodes.map((n) => (n.type === 'session' ? n.session.id : n.type));
 
   it('asks for the full list when the panel shows it, and again only when others_version changes', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
     const fetchSessions = vi.fn(async () => [session({ ...mine, pending: 9 }), other]);
     const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
     tree.setState({ phase: 'running', status: lean() });
@@ -272,6 +275,7 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
     }
     expect(fetchSessions).toHaveBeenCalledTimes(1);
 
+    await vi.advanceTimersByTimeAsync(SESSIONS_REFETCH_MS);
     tree.setState({ phase: 'running', status: lean({ others_version: 'v2' }) });
     await tree.getChildren();
     await tree.getChildren();
@@ -280,6 +284,32 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
     tree.refresh();
     await tree.getChildren();
     expect(fetchSessions).toHaveBeenCalledTimes(3);
+  });
+
+  it('asks again at most every SESSIONS_REFETCH_MS while sessions outside keep changing', async () => {
+    vi.useFakeTimers();
+    try {
+      const fetchSessions = vi.fn(async () => [mine, other]);
+      const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+      const fired = vi.fn();
+      tree.onDidChangeTreeData(fired);
+      tree.setState({ phase: 'running', status: lean({ others_version: 'v0' }) });
+      await tree.getChildren();
+      for (let n = 1; n <= 5; n++) {
+        await vi.advanceTimersByTimeAsync(1000);
+        tree.setState({ phase: 'running', status: lean({ others_version: `v${n}` }) });
+        expect(ids(await tree.getChildren())).toEqual(['mine', 'other']); // the last list meanwhile
+      }
+      expect(fetchSessions).toHaveBeenCalledTimes(1);
+      const redraws = fired.mock.calls.length;
+      await vi.advanceTimersByTimeAsync(SESSIONS_REFETCH_MS);
+      expect(fired.mock.calls.length).toBe(redraws + 1); // the panel redraws once the wait is over...
+      await tree.getChildren();
+      expect(fetchSessions).toHaveBeenCalledTimes(2); // ...and then asks for the list that changed
+      tree.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('asks for nothing when the status holds every session', async () => {
