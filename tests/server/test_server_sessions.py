@@ -97,8 +97,10 @@ async def test_others_version_changes_only_when_a_session_outside_changes(
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_bad_sessions_params_are_refused(daemon: Daemon) -> None:
-    for bad, says in [({"scope": "nowhere"}, "`scope`"), ({"limit": 0}, "`limit`"), ({"offset": -1}, "`offset`"),
-                      ({"limit": True}, "`limit`"), ({"workspace": 3}, "`workspace`"), ({"page": 1}, "unknown key page")]:
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"scope": "nowhere"}, "`scope`"), ({"limit": 0}, "`limit`"), ({"offset": -1}, "`offset`"),
+        ({"limit": True}, "`limit`"), ({"workspace": 3}, "`workspace`"), ({"page": 1}, "unknown key page")]
+    for bad, says in refused:
         with pytest.raises(JsonRpcInvalidParams, match=says):
             await daemon.sessions(**bad)
 
