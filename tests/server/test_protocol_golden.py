@@ -115,9 +115,13 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     daemon: Daemon, workspace: Path, tmp_path: Path
 ) -> None:
     before = await daemon.wait_status(
-        lambda s: len(s["sessions"]) == SESSIONS, what="every session read, nothing extracted yet")
+        lambda s: s["sessions_total"] == SESSIONS, what="every session read, nothing extracted yet")
     assert before["last_run"] is None
+    assert [s["id"] for s in before["sessions"]] == [SESSION_ID]  # the workspace's; the rest are asked for
     write_golden("status-before-run", before, tmp_path)
+    listed = await daemon.sessions()
+    assert listed["total"] == SESSIONS == len(listed["sessions"])
+    write_golden("sessions-result", listed, tmp_path)
 
     now = await daemon.command(protocol.CMD_NOW)
     assert now["run"]["extractor"] == "heuristic" and now["run"]["captured"] > 0
@@ -188,7 +192,7 @@ def test_the_protocol_names_are_written_for_the_extension() -> None:
     names = {
         "server_name": protocol.SERVER_NAME,
         "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS,
-                    "search": protocol.CHECKPOINT_SEARCH},
+                    "search": protocol.CHECKPOINT_SEARCH, "sessions": protocol.CHECKPOINT_SESSIONS},
         "commands": commands,
         "diagnostic_source": protocol.DIAGNOSTIC_SOURCE,
     }

@@ -29,7 +29,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from checkpoint.server.items import plain  # custom notifications arrive as namedtuples too
-from checkpoint.server.protocol import CHECKPOINT_ITEMS, CHECKPOINT_STATUS
+from checkpoint.server.protocol import CHECKPOINT_ITEMS, CHECKPOINT_SESSIONS, CHECKPOINT_STATUS
 
 SERVER = [sys.executable, "-m", "checkpoint", "serve"]
 
@@ -123,6 +123,8 @@ def server_env(home: Path, db: Path, sources: Sequence[Path], **extra: str) -> d
         "CHECKPOINT_SOURCES": os.pathsep.join(map(str, sources)),
         "CHECKPOINT_EXTRACTOR": "heuristic",
     }
+    if os.environ.get("PYTHONPATH"):  # to serve from a checkout other than the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     env.update(extra)
     return {k: v for k, v in env.items() if v != ""}
 
@@ -223,6 +225,10 @@ class Daemon:
         result = await self.client.protocol.send_request_async(CHECKPOINT_ITEMS, query)
         items: list[dict[str, Any]] = plain(result)["items"]
         return items
+
+    async def sessions(self, **query: Any) -> dict[str, Any]:
+        result: dict[str, Any] = plain(await self.client.protocol.send_request_async(CHECKPOINT_SESSIONS, query))
+        return result
 
     def shown(self) -> list[str]:
         return [m.message for m in self.client.messages]

@@ -24,7 +24,18 @@ import {
 
 import { DaemonNotRunningError, RestartQueue } from './lifecycle';
 import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, SettingIds } from './constants';
-import { itemsOf, searchResponseOf, type Item, type ItemsQuery, type SearchQuery, type SearchResponse, type Status } from './protocol';
+import {
+  itemsOf,
+  searchResponseOf,
+  sessionsResultOf,
+  type Item,
+  type ItemsQuery,
+  type SearchQuery,
+  type SearchResponse,
+  type SessionsQuery,
+  type SessionsResult,
+  type Status,
+} from './protocol';
 import { findExecutable, startFailureMessage, type DaemonLaunch } from './settings';
 import type { DaemonPhase } from './status';
 
@@ -206,6 +217,12 @@ export class DaemonClient implements vscode.Disposable {
   async items(query: ItemsQuery): Promise<Item[]> {
     const client = this.running();
     return itemsOf(await client.sendRequest(Methods.items, query));
+  }
+
+  /** `checkpoint/sessions`: every session in scope, which a status lists only for the workspace. */
+  async sessions(query: SessionsQuery = {}): Promise<SessionsResult> {
+    const client = this.running();
+    return sessionsResultOf(await client.sendRequest(Methods.sessions, query));
   }
 
   /** `checkpoint/search`: the items the query's words find, best first. */

@@ -91,6 +91,8 @@ export const SERVER_NAME = 'checkpoint';
 export const Methods = {
   /** Server -> client notification whenever a count or the run state changes. Params: Status. */
   status: 'checkpoint/status',
+  /** Client -> server request. Params: SessionsQuery. Result: SessionsResult: every session, not only the workspace's. */
+  sessions: 'checkpoint/sessions',
   /** Client -> server request. Params: ItemsQuery. Result: ItemsResult (or a bare list). */
   items: 'checkpoint/items',
   /** Client -> server request. Params: SearchQuery. Result: SearchResponse (protocol.py). */

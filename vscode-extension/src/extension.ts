@@ -78,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const tree = new CheckpointTree(
     (session) => client.items({ session }),
     async (ids) => (await client.items({ scope: 'all', state: 'any' })).filter((i) => ids.includes(i.id)),
+    async () => (await client.sessions()).sessions,
   );
   context.subscriptions.push(tree);
   const view = vscode.window.createTreeView(Views.sessions, { treeDataProvider: tree, showCollapseAll: true });

@@ -120,11 +120,22 @@ export type RunSummary = TypeOf<typeof RunSummaryShape>;
 
 export const ProblemShape = object({ path: string, line: number, message: string, session_id: nullable(string) });
 
+/** A failing cause of a session a status leaves out. */
+export const OtherCauseShape = object({ session_id: string, title: nullable(string), cwd: nullable(string), cause: string });
+
 export const StatusShape = object({
   scope: ScopeShape,
   workspace_folders: array(string),
+  /** Over every session in scope, listed here or not. */
   totals: TotalsShape,
+  /** Only the sessions whose folder is in the workspace; the others are `checkpoint/sessions`'. */
   sessions: array(SessionStatusShape),
+  /** Sessions in scope, listed here or not. */
+  sessions_total: number,
+  /** Digest of the sessions in scope left out here: it changes when one of them does ("" when none). */
+  others_version: string,
+  /** Failing causes of sessions left out here (at most 20). */
+  other_causes: array(OtherCauseShape),
   problems: array(ProblemShape),
   usage: UsageShape,
   redacted: record(number),
@@ -141,6 +152,26 @@ export const StatusShape = object({
   last_error: nullable(string),
 });
 export type Status = TypeOf<typeof StatusShape>;
+
+/** What the extension asks `checkpoint/sessions` for: every key optional (sent, not received). */
+export interface SessionsQuery {
+  /** Default: the `scope` setting. */
+  scope?: 'workspace' | 'all';
+  /** A folder URI: only sessions run in it or below it. */
+  workspace?: string;
+  /** Sessions to skip, newest first. */
+  offset?: number;
+  /** At most this many (default: all). */
+  limit?: number;
+}
+
+/** Every session in scope (or a page of them), newest turn first. */
+export const SessionsResultShape = object({
+  sessions: array(SessionStatusShape),
+  /** Sessions the query matches, before offset and limit. */
+  total: number,
+});
+export type SessionsResult = TypeOf<typeof SessionsResultShape>;
 
 /** What the extension asks `checkpoint/items` for: every key optional (sent, not received). */
 export interface ItemsQuery {
@@ -278,6 +309,14 @@ export function itemsOf(result: unknown): Item[] {
     return (result as ItemsResult).items;
   }
   throw new Error(`unexpected answer to ${Methods.items}: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
+
+/** A `checkpoint/sessions` answer, checked enough to read its sessions. */
+export function sessionsResultOf(result: unknown): SessionsResult {
+  if (result && typeof result === 'object' && Array.isArray((result as SessionsResult).sessions)) {
+    return result as SessionsResult;
+  }
+  throw new Error(`unexpected answer to ${Methods.sessions}: ${JSON.stringify(result)?.slice(0, 200)}`);
 }
 
 /** A `checkpoint/search` answer, checked enough to read its items. */

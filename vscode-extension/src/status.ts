@@ -40,14 +40,20 @@ function plural(n: number, one: string, many = `${one}s`): string {
 /** Why something is stuck, across all sessions: failing-chunk causes, a paused budget, the last error. */
 export function stuckCauses(status: Status): string[] {
   const causes: string[] = [];
+  const add = (label: string, cause: string): void => {
+    const line = `${label}: ${cause}`;
+    if (!causes.includes(line)) {
+      causes.push(line);
+    }
+  };
   for (const session of status.sessions) {
     for (const cause of session.causes ?? []) {
-      const label = session.title || session.cwd || session.id;
-      const line = `${label}: ${cause}`;
-      if (!causes.includes(line)) {
-        causes.push(line);
-      }
+      add(session.title || session.cwd || session.id, cause);
     }
+  }
+  // Sessions outside the workspace are not in the status, but their causes are.
+  for (const other of status.other_causes ?? []) {
+    add(other.title || other.cwd || other.session_id, other.cause);
   }
   for (const failure of status.last_run?.failures ?? []) {
     const line = failure.session_id ? `${failure.session_id}: ${failure.cause}` : failure.cause;
@@ -101,7 +107,7 @@ export function renderStatus(state: ViewState): StatusPresentation {
 
   const lines: string[] = [];
   lines.push(
-    `Checkpoint: ${plural(turns, 'turn')} in ${plural(status.sessions.length, 'session')}: ` +
+    `Checkpoint: ${plural(turns, 'turn')} in ${plural(status.sessions_total, 'session')}: ` +
       `${captured} captured, ${pending} pending, ${failed} failed.`,
   );
   if (running) {

@@ -1,7 +1,9 @@
 /**
  * The side panel: sessions (title, agent, time, captured/pending/failed), and under each its items
- * grouped by kind. Fed by `checkpoint/status` (sessions and counts) and `checkpoint/items` (fetched
- * per session when it is expanded, again when its captured count changes).
+ * grouped by kind. Fed by `checkpoint/status` (the workspace's sessions and counts), `checkpoint/sessions`
+ * (the sessions a status leaves out, scope "all": fetched when the panel shows its list and again
+ * only when a status's `others_version` changed, never on every status) and `checkpoint/items`
+ * (fetched per session when it is expanded, again when its captured count changes).
  *
  * Supersession chains: a superseded item is dimmed, with a distinct icon and "superseded by …" in
  * its description, and expands to the item that replaced it (and that one to its own replacement);
@@ -16,7 +18,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 import { Commands, ContextValues, KIND_LABELS, KIND_TITLE, SettingIds } from './constants';
-import type { Item, ItemKind, SessionStatus } from './protocol';
+import type { Item, ItemKind, SessionStatus, Status } from './protocol';
 import { ITEM_KINDS } from './protocol';
 import type { ViewState } from './status';
 
@@ -85,8 +87,25 @@ export function sessionLabel(session: Pick<SessionStatus, 'title' | 'cwd' | 'id'
   return session.id.slice(0, 12);
 }
 
-/** The panel's top level for a state: explanations when there is nothing to list, else sessions. */
-export function rootNodes(state: ViewState): Node[] {
+/** Whether a status leaves sessions out, which the panel then asks `checkpoint/sessions` for. */
+export function leavesSessionsOut(status: Status): boolean {
+  return status.sessions_total > status.sessions.length;
+}
+
+/**
+ * The sessions to list: the status's own (the freshest counts) and, of the fetched full list, the
+ * ones the status does not hold.
+ */
+export function mergeSessions(status: Status, listed: readonly SessionStatus[]): SessionStatus[] {
+  const own = new Set(status.sessions.map((s) => s.id));
+  return [...status.sessions, ...listed.filter((s) => !own.has(s.id))];
+}
+
+/**
+ * The panel's top level for a state: explanations when there is nothing to list, else sessions.
+ * `listed` is the `checkpoint/sessions` answer when the status leaves sessions out (or why it failed).
+ */
+export function rootNodes(state: ViewState, listed?: readonly SessionStatus[] | Error): Node[] {
   if (state.phase === 'failed') {
     return [
       {
@@ -124,7 +143,19 @@ export function rootNodes(state: ViewState): Node[] {
       command: Commands.showLog,
     });
   }
-  if (status.sessions.length === 0) {
+  let all: SessionStatus[] = status.sessions;
+  if (listed instanceof Error) {
+    nodes.push({
+      type: 'message',
+      id: 'msg:sessions-error',
+      label: `Could not load the sessions outside this workspace: ${oneLine(listed.message)}`,
+      icon: 'error',
+      command: Commands.showLog,
+    });
+  } else if (listed) {
+    all = mergeSessions(status, listed);
+  }
+  if (all.length === 0) {
     const inWorkspace = status.scope === 'workspace';
     nodes.push({
       type: 'message',
@@ -137,7 +168,7 @@ export function rootNodes(state: ViewState): Node[] {
     });
     return nodes;
   }
-  const sessions = [...status.sessions].sort((a, b) => (b.last_ts ?? '').localeCompare(a.last_ts ?? ''));
+  const sessions = [...all].sort((a, b) => (b.last_ts ?? '').localeCompare(a.last_ts ?? ''));
   for (const session of sessions) {
     nodes.push({ type: 'session', session });
   }
@@ -387,8 +418,18 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
 }
 
 export type ItemsFetcher = (sessionId: string) => Promise<Item[]>;
+/** Every session in scope (`checkpoint/sessions`). */
+export type SessionsFetcher = () => Promise<SessionStatus[]>;
 /** The items with these ids, wherever they are (a chain can lead into another session). */
 export type ItemsLookup = (ids: string[]) => Promise<Item[]>;
+
+/**
+ * The soonest the full session list is asked for again after a session outside the workspace
+ * changed: one that keeps growing (an agent at work in another project) would otherwise cost the
+ * whole list on every status. Meanwhile the panel shows the last list with the workspace's sessions
+ * up to date; Refresh asks at once.
+ */
+export const SESSIONS_REFETCH_MS = 10_000;
 
 /** How long a session's items may take before the panel says so instead of staying empty. */
 export const ITEMS_TIMEOUT_MS = 20_000;
@@ -401,30 +442,46 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
+/** A `checkpoint/sessions` answer: the status `others_version` it was asked for at, and when. */
+interface SessionList {
+  version: string;
+  at: number;
+  sessions: Promise<SessionStatus[] | Error>;
+}
+
 /** The TreeDataProvider: a view of the latest {@link ViewState}, items fetched per session. */
 export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined | void>();
   readonly onDidChangeTreeData = this.changed.event;
   private state: ViewState = { phase: 'starting' };
   private readonly cache = new Map<string, { key: string; items: Promise<Item[] | Error>; related: Promise<Related> }>();
+  /** The last `checkpoint/sessions` answer, and the status `others_version` it was asked for at. */
+  private sessionList: SessionList | undefined;
+  private sessionTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly fetchItems: ItemsFetcher,
     private readonly lookupItems?: ItemsLookup,
+    private readonly fetchSessions?: SessionsFetcher,
   ) {}
 
-  /** A new daemon state or status: redraw, refetching items of sessions whose counts changed. */
+  /**
+   * A new daemon state or status: redraw, refetching items of sessions whose counts changed (and
+   * the full session list when the sessions the status leaves out changed, once it is shown).
+   */
   setState(state: ViewState): void {
     this.state = state;
     if (state.phase !== 'running') {
       this.cache.clear();
+      this.sessionList = undefined;
     }
     this.changed.fire();
   }
 
-  /** Forget every fetched item list and redraw (Refresh, accept, dismiss). */
+  /** Forget every fetched list and redraw (Refresh, accept, dismiss). */
   refresh(): void {
     this.cache.clear();
+    this.sessionList = undefined;
     this.changed.fire();
   }
 
@@ -438,6 +495,10 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
 
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) {
+      const status = this.state.status;
+      if (this.state.phase === 'running' && status && this.fetchSessions && leavesSessionsOut(status)) {
+        return rootNodes(this.state, await this.sessionsFor(status));
+      }
       return rootNodes(this.state);
     }
     if (node.type === 'session') {
@@ -451,6 +512,38 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
       return chainChildren(node);
     }
     return [];
+  }
+
+  /** The full list, asked for again only when the status says a session it leaves out changed. */
+  private sessionsFor(status: Status): Promise<SessionStatus[] | Error> {
+    const last = this.sessionList;
+    if (last?.version === status.others_version) {
+      return last.sessions;
+    }
+    const wait = last ? last.at + SESSIONS_REFETCH_MS - Date.now() : 0;
+    if (last && wait > 0) {
+      // Redrawn (and so asked again) once the wait is over, unless a refresh comes first.
+      this.sessionTimer ??= setTimeout(() => {
+        this.sessionTimer = undefined;
+        this.changed.fire();
+      }, wait);
+      return last.sessions;
+    }
+    const fetch = this.fetchSessions as SessionsFetcher;
+    const entry: SessionList = {
+      version: status.others_version,
+      at: Date.now(),
+      sessions: Promise.resolve([]),
+    };
+    entry.sessions = withTimeout(fetch(), ITEMS_TIMEOUT_MS, 'the daemon').catch((err: unknown) => {
+      // Shown above the sessions; not kept, so the next redraw or refresh asks again.
+      if (this.sessionList === entry) {
+        this.sessionList = undefined;
+      }
+      return err instanceof Error ? err : new Error(String(err));
+    });
+    this.sessionList = entry;
+    return entry.sessions;
   }
 
   private itemsOf(session: SessionStatus): { items: Promise<Item[] | Error>; related: Promise<Related> } {
@@ -498,6 +591,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   }
 
   dispose(): void {
+    clearTimeout(this.sessionTimer);
     this.changed.dispose();
   }
 }

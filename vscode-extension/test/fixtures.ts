@@ -60,6 +60,9 @@ export function status(over: Partial<Status> = {}): Status {
   return {
     totals: { turns: sum('turns'), captured: sum('captured'), pending: sum('pending'), failed: sum('failed') },
     sessions,
+    sessions_total: sessions.length,
+    others_version: '',
+    other_causes: [],
     running: false,
     last_error: null,
     scope: 'workspace',

@@ -16,6 +16,7 @@ import {
   ItemsResultShape,
   NowResultShape,
   SearchResponseShape,
+  SessionsResultShape,
   StatusShape,
   SupersedeResultShape,
   TriageResultShape,
@@ -38,6 +39,7 @@ const CONTRACT: Record<string, Shape<unknown>> = {
   'diagnostic-data.json': array(DiagnosticDataShape),
   'diagnostic-data-superseded.json': array(DiagnosticDataShape),
   'search-result.json': SearchResponseShape,
+  'sessions-result.json': SessionsResultShape,
   'supersede-result.json': SupersedeResultShape,
   'supersede-undo-result.json': SupersedeResultShape,
 };
@@ -60,7 +62,10 @@ describe('the daemon’s payloads match protocol.ts', () => {
 
   it('the goldens are not trivially empty: sessions, items of every kind, a run, a failure and diagnostics', () => {
     const after = golden('status-after-run.json') as { sessions: unknown[]; last_run: unknown; problems: unknown[] };
-    expect(after.sessions.length).toBeGreaterThan(1);
+    expect(after.sessions.length).toBeGreaterThan(0);
+    const listed = golden('sessions-result.json') as { sessions: unknown[]; total: number };
+    expect(listed.sessions.length).toBeGreaterThan(after.sessions.length);
+    expect(listed.total).toBe(listed.sessions.length);
     expect(after.last_run).not.toBeNull();
     expect(after.problems.length).toBeGreaterThan(0);
     const kinds = new Set((golden('items-result.json') as { items: { kind: string }[] }).items.map((i) => i.kind));

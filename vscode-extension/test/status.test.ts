@@ -108,6 +108,16 @@ describe('stuckCauses', () => {
     });
     expect(stuckCauses(s)).toEqual(['Refactor the parser: timeout', '/x/y: timeout', 'b: bad json']);
   });
+
+  it('names the causes of sessions outside the workspace, which the status does not list', () => {
+    const s = status({
+      scope: 'all',
+      sessions_total: 2,
+      other_causes: [{ session_id: 'far', title: null, cwd: '/far/away', cause: 'refused' }],
+    });
+    expect(stuckCauses(s)).toEqual(['/far/away: refused']);
+    expect(renderStatus({ phase: 'running', status: s }).tooltip).toContain('in 2 sessions');
+  });
 });
 
 describe('StatusItem', () => {

@@ -1,10 +1,11 @@
 import * as vscode from 'vscode';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 
 import {
   CheckpointTree,
   chainChildren,
   ITEMS_TIMEOUT_MS,
+  SESSIONS_REFETCH_MS,
   groupChildren,
   itemContext,
   oneLine,
@@ -241,6 +242,98 @@ describe('CheckpointTree', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('the sessions a status leaves out (checkpoint/sessions)', () => {
+  const mine = session({ id: 'mine', last_ts: '2026-01-05T12:00:00Z', pending: 4 });
+  const other = session({ id: 'other', cwd: '/elsewhere', workspace: null, last_ts: '2026-01-05T11:00:00Z' });
+  const lean = (over: Parameters<typeof status>[0] = {}): ReturnType<typeof status> =>
+    status({ scope: 'all', sessions: [mine], sessions_total: 2, others_version: 'v1', ...over });
+  const ids = (nodes: Node[]): string[] => nodes.map((n) => (n.type === 'session' ? n.session.id : n.type));
+
+  it('asks for the full list when the panel shows it, and again only when others_version changes', async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const fetchSessions = vi.fn(async () => [session({ ...mine, pending: 9 }), other]);
+    const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+    tree.setState({ phase: 'running', status: lean() });
+    expect(fetchSessions).not.toHaveBeenCalled(); // a status alone asks nothing: the panel asks when it draws
+
+    const nodes = await tree.getChildren();
+    expect(nodes).toEqual([
+      { type: 'session', session: mine }, // the status's counts, fresher than the list's
+      { type: 'session', session: other },
+    ]);
+    expect(fetchSessions).toHaveBeenCalledTimes(1);
+
+    // Statuses about the workspace's session only: redrawn from the status, nothing asked.
+    for (const pending of [3, 2, 1]) {
+      tree.setState({ phase: 'running', status: lean({ sessions: [session({ ...mine, pending })] }) });
+      const [first] = await tree.getChildren();
+      expect(first).toEqual({ type: 'session', session: session({ ...mine, pending }) });
+    }
+    expect(fetchSessions).toHaveBeenCalledTimes(1);
+
+    await vi.advanceTimersByTimeAsync(SESSIONS_REFETCH_MS);
+    tree.setState({ phase: 'running', status: lean({ others_version: 'v2' }) });
+    await tree.getChildren();
+    await tree.getChildren();
+    expect(fetchSessions).toHaveBeenCalledTimes(2);
+
+    tree.refresh();
+    await tree.getChildren();
+    expect(fetchSessions).toHaveBeenCalledTimes(3);
+  });
+
+  it('asks again at most every SESSIONS_REFETCH_MS while sessions outside keep changing', async () => {
+    vi.useFakeTimers();
+    try {
+      const fetchSessions = vi.fn(async () => [mine, other]);
+      const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+      const fired = vi.fn();
+      tree.onDidChangeTreeData(fired);
+      tree.setState({ phase: 'running', status: lean({ others_version: 'v0' }) });
+      await tree.getChildren();
+      for (let n = 1; n <= 5; n++) {
+        await vi.advanceTimersByTimeAsync(1000);
+        tree.setState({ phase: 'running', status: lean({ others_version: `v${n}` }) });
+        expect(ids(await tree.getChildren())).toEqual(['mine', 'other']); // the last list meanwhile
+      }
+      expect(fetchSessions).toHaveBeenCalledTimes(1);
+      const redraws = fired.mock.calls.length;
+      await vi.advanceTimersByTimeAsync(SESSIONS_REFETCH_MS);
+      expect(fired.mock.calls.length).toBe(redraws + 1); // the panel redraws once the wait is over...
+      await tree.getChildren();
+      expect(fetchSessions).toHaveBeenCalledTimes(2); // ...and then asks for the list that changed
+      tree.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('asks for nothing when the status holds every session', async () => {
+    const fetchSessions = vi.fn(async () => [mine]);
+    const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+    tree.setState({ phase: 'running', status: status({ sessions: [mine] }) });
+    expect(ids(await tree.getChildren())).toEqual(['mine']);
+    expect(fetchSessions).not.toHaveBeenCalled();
+  });
+
+  it('shows a failed list above the workspace sessions and asks again next time', async () => {
+    const fetchSessions = vi.fn().mockRejectedValueOnce(new Error('boom')).mockResolvedValue([mine, other]);
+    const tree = new CheckpointTree(vi.fn(async () => []), undefined, fetchSessions);
+    tree.setState({ phase: 'running', status: lean() });
+    const failed = await tree.getChildren();
+    expect(failed[0]).toMatchObject({ type: 'message', label: 'Could not load the sessions outside this workspace: boom' });
+    expect(ids(failed.slice(1))).toEqual(['mine']);
+    expect(ids(await tree.getChildren())).toEqual(['mine', 'other']);
+    expect(fetchSessions).toHaveBeenCalledTimes(2);
+  });
+
+  it('lists the fetched sessions when none is in the workspace, instead of saying there are none', () => {
+    const nodes = rootNodes({ phase: 'running', status: lean({ sessions: [], sessions_total: 1 }) }, [other]);
+    expect(ids(nodes)).toEqual(['other']);
   });
 });
 

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, search, supersede, triage
+from checkpoint.server import items, search, sessions, supersede, triage
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
 from checkpoint.server.extraction import ExtractionFeature
@@ -19,6 +19,7 @@ from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
+    CHECKPOINT_SESSIONS,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
@@ -26,6 +27,7 @@ from checkpoint.server.protocol import (
     ItemsResult,
     NowResult,
     SearchResponse,
+    SessionsResult,
     SupersedeResult,
     TriageResult,
 )
@@ -181,6 +183,14 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             raise JsonRpcInvalidParams(str(exc)) from exc
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
+
+    @server.feature(CHECKPOINT_SESSIONS)
+    async def checkpoint_sessions(params: Any = None) -> SessionsResult:
+        try:
+            query = sessions.parse_query(params)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        return await server.read_worker.call(sessions.list_sessions, server.folders, query, server.scope)
 
     @server.feature(CHECKPOINT_SEARCH)
     async def checkpoint_search(params: Any = None) -> SearchResponse:

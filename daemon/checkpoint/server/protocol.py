@@ -14,7 +14,13 @@ SERVER_NAME = "checkpoint"
 # -- custom methods ---------------------------------------------------------------------------------
 
 CHECKPOINT_STATUS = "checkpoint/status"
-"""Server -> client notification, sent whenever a count or the run state changes. Params: Status."""
+"""Server -> client notification, sent whenever a count or the run state changes. Params: Status.
+Its `sessions` are only the workspace folders' sessions; `totals` count every session in scope."""
+
+CHECKPOINT_SESSIONS = "checkpoint/sessions"
+"""Client -> server request. Params: SessionsQuery (every key optional). Result: SessionsResult,
+every session in scope (or one page), newest turn first. Ask again when a status's `others_version`
+differs from the one seen when last asked."""
 
 CHECKPOINT_ITEMS = "checkpoint/items"
 """Client -> server request. Params: ItemsQuery (every key optional). Result: ItemsResult."""
@@ -106,11 +112,21 @@ class RunSummary(TypedDict):
     sentence: str  # "Extracted 3 chunks with the heuristic extractor: 3 captured, 0 failed; 2 new items (...)."
 
 
+class OtherCause(TypedDict):
+    session_id: str
+    title: str | None
+    cwd: str | None
+    cause: str
+
+
 class Status(TypedDict):
     scope: Literal["workspace", "all"]
     workspace_folders: list[str]
-    totals: Totals
-    sessions: list[SessionStatus]
+    totals: Totals  # over every session in scope, listed here or not
+    sessions: list[SessionStatus]  # only those whose cwd is in a workspace folder; the rest: CHECKPOINT_SESSIONS
+    sessions_total: int  # sessions in scope, listed here or not
+    others_version: str  # digest of the sessions in scope not listed here: changes when one of them does; "" if none
+    other_causes: list[OtherCause]  # failing causes of sessions not listed (at most 20)
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
     usage: dict[str, float]  # the sessions' usage added up
     items: dict[str, dict[str, int]]  # {"by_kind": {...}, "by_state": {...}}; by_kind omits dismissed
@@ -120,6 +136,18 @@ class Status(TypedDict):
     paused: str | None  # why background extraction waits (a budget was reached), else None
     last_run: RunSummary | None
     last_error: str | None
+
+
+class SessionsQuery(TypedDict, total=False):
+    scope: Literal["workspace", "all"]  # default: the `scope` setting
+    workspace: str  # a folder URI: only sessions run in it or below it
+    offset: int  # sessions to skip, newest first (default 0)
+    limit: int  # at most this many (default: all)
+
+
+class SessionsResult(TypedDict):
+    sessions: list[SessionStatus]
+    total: int  # sessions the query matches, before offset and limit
 
 
 class ItemsQuery(TypedDict, total=False):

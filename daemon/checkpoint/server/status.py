@@ -1,10 +1,20 @@
-"""`checkpoint/status`: counts per session and in total (the same `totals` and `sessions` as
-`checkpoint status --json`), scoped to the workspace or not, plus the run state. Sent whenever
-any of it changes, never twice the same."""
+"""`checkpoint/status`: counts in total over the sessions in scope (the same `totals` as
+`checkpoint status --json`), the workspace folders' own sessions in full, plus the run state. Sent
+whenever any of it changes, never twice the same.
+
+The sessions outside the workspace folders (scope "all") are not sent with every status: over a long
+history they were most of its bytes (issue 16: 10.8 MB a minute over 2,000 sessions while one session
+grew). A status carries how many sessions are in scope, a digest of the ones it leaves out (it
+changes exactly when one of them does), and their failing causes (few, and the status bar names
+them); the full list is the `checkpoint/sessions` request (sessions.py), which a client makes when
+it shows the list and that digest changed. Self-contained rather than a delta: a client that starts
+late or misses a status is never out of step, and one that only shows totals needs nothing more."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
@@ -21,18 +31,46 @@ if TYPE_CHECKING:
     from checkpoint.server.server import CheckpointServer
 
 POLL_SECONDS = 0.5
+MAX_OTHER_CAUSES = 20  # failing causes of sessions not sent; the status bar shows five
 # What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
 NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0}, "sessions": [],
-                           "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}}}
+                           "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}},
+                           "sessions_total": 0, "others_version": "", "other_causes": []}
+
+
+def digest(sessions: list[dict[str, Any]]) -> str:
+    """A short digest of sessions as sent: equal lists, equal digests; "" for none."""
+    if not sessions:
+        return ""
+    text = json.dumps(sessions, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def split_sessions(sessions: list[dict[str, Any]], folders: Folders) -> dict[str, Any]:
+    """The status's session keys: the workspace folders' sessions (each with its `workspace`), how
+    many there are in all, a digest of the others and their failing causes."""
+    listed: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
+    for session in sessions:
+        folder = folders.folder_of(session.get("cwd"))
+        session["workspace"] = folder.uri if folder else None
+        (listed if folder else others).append(session)
+    causes: list[dict[str, Any]] = []
+    for session in others:
+        for cause in session.get("causes") or []:
+            if len(causes) < MAX_OTHER_CAUSES:
+                causes.append({"session_id": session["id"], "title": session.get("title"),
+                               "cwd": session.get("cwd"), "cause": cause})
+    return {"sessions": listed, "sessions_total": len(sessions), "others_version": digest(others),
+            "other_causes": causes}
 
 
 def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
-    """(totals, sessions, problems and item counts in scope; a version of the items table)."""
+    """(totals over the sessions in scope, the workspace's sessions, problems and item counts in
+    scope; a version of the items table)."""
     ids = scope_sessions(store, folders, scope)
     out = pipeline.status(store, ids)
-    for session in out["sessions"]:
-        folder = folders.folder_of(session.get("cwd"))
-        session["workspace"] = folder.uri if folder else None
+    out.update(split_sessions(out["sessions"], folders))
     if ids is not None:
         wanted = set(ids)
         out["problems"] = [p for p in out.get("problems", []) if p.get("session_id") in wanted

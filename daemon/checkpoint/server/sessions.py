@@ -1,0 +1,66 @@
+"""`checkpoint/sessions`: every session in scope with its counts, the same session objects as
+`checkpoint/status` (and `checkpoint status --json`), newest turn first, optionally one page of them.
+
+`checkpoint/status` sends only the workspace folders' sessions (status.py); this is how a client
+that lists the others (the VS Code side panel with scope "all") gets them, when it needs them."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from checkpoint import pipeline
+from checkpoint.server.items import QueryError, plain
+from checkpoint.server.protocol import SessionsQuery, SessionsResult, SessionStatus
+from checkpoint.server.workspace import Folders, scope_sessions
+from checkpoint.store import Store
+
+USAGE = "checkpoint/sessions takes an object: {scope?, workspace?, offset?, limit?}"
+
+
+def parse_query(params: Any) -> SessionsQuery:
+    raw = plain(params) or {}
+    if not isinstance(raw, dict):
+        raise QueryError(USAGE)
+    unknown = sorted(set(raw) - {"scope", "workspace", "offset", "limit"})
+    if unknown:
+        raise QueryError(f"{USAGE}; unknown key {', '.join(unknown)}")
+    query: SessionsQuery = {}
+    if raw.get("scope") is not None:
+        if raw["scope"] not in ("workspace", "all"):
+            raise QueryError("checkpoint/sessions: `scope` must be workspace or all")
+        query["scope"] = raw["scope"]
+    if raw.get("workspace") is not None:
+        if not isinstance(raw["workspace"], str):
+            raise QueryError("checkpoint/sessions: `workspace` must be a folder URI")
+        query["workspace"] = raw["workspace"]
+    for key, least in (("offset", 0), ("limit", 1)):
+        value = raw.get(key)
+        if value is None:
+            continue
+        # bool is an int in Python; true is no count
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise QueryError(f"checkpoint/sessions: `{key}` must be an integer >= {least}")
+        query[key] = value  # type: ignore[literal-required]
+    return query
+
+
+def list_sessions(store: Store, folders: Folders, query: SessionsQuery, default_scope: str) -> SessionsResult:
+    """The sessions the query asks for, each with its `workspace` (the folder of the open ones
+    holding its cwd, even when `workspace` narrowed the list to one folder), and how many there are."""
+    only = query.get("workspace")
+    if only is not None:
+        ids = scope_sessions(store, Folders([only]), "workspace")
+    else:
+        ids = scope_sessions(store, folders, query.get("scope", default_scope))
+    counts = store.session_counts(ids)
+    pipeline.flag_at_risk(counts)
+    sessions = []
+    for s in counts:
+        session = cast("SessionStatus", s.as_dict())
+        folder = folders.folder_of(s.cwd)
+        session["workspace"] = folder.uri if folder else None
+        sessions.append(session)
+    offset = query.get("offset", 0)
+    limit = query.get("limit")
+    page = sessions[offset:] if limit is None else sessions[offset:offset + limit]
+    return {"sessions": page, "total": len(sessions)}
