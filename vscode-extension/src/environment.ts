@@ -21,6 +21,8 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { SettingIds } from './constants';
+
 export interface Manifest {
   /** The bundled daemon's version, as `checkpoint --version` says it. */
   version: string;
@@ -57,7 +59,7 @@ export function chooseDaemon(input: {
   const { argv, manifest, onPath } = input;
   const rest = argv.slice(1);
   if (input.userSet) {
-    return { kind: 'program', program: { command: argv[0], args: rest }, why: 'the checkpoint.command setting' };
+    return { kind: 'program', program: { command: argv[0], args: rest }, why: `the ${SettingIds.command} setting` };
   }
   if (onPath && manifest && onPath.version === manifest.version) {
     return { kind: 'program', program: { command: onPath.path, args: rest }, why: `checkpoint ${manifest.version} on PATH` };
@@ -82,7 +84,7 @@ export function choosePython(candidates: readonly Python[], manifest: Manifest):
       `Checkpoint needs Python ${versionList(manifest.pythons)} to install its daemon (${seen}). ` +
       `Install Python ${manifest.pythons[manifest.pythons.length - 1]} (python.org, or your package manager: ` +
       `e.g. "sudo apt install python3", "brew install python3"), or select one with the Python extension, ` +
-      `then run "Checkpoint: Restart Daemon". Or set "checkpoint.command" to a checkpoint you installed.`,
+      `then run "Checkpoint: Restart Daemon". Or set "${SettingIds.command}" to a checkpoint you installed.`,
   };
 }
 
