@@ -329,6 +329,9 @@ async function main() {
     }
     Object.assign(env, {
       PATH: pathWithoutCheckpoint(env.PATH),
+      // The extension host gets this environment as it is: without this, VS Code's server would
+      // merge in the PATH of the user's login shell (~/.bashrc), which may hold a checkpoint or a Python.
+      VSCODE_CLI: '1',
       CHECKPOINT_DB: path.join(tmp, 'checkpoint.db'),
       CHECKPOINT_SOURCES: sources,
       CHECKPOINT_EXTRACTOR: 'heuristic',
