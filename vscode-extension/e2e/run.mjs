@@ -5,7 +5,7 @@
 // a fresh code-server profile (user data and extensions), with no `checkpoint` on PATH and no
 // `checkpoint.command` setting, opens a workspace whose agent sessions come from
 // tests/support/synth.py, and lets the extension install and start the daemon it brings (heuristic
-// extractor, its own database). Then it checks what a user sees:
+// extractor, its own database; a progress notification meanwhile). Then it checks what a user sees:
 //   1. the status bar item names pending (> 0) and captured counts;
 //   2. "Checkpoint: Checkpoint Now" is in the palette (F1) and runs;
 //   3. the status bar item then shows 0 pending with captured > 0;
@@ -14,7 +14,8 @@
 //   6. accepting an item in the panel goes through the daemon;
 //   6b. "Checkpoint: Search Decisions" lists a seeded decision as the user types;
 //   7. a daemon that cannot start is reported with the install command (never a silent nothing);
-//   8. in a second fresh profile whose PATH has no Python, the message says what to install.
+//   8. in a second fresh profile whose PATH has no Python, the message says what to install;
+//   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps.
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
@@ -341,6 +342,12 @@ async function main() {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
     page = await openWorkbench(browser, server, ws);
 
+    await check('a progress notification shows while the bundled daemon is installed (first start)', async () => {
+      const toast = page.locator('.notification-toast', { hasText: 'installing its daemon' }).first();
+      await toast.waitFor({ timeout: 60_000 });
+      return (await toast.innerText()).replace(/\s+/g, ' ').slice(0, 100);
+    });
+
     let before;
     await check('status bar names pending and captured turns before a checkpoint', async () => {
       before = await waitFor('the Checkpoint status item with pending turns', async () => {
@@ -522,6 +529,23 @@ async function main() {
         }
       }
       return message.slice(0, 160);
+    });
+
+    await check('the walkthrough "Getting started with Checkpoint" is offered', async () => {
+      await runFromPalette(page, 'Welcome: Open Walkthrough...');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Getting started with Checkpoint' }).first();
+      await row.waitFor({ state: 'visible', timeout: 15_000 });
+      await row.click();
+      const steps = page.locator('.gettingStartedContainer', { hasText: 'Where the sessions come from' }).first();
+      await steps.waitFor({ timeout: 15_000 });
+      const text = (await steps.innerText()).replace(/\s+/g, ' ');
+      for (const needed of ['An API key, or your subscription', 'The panel, the status bar and Checkpoint Now']) {
+        if (!text.includes(needed)) {
+          throw new Error(`the walkthrough reads "${text.slice(0, 300)}", without "${needed}"`);
+        }
+      }
+      await page.keyboard.press('Escape');
+      return '3 steps';
     });
   } finally {
     if (page && failed) {
