@@ -37,17 +37,26 @@ mkdir -p "$BUNDLED/wheels"
 WHEEL="$(ls "$BUNDLED"/wheels/checkpoint-*.whl)"
 plat_args=()
 for p in "${PLATFORMS[@]}"; do plat_args+=(--platform "$p"); done
+# A CPython for which some dependency has no wheel on this platform (google-re2 on macOS x86_64 after
+# 3.12) is left out, and said; the manifest names only the ones covered.
+covered=()
 for v in "${PYTHONS[@]}"; do
   log "wheels for CPython $v on $TARGET"
-  "$PY" -m pip download -q --only-binary=:all: "${plat_args[@]}" --implementation cp \
-    --python-version "$v" -d "$BUNDLED/wheels" "$WHEEL" pip >&2
+  if "$PY" -m pip download -q --only-binary=:all: "${plat_args[@]}" --implementation cp \
+    --python-version "$v" -d "$BUNDLED/wheels" "$WHEEL" pip >"$BUNDLED/pip.log" 2>&1; then
+    covered+=("$v")
+  else
+    log "CPython $v left out on $TARGET: $(grep -m1 'No matching distribution' "$BUNDLED/pip.log" || tail -1 "$BUNDLED/pip.log")"
+  fi
 done
+rm -f "$BUNDLED/pip.log"
+[ "${#covered[@]}" -gt 0 ] || { log "no CPython has every wheel on $TARGET"; exit 1; }
 
 # What the extension reads: the daemon's version, the Pythons covered, and a key that changes with
 # any wheel (a rebuilt 0.1.0 gets a new environment too).
 KEY="$(cd "$BUNDLED/wheels" && ls | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)"
 VERSION="$(basename "$WHEEL" | cut -d- -f2)"
-"$PY" - "$BUNDLED/manifest.json" "$VERSION" "$KEY" "$TARGET" "${PYTHONS[@]}" <<'EOF'
+"$PY" - "$BUNDLED/manifest.json" "$VERSION" "$KEY" "$TARGET" "${covered[@]}" <<'EOF'
 import json, sys
 out, version, key, target, *pythons = sys.argv[1:]
 json.dump({"version": version, "key": key, "target": target, "pythons": pythons}, open(out, "w"), indent=2)
@@ -59,5 +68,5 @@ node esbuild.mjs --production
 mkdir -p dist
 VSIX="$EXT/dist/checkpoint-$TARGET.vsix"
 npx vsce package --target "$TARGET" --no-dependencies -o "$VSIX" >&2
-log "$(du -h "$VSIX" | cut -f1) $VSIX ($(ls "$BUNDLED/wheels" | wc -l) wheels, daemon $VERSION, CPython ${PYTHONS[*]})"
+log "$(du -h "$VSIX" | cut -f1) $VSIX ($(ls "$BUNDLED/wheels" | wc -l) wheels, daemon $VERSION, CPython ${covered[*]})"
 echo "$VSIX"
