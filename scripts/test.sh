@@ -16,12 +16,15 @@ export CHECKPOINT_AGENT_CLIS_BIN
 
 # The VS Code extension: lint, types and unit tests (vitest, vscode mocked), then the end-to-end
 # test in a real VS Code (code-server 4.100.3 and Chromium, installed once into
-# ~/.cache/checkpoint-code-server by scripts/install-code-server.sh) against this repo's daemon.
+# ~/.cache/checkpoint-code-server by scripts/install-code-server.sh) of the platform .vsix, which
+# scripts/build-vsix.sh builds with this repo's daemon and its dependency wheels inside.
 (
   cd vscode-extension
   npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
   npm run -s lint
   npm run -s compile
   npx vitest run
-  node e2e/run.mjs
 )
+CHECKPOINT_E2E_VSIX="$(bash scripts/build-vsix.sh linux-x64)"
+export CHECKPOINT_E2E_VSIX
+(cd vscode-extension && node e2e/run.mjs)

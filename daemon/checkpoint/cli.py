@@ -40,11 +40,22 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-tokens", type=int, help="token budget of one chunk")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("checkpoint")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="checkpoint",
         description="Keep the decisions, constraints and open questions of your coding-agent sessions.",
     )
+    # The VS Code extension runs `checkpoint --version` to use a `checkpoint` on PATH only when it is its own version.
+    parser.add_argument("--version", action="version", version=f"checkpoint {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls")
     _common(scan)

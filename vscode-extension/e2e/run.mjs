@@ -1,9 +1,11 @@
 // End-to-end test of the packaged extension in a real VS Code (code-server 4.100.3, VS Code 1.100.3)
 // driven through Debian's headless Chromium with playwright-core.
 //
-// It packages the .vsix, installs it into a fresh code-server profile, opens a workspace whose
-// agent sessions come from tests/support/synth.py, starts the real daemon (`.venv/bin/checkpoint serve`,
-// heuristic extractor, its own database), and checks what a user sees:
+// It installs the platform .vsix (scripts/build-vsix.sh; $CHECKPOINT_E2E_VSIX, else built here) into
+// a fresh code-server profile (user data and extensions), with no `checkpoint` on PATH and no
+// `checkpoint.command` setting, opens a workspace whose agent sessions come from
+// tests/support/synth.py, and lets the extension install and start the daemon it brings (heuristic
+// extractor, its own database; a progress notification meanwhile). Then it checks what a user sees:
 //   1. the status bar item names pending (> 0) and captured counts;
 //   2. "Checkpoint: Checkpoint Now" is in the palette (F1) and runs;
 //   3. the status bar item then shows 0 pending with captured > 0;
@@ -11,7 +13,9 @@
 //   5. the Problems panel counts the daemon's diagnostics (source "checkpoint"), shown inline too;
 //   6. accepting an item in the panel goes through the daemon;
 //   6b. "Checkpoint: Search Decisions" lists a seeded decision as the user types;
-//   7. a daemon that cannot start is reported with the install command (never a silent nothing).
+//   7. a daemon that cannot start is reported with the install command (never a silent nothing);
+//   8. in a second fresh profile whose PATH has no Python, the message says what to install;
+//   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps.
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
@@ -33,7 +37,6 @@ const REPO = path.resolve(EXT, '..');
 const OUT = path.join(EXT, 'e2e', 'out');
 const args = new Set(process.argv.slice(2));
 const CHROMIUM = process.env.CHECKPOINT_E2E_CHROMIUM || '/usr/bin/chromium';
-const DAEMON = process.env.CHECKPOINT_E2E_DAEMON || path.join(REPO, '.venv', 'bin', 'checkpoint');
 const PYTHON = fs.existsSync(path.join(REPO, '.venv', 'bin', 'python')) ? path.join(REPO, '.venv', 'bin', 'python') : 'python3';
 
 const started = Date.now();
@@ -149,14 +152,58 @@ function installCodeServer() {
 }
 
 function packageExtension() {
+  if (process.env.CHECKPOINT_E2E_VSIX) {
+    return process.env.CHECKPOINT_E2E_VSIX;
+  }
   const t0 = Date.now();
-  run('npm', ['run', '--silent', 'package'], { cwd: EXT, stdio: ['ignore', 'ignore', 'inherit'] });
-  const vsix = path.join(EXT, 'dist', 'checkpoint.vsix');
-  if (!fs.existsSync(vsix)) {
-    throw new Error('npm run package made no dist/checkpoint.vsix');
+  const vsix = run('bash', [path.join(REPO, 'scripts', 'build-vsix.sh'), 'linux-x64']).trim().split('\n').pop();
+  if (!vsix || !fs.existsSync(vsix)) {
+    throw new Error(`scripts/build-vsix.sh made no .vsix (${vsix})`);
   }
   log(`packaged ${vsix} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   return vsix;
+}
+
+/** PATH without any folder holding a `checkpoint`: the extension must bring its own. */
+function pathWithoutCheckpoint(value) {
+  return (value ?? '').split(path.delimiter).filter((dir) => dir && !fs.existsSync(path.join(dir, 'checkpoint'))).join(path.delimiter);
+}
+
+/** A fresh profile, the user settings, and the .vsix installed into it with code-server's CLI. */
+function makeProfile(root, entry, vsix, settings) {
+  const profile = { root, data: path.join(root, 'user-data'), extensions: path.join(root, 'extensions') };
+  fs.mkdirSync(path.join(profile.data, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(profile.data, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  const t0 = Date.now();
+  run(process.execPath, [entry, '--user-data-dir', profile.data, '--extensions-dir', profile.extensions, '--install-extension', vsix], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  log(`installed ${path.basename(vsix)} (${(fs.statSync(vsix).size / 1e6).toFixed(1)} MB) in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  return profile;
+}
+
+/** The extension's log in a profile (daemon stderr included), or ''. */
+function extensionLog(profile) {
+  const logs = path.join(profile.data, 'logs');
+  if (!fs.existsSync(logs)) {
+    return '';
+  }
+  const file = fs.readdirSync(logs, { recursive: true }).map(String).find((f) => f.endsWith(path.join(EXTENSION_ID, 'Checkpoint.log')));
+  return file ? fs.readFileSync(path.join(logs, file), 'utf8') : '';
+}
+
+const EXTENSION_ID = 'checkpoint-dev.checkpoint-vscode';
+
+const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+
+async function openWorkbench(browser, server, ws) {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
+  page.on('pageerror', (err) => log(`page error: ${err.message}`));
+  await page.goto(`${server.url}?folder=${encodeURIComponent(ws)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+  log('workbench loaded');
+  return page;
 }
 
 async function startCodeServer(entry, profile, ws, env) {
@@ -244,21 +291,15 @@ async function screenshot(page, name) {
   if (name === 'screenshot.png' && args.has('--update-screenshot') && failed === 0) {
     fs.mkdirSync(path.join(REPO, 'docs'), { recursive: true });
     fs.copyFileSync(shot, path.join(REPO, 'docs', 'screenshot.png'));
-    log('copied to docs/screenshot.png');
+    fs.copyFileSync(shot, path.join(EXT, 'media', 'screenshot.png')); // the Marketplace README's and the walkthrough's
+    log('copied to docs/screenshot.png and vscode-extension/media/screenshot.png');
   }
 }
 
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
-  if (!fs.existsSync(DAEMON)) {
-    throw new Error(`no daemon at ${DAEMON}: set up the repo's .venv first (bash scripts/test.sh does)`);
-  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'checkpoint-e2e-'));
-  const profile = {
-    root: tmp,
-    data: path.join(tmp, 'user-data'),
-    extensions: path.join(tmp, 'extensions'),
-  };
+  let profile;
   let server;
   let browser;
   let page;
@@ -266,80 +307,58 @@ async function main() {
     const entry = installCodeServer();
     const vsix = packageExtension();
     const { ws, sources } = makeWorkspace(tmp);
-
-    fs.mkdirSync(path.join(profile.data, 'User'), { recursive: true });
-    fs.writeFileSync(
-      path.join(profile.data, 'User', 'settings.json'),
-      JSON.stringify(
-        {
-          'security.workspace.trust.enabled': false,
-          'workbench.startupEditor': 'none',
-          'workbench.tips.enabled': false,
-          'workbench.welcomePage.walkthroughs.openOnInstall': false,
-          'extensions.autoCheckUpdates': false,
-          'extensions.autoUpdate': false,
-          'telemetry.telemetryLevel': 'off',
-          'chat.commandCenter.enabled': false,
-          'workbench.colorTheme': 'Default Dark Modern',
-          // Nothing is extracted until Checkpoint Now, so the test sees pending first.
-          'checkpoint.extraction': 'manual',
-          // Warnings show in the Problems count of the status bar whatever the VS Code version.
-          'checkpoint.diagnostics.severity.decision': 'warning',
-        },
-        null,
-        2,
-      ),
-    );
-    // checkpoint.command is machine-scoped: in a remote window such as code-server's it is read
-    // from the remote (machine) settings, which code-server keeps in <user-data-dir>/Machine.
-    fs.mkdirSync(path.join(profile.data, 'Machine'), { recursive: true });
-    fs.writeFileSync(
-      path.join(profile.data, 'Machine', 'settings.json'),
-      JSON.stringify({ 'checkpoint.command': [DAEMON, 'serve'] }, null, 2),
-    );
-    const t0 = Date.now();
-    run(process.execPath, [entry, '--user-data-dir', profile.data, '--extensions-dir', profile.extensions, '--install-extension', vsix], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    log(`installed the .vsix in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+    const userSettings = {
+      'security.workspace.trust.enabled': false,
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'workbench.welcomePage.walkthroughs.openOnInstall': false,
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'telemetry.telemetryLevel': 'off',
+      'chat.commandCenter.enabled': false,
+      'workbench.colorTheme': 'Default Dark Modern',
+      // Nothing is extracted until Checkpoint Now, so the test sees pending first.
+      'checkpoint.extraction': 'manual',
+      // Warnings show in the Problems count of the status bar whatever the VS Code version.
+      'checkpoint.diagnostics.severity.decision': 'warning',
+    };
+    profile = makeProfile(path.join(tmp, 'profile'), entry, vsix, userSettings);
 
     const env = { ...process.env };
-    for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'VSCODE_IPC_HOOK_CLI']) {
+    for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'VSCODE_IPC_HOOK_CLI', 'VIRTUAL_ENV']) {
       delete env[k];
     }
     Object.assign(env, {
+      PATH: pathWithoutCheckpoint(env.PATH),
+      // The extension host gets this environment as it is: without this, VS Code's server would
+      // merge in the PATH of the user's login shell (~/.bashrc), which may hold a checkpoint or a Python.
+      VSCODE_CLI: '1',
       CHECKPOINT_DB: path.join(tmp, 'checkpoint.db'),
       CHECKPOINT_SOURCES: sources,
       CHECKPOINT_EXTRACTOR: 'heuristic',
       CHECKPOINT_CONFIG: path.join(tmp, 'no-config.toml'),
     });
     server = await startCodeServer(entry, profile, ws, env);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+    page = await openWorkbench(browser, server, ws);
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+    await check('a progress notification shows while the bundled daemon is installed (first start)', async () => {
+      const toast = page.locator('.notification-toast', { hasText: 'installing its daemon' }).first();
+      await toast.waitFor({ timeout: 60_000 });
+      return (await toast.innerText()).replace(/\s+/g, ' ').slice(0, 100);
     });
-    page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-    page.on('pageerror', (err) => log(`page error: ${err.message}`));
-    await page.goto(`${server.url}?folder=${encodeURIComponent(ws)}`);
-    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
-    log('workbench loaded');
 
     let before;
     await check('status bar names pending and captured turns before a checkpoint', async () => {
       before = await waitFor('the Checkpoint status item with pending turns', async () => {
         const s = await statusText(page);
         return s && s.pending > 0 ? s : undefined;
-      }, 120_000);
-      return before.text;
+      }, 180_000);
+      const made = /environment was created in ([\d.]+)s/.exec(extensionLog(profile));
+      if (!made) {
+        throw new Error('the extension log does not say it created the bundled daemon\'s environment');
+      }
+      return `${before.text}; the bundled daemon's environment created in ${made[1]}s on first start`;
     });
 
     await check('"Checkpoint: Checkpoint Now" is in the palette and runs', async () => {
@@ -488,6 +507,46 @@ async function main() {
       }, 15_000);
       return 'error message with Show Log, status item "daemon not running"';
     });
+
+    await check('with no usable Python, a fresh profile says what to install', async () => {
+      await page.close();
+      page = undefined;
+      process.kill(-server.child.pid, 'SIGTERM');
+      // A PATH with node only: no python3 (and no Python extension) to make the environment with.
+      const bin = path.join(tmp, 'bin-without-python');
+      fs.mkdirSync(bin);
+      fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+      const bare = makeProfile(path.join(tmp, 'profile-no-python'), entry, vsix, userSettings);
+      profile = bare;
+      server = await startCodeServer(entry, bare, ws, { ...env, PATH: bin });
+      page = await openWorkbench(browser, server, ws);
+      const toast = page.locator('.notification-toast', { hasText: 'needs Python' }).first();
+      await toast.waitFor({ timeout: 90_000 });
+      const message = (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
+      for (const needed of ['needs Python 3.11', 'no python3 on PATH', 'Install Python 3.', 'sudo apt install python3', 'checkpoint.command']) {
+        if (!message.includes(needed)) {
+          throw new Error(`the message reads "${message}", without "${needed}"`);
+        }
+      }
+      return message.slice(0, 160);
+    });
+
+    await check('the walkthrough "Getting started with Checkpoint" is offered', async () => {
+      await runFromPalette(page, 'Welcome: Open Walkthrough...');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Getting started with Checkpoint' }).first();
+      await row.waitFor({ state: 'visible', timeout: 15_000 });
+      await row.click();
+      const steps = page.locator('.gettingStartedContainer', { hasText: 'Where the sessions come from' }).first();
+      await steps.waitFor({ timeout: 15_000 });
+      const text = (await steps.innerText()).replace(/\s+/g, ' ');
+      for (const needed of ['An API key, or your subscription', 'The panel, the status bar and Checkpoint Now']) {
+        if (!text.includes(needed)) {
+          throw new Error(`the walkthrough reads "${text.slice(0, 300)}", without "${needed}"`);
+        }
+      }
+      await page.keyboard.press('Escape');
+      return '3 steps';
+    });
   } finally {
     if (page && failed) {
       const toasts = await page.locator('.notification-toast .notification-list-item-message').allInnerTexts().catch(() => []);
@@ -502,15 +561,10 @@ async function main() {
     } else if (page && failed) {
       await screenshot(page, 'failure.png');
     }
-    const extLog = path.join(profile.data, 'logs');
-    if (failed && fs.existsSync(extLog)) {
+    if (failed && profile) {
       // The extension's log (daemon stderr included) outlives the temporary profile.
-      for (const f of fs.readdirSync(extLog, { recursive: true })) {
-        if (String(f).endsWith(path.join('checkpoint.checkpoint-vscode', 'Checkpoint.log'))) {
-          fs.copyFileSync(path.join(extLog, String(f)), path.join(OUT, 'Checkpoint.log'));
-          log(`extension log: ${path.join(OUT, 'Checkpoint.log')}`);
-        }
-      }
+      fs.writeFileSync(path.join(OUT, 'Checkpoint.log'), extensionLog(profile));
+      log(`extension log: ${path.join(OUT, 'Checkpoint.log')}`);
     }
     await browser?.close().catch(() => undefined);
     if (server) {

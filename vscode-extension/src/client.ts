@@ -22,7 +22,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 
-import { DaemonNotRunningError, RestartQueue } from './lifecycle';
+import { DaemonNotRunningError, LaunchError, RestartQueue } from './lifecycle';
 import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, SettingIds } from './constants';
 import {
   itemsOf,
@@ -118,7 +118,7 @@ export class DaemonClient implements vscode.Disposable {
     try {
       plan = await this.opts.plan();
     } catch (err) {
-      this.fail(`settings could not be read: ${errorText(err)}`, undefined);
+      this.fail(err instanceof LaunchError ? err.message.replace(/\.$/, '') : `settings could not be read: ${errorText(err)}`, undefined);
       return;
     }
     const { launch } = plan;

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 
 import { DaemonClient, type LaunchPlan } from './client';
+import { daemonProgram } from './bundled';
 import { registerCommands, showDaemonError } from './commands';
 import { API_KEY_SECRET, SECTION, Views } from './constants';
 import {
@@ -52,6 +53,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const stored = await context.secrets.get(API_KEY_SECRET);
       const apiKey = stored || process.env[API_KEY_ENV] || undefined;
       const launch = daemonLaunch(settings, process.env, apiKey, folder);
+      // The bundled daemon unless checkpoint.command says otherwise (bundled.ts); may install it first.
+      const program = await daemonProgram(context, [launch.command, ...launch.args], launch.env, log);
+      launch.command = program.command;
+      launch.args = program.args;
       return {
         launch,
         description: describeLaunch(launch, ['CHECKPOINT_DB', 'CHECKPOINT_SOURCES', 'CHECKPOINT_EXTRACTOR', API_KEY_ENV]),

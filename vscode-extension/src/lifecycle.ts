@@ -51,3 +51,11 @@ export class DaemonNotRunningError extends Error {
     this.name = 'DaemonNotRunningError';
   }
 }
+
+/** The daemon's program cannot be had (no usable Python, say); the message says what to install or set. */
+export class LaunchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LaunchError';
+  }
+}

@@ -256,7 +256,8 @@ export function startFailureMessage(launch: Pick<DaemonLaunch, 'command' | 'args
   const argv = [launch.command, ...launch.args].join(' ');
   return (
     `Checkpoint: the daemon (${argv}) is not running: ${reason}. ` +
-    `Install it in a clone of the Checkpoint repository with \`${INSTALL_COMMAND}\`, ` +
-    `then set "${SettingIds.command}" to ["<clone>/.venv/bin/checkpoint", "serve"] and run Checkpoint: Restart Daemon.`
+    `Remove the "${SettingIds.command}" setting to use the daemon the extension brings, or install one in a clone ` +
+    `of the Checkpoint repository with \`${INSTALL_COMMAND}\` and set "${SettingIds.command}" to ` +
+    `["<clone>/.venv/bin/checkpoint", "serve"]; then run Checkpoint: Restart Daemon.`
   );
 }

@@ -162,8 +162,33 @@ describe('package.json contracts', () => {
     }
   });
 
-  it('packages with one npm script', () => {
-    expect(manifest.scripts.package).toContain('vsce package');
+  it('packages with one npm script: the platform .vsix of scripts/build-vsix.sh', () => {
+    expect(manifest.scripts.package).toBe('bash ../scripts/build-vsix.sh');
+    expect(fs.readFileSync(path.join(root, '..', 'scripts', 'build-vsix.sh'), 'utf8')).toContain('vsce package --target "$TARGET"');
     expect(manifest.main).toBe('./dist/extension.js');
+  });
+
+  it('has the metadata the Marketplace and Open VSX need, an icon of 128x128 and a walkthrough', () => {
+    const m = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      publisher: string; displayName: string; description: string; icon: string; categories: string[];
+      keywords: string[]; repository: { url: string }; contributes: { walkthroughs: { title: string; steps: { media: Record<string, string> }[] }[] };
+    };
+    expect(m.publisher).toBe('checkpoint-dev');
+    expect(m.displayName).toBe('Checkpoint');
+    expect(m.description.length).toBeGreaterThan(40);
+    expect(m.categories).toEqual(['AI', 'Other']);
+    expect(m.keywords.length).toBeGreaterThanOrEqual(5);
+    expect(m.repository.url).toMatch(/^https:\/\/github\.com\/checkpoint-dev\//);
+    const png = fs.readFileSync(path.join(root, m.icon));
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([128, 128]);
+    const [walk] = m.contributes.walkthroughs;
+    expect(walk.title).toBe('Getting started with Checkpoint');
+    for (const step of walk.steps) {
+      const media = step.media.markdown ?? step.media.image;
+      expect(fs.existsSync(path.join(root, media))).toBe(true);
+    }
+    expect(fs.existsSync(path.join(root, 'CHANGELOG.md'))).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'README.md'), 'utf8')).toContain('](media/screenshot.png)');
   });
 });
