@@ -27,7 +27,6 @@ from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
 from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
-from checkpoint.sources import claimed
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
