@@ -18,6 +18,7 @@ import {
 import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
 import type { Item, SearchResponse } from '../src/protocol';
+import { INSTALL_COMMAND } from '../src/settings';
 import { files, resetVscodeMock } from './__mocks__/vscode';
 import { item, session } from './fixtures';
 
@@ -162,19 +163,30 @@ describe('guard', () => {
 
   it('answers a stopped daemon with the start failure, its install command and the fix-it buttons', async () => {
     const { deps, asDeps } = fakeDeps();
-    deps.lastFailure.mockReturnValue('Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it …');
+    const failure = `Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it with \`${INSTALL_COMMAND}\` …`;
+    deps.lastFailure.mockReturnValue(failure);
     vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Restart Daemon' as never);
     await guard(asDeps, 'Checkpoint Now', async () => {
       throw new DaemonNotRunningError('not found');
     })();
     expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
-      'Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it …',
+      failure,
       'Show Log',
       'Restart Daemon',
       'Copy Install Command',
       'Open Settings',
     );
     expect(deps.daemon.restart).toHaveBeenCalled();
+  });
+
+  it('offers no install command when the failure asks for something else (Python for the bundled daemon)', async () => {
+    const { deps, asDeps } = fakeDeps();
+    const failure = 'Checkpoint: the daemon could not be started: Checkpoint needs Python 3.11 or 3.12 to install its daemon';
+    deps.lastFailure.mockReturnValue(failure);
+    await guard(asDeps, 'Checkpoint Now', async () => {
+      throw new DaemonNotRunningError('no Python');
+    })();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(failure, 'Show Log', 'Restart Daemon', 'Open Settings');
   });
 });
 

@@ -37,15 +37,11 @@ export interface CommandDeps {
 /** A mistake of the user's (no item picked, a file gone): shown as the command's failure. */
 export class UserError extends Error {}
 
-/** The daemon is not running: say why and how to fix it, with buttons. */
+/** The daemon is not running: say why and how to fix it, with buttons. The install command is
+ * offered only when the message names it (a bundled daemon without Python needs Python, not it). */
 export async function showDaemonError(message: string, deps: Pick<CommandDeps, 'log' | 'daemon'>): Promise<void> {
-  const choice = await vscode.window.showErrorMessage(
-    message,
-    'Show Log',
-    'Restart Daemon',
-    'Copy Install Command',
-    'Open Settings',
-  );
+  const buttons = ['Show Log', 'Restart Daemon', ...(message.includes(INSTALL_COMMAND) ? ['Copy Install Command'] : []), 'Open Settings'];
+  const choice = await vscode.window.showErrorMessage(message, ...buttons);
   if (choice === 'Show Log') {
     deps.log.show(true);
   } else if (choice === 'Restart Daemon') {
