@@ -268,10 +268,12 @@ def test_cleanup_period_falls_back_to_claude_codes_default(tmp_path: Path, days:
 
 
 def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tuple[Path, Path]) -> None:
-    """checkpoint/status is built from pipeline.status: each session says at_risk and deletes_in_days
-    (and what was redacted); background runs take the sessions at risk first."""
+    """checkpoint/status and checkpoint/sessions are built from pipeline.status: each session says
+    at_risk and deletes_in_days (and what was redacted); background runs take the sessions at risk
+    first."""
     from checkpoint import pipeline
     from checkpoint.server.extraction import candidates
+    from checkpoint.server.sessions import list_sessions
     from checkpoint.server.settings import ServerSettings
     from checkpoint.server.status import snapshot
     from checkpoint.server.workspace import Folders
@@ -288,7 +290,8 @@ def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tu
     try:
         pipeline.scan(store, replace(settings, sources=[corpus.claude_root]))
         out, _ = snapshot(store, Folders([]), "all")
-        by_id = {s["id"]: s for s in out["sessions"]}
+        listed = list_sessions(store, Folders([]), {}, "all")
+        by_id = {s["id"]: s for s in listed["sessions"]}
         assert by_id[at_risk]["at_risk"] is True and by_id[at_risk]["deletes_in_days"] == 2
         assert all(not by_id[i]["at_risk"] and by_id[i]["deletes_in_days"] == 29 for i in ids[:-1])
         assert "redacted" in by_id[at_risk] and out["redacted"] == {}
