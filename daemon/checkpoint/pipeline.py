@@ -35,7 +35,7 @@ from checkpoint.model import (
     Usage,
 )
 from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
-from checkpoint.sources.base import LineError, Reader, decode_line
+from checkpoint.sources.base import LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
@@ -54,6 +54,9 @@ from checkpoint.store import CursorMoved, FileRow, Store
 DAY = 86_400.0
 BATCH_TURNS = 10_000
 BATCH_BYTES = 32 << 20
+# Readers skim a line's bytes first (Reader.skim) and decode only the lines whose fate that leaves
+# open. Off (CHECKPOINT_NO_SKIM=1): every line decoded and parsed, what the tests compare it with.
+SKIM = os.environ.get("CHECKPOINT_NO_SKIM") != "1"
 
 
 @dataclass
@@ -287,6 +290,10 @@ def _file_type(mode: int) -> str:
 
 def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch: _Batch) -> None:
     data = event.data
+    skimmed = reader.skim(data, state) if SKIM else None
+    if skimmed is not None:  # a copy or bookkeeping known from its bytes: counted as parsing it would
+        _take(skimmed, event.line_no, batch)
+        return
     try:
         objects, notes = decode_line(data)
     except LineError as exc:
@@ -312,14 +319,18 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
             batch.problems.append(LineProblem(event.line_no, f"the {reader.agent} reader failed on this record"
                                                              f" ({type(exc).__name__}: {exc}); skipped"))
             continue
-        for draft in parsed.turns:
-            header = _header_tokens(draft.role.value, draft.files)
-            batch.turns.append(ScannedTurn(draft, event.line_no, header + estimate_tokens(draft.text), header))
-        if parsed.session is not None:
-            batch.add_session(parsed.session)
-        for policy, amount in parsed.dropped.items():
-            batch.dropped[policy] += amount
-            batch.drop_records[policy] += 1
+        _take(parsed, event.line_no, batch)
+
+
+def _take(parsed: ParsedLine, line_no: int, batch: _Batch) -> None:
+    for draft in parsed.turns:
+        header = _header_tokens(draft.role.value, draft.files)
+        batch.turns.append(ScannedTurn(draft, line_no, header + estimate_tokens(draft.text), header))
+    if parsed.session is not None:
+        batch.add_session(parsed.session)
+    for policy, amount in parsed.dropped.items():
+        batch.dropped[policy] += amount
+        batch.drop_records[policy] += 1
 
 
 @lru_cache(maxsize=256)  # most turns share a role and an empty file list
