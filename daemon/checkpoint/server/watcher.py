@@ -174,7 +174,6 @@ class Watcher(Feature):
         them a few tens of ms) runs only every BACKUP_RESCAN_SECONDS: the kernel tells of every change
         and says when it lost some (an overflow asks for a full scan)."""
         since = 0.0
-        self._changed_at = time.monotonic()
         while True:
             period = self.server.daemon_settings.rescan_seconds
             await asyncio.sleep(period)
