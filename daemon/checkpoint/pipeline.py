@@ -290,7 +290,8 @@ def _file_type(mode: int) -> str:
 
 def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch: _Batch) -> None:
     data = event.data
-    skimmed = reader.skim(data, state) if SKIM else None
+    skim = getattr(reader, "skim", None) if SKIM else None  # an optional Skims method
+    skimmed = skim(data, state) if skim is not None else None
     if skimmed is not None:  # a copy or bookkeeping known from its bytes: counted as parsing it would
         _take(skimmed, event.line_no, batch)
         return

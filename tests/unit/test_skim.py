@@ -70,7 +70,8 @@ class _Counting:
         return self.inner.parse(obj, raw, state)
 
     def skim(self, raw: bytes, state: Any) -> Any:
-        out = self.inner.skim(raw, state)
+        skim = getattr(self.inner, "skim", None)  # optional (base.Skims)
+        out = skim(raw, state) if skim is not None else None
         self.skimmed += out is not None
         return out
 

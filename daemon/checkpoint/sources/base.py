@@ -57,9 +57,13 @@ class Reader(Protocol):
         """Turn one decoded line into turns. `state` persists per file between calls and runs."""
         ...
 
+
+class Skims(Protocol):
+    """What a reader may also offer (the pipeline asks with getattr): a line's fate from its bytes."""
+
     def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
         """The line's fate from its bytes alone, without decoding it, for the copies a format holds in
-        bulk; what `parse` of the decoded line gives, or None whenever the bytes leave any doubt (the
+        bulk: what `parse` of the decoded line gives, or None whenever the bytes leave any doubt (the
         line is then decoded and parsed)."""
         ...
 
