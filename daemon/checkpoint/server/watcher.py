@@ -252,7 +252,7 @@ class Watcher(Feature):
                 if changes.overflow:
                     self.request(full=True)  # the kernel's queue overflowed: events were lost
                 dirs = {Path(d) for d in changes.new_dirs}
-                dirs |= {Path(p).parent for p in changes.paths if p.endswith(".jsonl")}
+                dirs |= {Path(p).parent for p in changes.paths if _keep(Change.modified, p)}  # the same filter
                 if dirs:
                     self.request(dirs={_existing(d) for d in dirs})
         except OSError as exc:
