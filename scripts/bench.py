@@ -373,6 +373,8 @@ class Bench:
             "CHECKPOINT_EXTRACTOR": "heuristic",
             "LANG": "C.UTF-8",
         }
+        if os.environ.get("PYTHONPATH"):  # to measure a checkout other than the installed one (a worktree)
+            self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.figures: list[Figure] = []
         self.big: tuple[Path, Path] | None = None  # the 100 MB session's root and its database
 
