@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +54,8 @@ def host_key() -> str | None:
         return None
     if not boot:
         return None
+    import socket  # here: the CLI's start does not pay for it
+
     return f"{socket.gethostname()} {boot} {namespace}"
 
 

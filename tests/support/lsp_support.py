@@ -122,6 +122,8 @@ def server_env(home: Path, db: Path, sources: Sequence[Path], **extra: str) -> d
         "CHECKPOINT_DB": str(db),
         "CHECKPOINT_SOURCES": os.pathsep.join(map(str, sources)),
         "CHECKPOINT_EXTRACTOR": "heuristic",
+        # To test a checkout other than the installed one (a worktree), as tests/support/cli_run.py does.
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
     }
     if os.environ.get("PYTHONPATH"):  # to serve from a checkout other than the installed one
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -6,6 +6,7 @@ of a keyword its names need). The plan for each combination of anchors found is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from checkpoint.redact.anchors import Anchors, RegexKey, anchors_of
@@ -24,6 +25,7 @@ def _re2_pattern(anchors: Anchors) -> str:
     return "|".join("".join(re2_char(c, anchors.fold) for c in s) for s in sorted(anchors.strings))
 
 
+@lru_cache(maxsize=1024)  # the gate's patterns are built of a few dozen characters, thousands of times at start
 def re2_char(char: str, fold: bool) -> str:
     """One character of an anchor as RE2 must look for it in the text as stored."""
 

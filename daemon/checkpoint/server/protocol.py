@@ -81,7 +81,11 @@ class SessionStatus(TypedDict):
     dropped: dict[str, dict[str, int]]  # policy -> {"records", "chars"}
     problems: int  # transcript lines that could not be read
     usage: dict[str, float]  # what extracting this session cost: requests, tokens, cost_usd
+    redacted: dict[str, int]  # secrets replaced before storing, by kind
+    at_risk: bool  # Claude Code deletes the transcript soon while turns are not captured yet
+    deletes_in_days: int | None
     workspace: str | None  # URI of the workspace folder holding the session's cwd, if any
+    held: list[dict[str, Any]]  # what holds its pending chunks (model.Hold.as_dict)
 
 
 class RunProgress(TypedDict):

@@ -13,12 +13,15 @@ late or misses a status is never out of step, and one that only shows totals nee
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import sqlite3
+import sys
 from typing import TYPE_CHECKING, Any
 
 from checkpoint import pipeline
+from checkpoint.server import inotify
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
 from checkpoint.server.feature import Feature
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
 POLL_SECONDS = 0.5
 MAX_OTHER_CAUSES = 20  # failing causes of sessions not sent; the status bar shows five
+SLOW_POLL_SECONDS = 30.0  # with the database's folder watched: the backstop
 # What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
 NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0}, "sessions": [],
                            "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}},
@@ -179,11 +183,48 @@ class StatusFeature(Feature):
 
     async def _watch_database(self) -> None:
         """Another window's daemon shares the database: what it ingests, extracts or triages shows
-        here within POLL_SECONDS (the version changes on any other connection's commit)."""
+        here within POLL_SECONDS (the version changes on any other connection's commit). On Linux the
+        version is looked at when the database's folder changes (a commit writes its WAL file), and
+        every SLOW_POLL_SECONDS besides (a writer on another machine, a folder that cannot be
+        watched); elsewhere every POLL_SECONDS."""
         seen: int | None = None
-        while True:
-            await asyncio.sleep(POLL_SECONDS)
-            version = await self.server.read_worker.call(Store.data_version)
-            if seen is not None and version != seen:
-                self.refresh()
-            seen = version
+        folder = str(self.server.settings.db.parent)
+        watch = _folder_watch(folder)
+        woken = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        if watch is not None:
+            loop.add_reader(watch.fd, woken.set)
+        try:
+            while True:
+                if watch is None:
+                    await asyncio.sleep(POLL_SECONDS)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(woken.wait(), SLOW_POLL_SECONDS)
+                    await asyncio.sleep(POLL_SECONDS / 5)  # a commit's writes come in a burst: look once
+                    woken.clear()
+                    watch.read()
+                version = await self.server.read_worker.call(Store.data_version)
+                if seen is not None and version != seen:
+                    self.refresh()
+                seen = version
+        finally:
+            if watch is not None:
+                loop.remove_reader(watch.fd)
+                watch.close()
+
+
+def _folder_watch(folder: str) -> inotify.Inotify | None:
+    """An inotify watch of the database's folder (not below it); None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        watch = inotify.Inotify()
+    except (OSError, AttributeError):
+        return None
+    try:
+        watch.watch_dir(folder)
+    except OSError:
+        watch.close()
+        return None
+    return watch

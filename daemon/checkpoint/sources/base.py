@@ -86,11 +86,27 @@ class DatabaseReader(Reader, Protocol):
     def read_sessions(self, path: Path, known: Mapping[str, tuple[int, JsonObject]]) -> Iterator[SessionRead]:
         """The sessions of the database whose version differs from `known` (key -> (version, state)
         as stored), each with the records after its stored progress. Reads only, briefly."""
+
+
+class Skims(Protocol):
+    """What a reader may also offer (the pipeline asks with getattr): a line's fate from its bytes."""
+
+    def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
+        """The line's fate from its bytes alone, without decoding it, for the copies a format holds in
+        bulk: what `parse` of the decoded line gives, or None whenever the bytes leave any doubt (the
+        line is then decoded and parsed)."""
         ...
 
 
 class LineError(ValueError):
     """A line that could not be decoded; the message says what was wrong."""
+
+
+def whole_record(raw: bytes, start: bytes) -> bool:
+    """Whether a line a reader skims is one record as its writer writes them: it ends as an object
+    does and holds no second record start (a record appended after a cut-off one, which the full
+    decoding salvages). A skim decides nothing about any other line."""
+    return raw.rstrip().endswith(b"}") and raw.find(start, 1) < 0
 
 
 def line_id(raw: bytes) -> str:

@@ -37,6 +37,7 @@ from checkpoint.sources.base import (
     ParsedLine,
     line_id,
     text_of,
+    whole_record,
     worked_in,
 )
 from checkpoint.sources.gemini import chat_layout
@@ -63,6 +64,10 @@ _BOOKKEEPING = frozenset({
     "started", "result", "agent-name", "api-request", "api-request-blob", "api-request-shape", "tools-used",
     "cost-state", "fork-context-ref", "tag",
 })
+# A line's head as Claude Code writes it, up to its top-level type: flat fields only (no `{`, `[` or
+# escape before it, so every quote there is a string's edge and the type is the record's own).
+_RECORD_START = b'{"parentUuid":'
+SKIM_HEAD_BYTES = 2048  # a head longer than this is no head Claude Code writes: parsed
 # Text the harness writes in the user's place when a background task, a Monitor or a scheduled
 # job reports: a machine speaking, not the user (policy `machine_notification`).
 _MACHINE_TAGS = ("<task-notification>", "<monitor-event", "<monitor-notification", "<background-task",
@@ -103,6 +108,29 @@ class ClaudeCodeReader:
             known, session_id = _legacy_parent_session(path)
             return FileRole(AGENT, session_id, subagent=True) if known else None
         return FileRole(AGENT, path.stem)
+
+    def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
+        """A progress copy (most lines of a real session: hook and bash progress) known from its
+        head, as Claude Code writes it: `{"parentUuid":...` then flat fields (no object, array or
+        escape before its `"type"`, so every quote there is a string's edge and the type is the
+        record's own), with a `cwd` this file's reading already learnt. Such a line only counts
+        under `progress_copy`, as `parse` finds; anything else (a file's first lines, a new cwd) is
+        left to `parse`."""
+        if not raw.startswith(_RECORD_START) or "session_id" not in state:
+            return None
+        at = raw.find(b',"type":"progress",', 0, SKIM_HEAD_BYTES)
+        if at < 0:
+            return None
+        head = raw[:at + 1]
+        if head.find(b"{", 1) >= 0 or b"[" in head or b"\\" in head or not whole_record(raw, _RECORD_START):
+            return None
+        start = head.find(b',"cwd":"') + 8
+        end = head.find(b'"', start)
+        if start < 8 or end < 0 or head[start:end].decode("utf-8", "replace") not in state.get("cwds", ()):
+            return None
+        out = ParsedLine()
+        out.dropped["progress_copy"] += len(raw)
+        return out
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()

@@ -32,7 +32,16 @@ from typing import Any
 import orjson
 
 from checkpoint.model import Role, SessionInfo, TurnDraft
-from checkpoint.sources.base import UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, line_id, text_of, worked_in
+from checkpoint.sources.base import (
+    UNKNOWN_RECORD,
+    FileRole,
+    JsonObject,
+    ParsedLine,
+    line_id,
+    text_of,
+    whole_record,
+    worked_in,
+)
 
 AGENT = "codex"
 _SESSION_IN_NAME = re.compile(
@@ -49,6 +58,10 @@ _BOOKKEEPING = frozenset({"world_state", "token_usage_record", "inter_agent_comm
                           "ghost_snapshot", "session_state"})
 # Response items that are no turn: tool lists offered, a snapshot of the work tree.
 _ITEM_BOOKKEEPING = frozenset({"additional_tools", "ghost_snapshot", "compaction", "compaction_summary"})
+# The head of an event that carries no words, as Codex writes it (envelope keys in this order).
+_RECORD_START = b'{"timestamp":"'
+_NO_WORDS = (b'","type":"event_msg","payload":{"type":"token_count",',
+             b'","type":"event_msg","payload":{"type":"task_started",')
 SUBAGENT_COPY = "subagent_copy"
 _SUBAGENT_NOTICE = "<subagent_notification>"
 _SUBAGENT_WAITS = frozenset({"wait_agent", "wait"})  # multi-agent tools whose output is the answers
@@ -71,6 +84,17 @@ class CodexReader:
         if parent:
             return FileRole(AGENT, parent, subagent=True)
         return FileRole(AGENT, match.group(1) if match else path.stem)
+
+    def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
+        """An event that holds no words (token counts, rate limits: a third of a real rollout's
+        bytes; a task's start) known from its head, as Codex writes it; it is no turn and no copy,
+        as `parse` finds. Anything else is left to `parse`."""
+        if not raw.startswith(_RECORD_START):
+            return None
+        at = max(raw.find(_NO_WORDS[0], 14, 128), raw.find(_NO_WORDS[1], 14, 128))
+        if at < 0 or b'"' in raw[14:at] or b"\\" in raw[14:at] or not whole_record(raw, _RECORD_START):
+            return None
+        return ParsedLine()
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()
