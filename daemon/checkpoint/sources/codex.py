@@ -17,10 +17,11 @@ parent's session, as a Claude Code sub-agent file's do. The parent's copies of w
 said (`response_item` `agent_message`, the `<subagent_notification>` user message 0.169 writes, and
 the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`;
 `item_completed` envelopes and `task_complete.last_agent_message` copy response items too
-(`event_copy`). What Checkpoint itself fed the agent is `checkpoint_context`: its MCP tools'
-answers (a `function_call_output` block of their own, after the "Wall time" block; the call stays a
-tool turn) and its session-start context (a hook's additional context, whichever role holds it). `web_search_call` is a
-tool turn. Record types not known here are skipped and counted (`unknown_record`).
+(`event_copy`). `web_search_call` is a tool turn. What Checkpoint itself fed the agent is
+`checkpoint_context`: its MCP tools' answers (a `function_call_output` block of their own, after
+the "Wall time" block; the call stays a tool turn) and its session-start context (a SessionStart
+hook's additional context: a developer message). Record types not known here are skipped and
+counted (`unknown_record`).
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ class CodexReader:
                     url = block.get("image_url")
                     out.dropped["base64_image"] += len(url) if isinstance(url, str) else 0
             text = text_of(content)
-            if who != "assistant" and is_checkpoint_context(text):  # a hook's additional context
+            # A hook's additional context is a developer message (a prompt that quotes it is the user's).
+            if who in ("developer", "system") and is_checkpoint_context(text):
                 out.dropped[CHECKPOINT_CONTEXT] += len(text)
                 return
             if who in ("developer", "system") or text.lstrip().startswith(_INJECTED_PREFIXES):
