@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from checkpoint.model import SessionInfo, TurnDraft
+from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, SessionInfo, TurnDraft
 
 JsonObject = dict[str, Any]
 
@@ -268,6 +268,26 @@ def text_of(value: Any) -> str:
 UNKNOWN_RECORD = "unknown_record"  # a record type this reader does not know: skipped, never silently
 EMPTY_TURN = "empty_turn"  # a turn with nothing but whitespace (or an empty thinking block) in it
 TERMINAL_ESCAPE = "terminal_escape"  # colour and cursor codes in hook and command output
+CHECKPOINT_CONTEXT = "checkpoint_context"  # what Checkpoint itself fed the agent: left out, or it would
+# be extracted again as new decisions. Two tests, one per way it reaches a transcript:
+
+
+# The answer's mark at the start, maybe inside one tag the agent wraps tool output in (Gemini CLI
+# 0.61 writes an MCP tool's text as `<untrusted_context>\n...\n</untrusted_context>`).
+_ANSWER_START = re.compile(r"\s*(?:<[A-Za-z_][\w-]*>\s*)?" + re.escape(AGENT_ANSWER_MARK))
+
+
+def is_checkpoint_answer(text: object) -> bool:
+    """A tool result that is one of Checkpoint's MCP tools' answers: the mark starts it. Only the
+    start: a tool's output that merely quotes the mark (a grep of this very code) is the agent's work."""
+    return isinstance(text, str) and _ANSWER_START.match(text) is not None
+
+
+def is_checkpoint_context(text: object) -> bool:
+    """Context injected into the session (a hook's, never a tool's output) that holds Checkpoint's
+    session-start context: the mark anywhere, as the agent may wrap it in tags of its own."""
+    return isinstance(text, str) and AGENT_CONTEXT_MARK in text
+
 
 # CSI (colours, cursor moves), OSC (titles, links; ended by BEL or ST) and the two-byte escapes.
 _TERMINAL_ESCAPE = re.compile(

@@ -28,13 +28,14 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, Role, SessionInfo, TurnDraft
+from checkpoint.model import AGENT_CONTEXT_MARK, Role, SessionInfo, TurnDraft
 from checkpoint.sources.base import (
     EMPTY_TURN,
     UNKNOWN_RECORD,
     FileRole,
     JsonObject,
     ParsedLine,
+    is_checkpoint_answer,
     line_id,
     text_of,
     whole_record,
@@ -226,12 +227,12 @@ class ClaudeCodeReader:
             for part in content:
                 if isinstance(part, dict) and part.get("type") in ("image", "document"):
                     out.dropped["base64_image"] += _payload_size(part)
-                elif isinstance(part, dict) and _is_checkpoint_answer(part.get("text")):
+                elif isinstance(part, dict) and is_checkpoint_answer(part.get("text")):
                     out.dropped["checkpoint_context"] += len(part["text"])
                 else:
                     kept.append(part)
             content = kept
-        elif _is_checkpoint_answer(content):
+        elif is_checkpoint_answer(content):
             out.dropped["checkpoint_context"] += len(str(content))
             content = ""
         status = " (error)" if block.get("is_error") else ""
@@ -414,10 +415,6 @@ def _id(obj: JsonObject, raw: bytes) -> str:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _is_checkpoint_answer(text: object) -> bool:
-    return isinstance(text, str) and text.lstrip().startswith(AGENT_ANSWER_MARK)
 
 
 def _payload_size(block: JsonObject) -> int:

@@ -17,8 +17,11 @@ parent's session, as a Claude Code sub-agent file's do. The parent's copies of w
 said (`response_item` `agent_message`, the `<subagent_notification>` user message 0.169 writes, and
 the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`;
 `item_completed` envelopes and `task_complete.last_agent_message` copy response items too
-(`event_copy`). `web_search_call` is a
-tool turn. Record types not known here are skipped and counted (`unknown_record`).
+(`event_copy`). `web_search_call` is a tool turn. What Checkpoint itself fed the agent is
+`checkpoint_context`: its MCP tools' answers (a `function_call_output` block of their own, after
+the "Wall time" block; the call stays a tool turn) and its session-start context (a SessionStart
+hook's additional context: a developer message). Record types not known here are skipped and
+counted (`unknown_record`).
 """
 
 from __future__ import annotations
@@ -33,10 +36,13 @@ import orjson
 
 from checkpoint.model import Role, SessionInfo, TurnDraft
 from checkpoint.sources.base import (
+    CHECKPOINT_CONTEXT,
     UNKNOWN_RECORD,
     FileRole,
     JsonObject,
     ParsedLine,
+    is_checkpoint_answer,
+    is_checkpoint_context,
     line_id,
     text_of,
     whole_record,
@@ -142,6 +148,10 @@ class CodexReader:
                     url = block.get("image_url")
                     out.dropped["base64_image"] += len(url) if isinstance(url, str) else 0
             text = text_of(content)
+            # A hook's additional context is a developer message (a prompt that quotes it is the user's).
+            if who in ("developer", "system") and is_checkpoint_context(text):
+                out.dropped[CHECKPOINT_CONTEXT] += len(text)
+                return
             if who in ("developer", "system") or text.lstrip().startswith(_INJECTED_PREFIXES):
                 out.dropped["injected_context"] += len(text)
                 cwd = _ENV_CWD.search(text)
@@ -174,8 +184,7 @@ class CodexReader:
                 waits.append(item["call_id"])
                 del waits[:-CALLS_REMEMBERED]
         elif itype in ("function_call_output", "custom_tool_call_output"):
-            output = item.get("output")
-            result = output if isinstance(output, str) else text_of(output)
+            result = _tool_output(item.get("output"), out)
             if item.get("call_id") in state.get("subagent_waits", ()):
                 # The sub-agents' final answers, which their own rollouts hold: only the call is kept.
                 out.dropped[SUBAGENT_COPY] += len(result)
@@ -227,6 +236,23 @@ def _turn_id(raw: bytes, timestamp: str | None, state: JsonObject) -> str:
     seen = repeats.get(key, 0)
     repeats[key] = seen + 1
     return key if seen == 0 else line_id(raw + b"#%d" % seen)
+
+
+def _tool_output(output: object, out: ParsedLine) -> str:
+    """A tool's output (a string, or content blocks: an MCP tool's is a "Wall time" block, then the
+    tool's own), without Checkpoint's MCP answers, which are counted (CHECKPOINT_CONTEXT)."""
+    if is_checkpoint_answer(output):
+        out.dropped[CHECKPOINT_CONTEXT] += len(str(output))
+        return ""
+    if not isinstance(output, list):
+        return text_of(output)
+    kept = []
+    for block in output:
+        if isinstance(block, dict) and is_checkpoint_answer(block.get("text")):
+            out.dropped[CHECKPOINT_CONTEXT] += len(block["text"])
+        else:
+            kept.append(block)
+    return text_of(kept)
 
 
 def _web_search(action: object) -> str:

@@ -41,8 +41,19 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, Role, SessionInfo, TurnDraft
-from checkpoint.sources.base import EMPTY_TURN, UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, line_id, worked_in
+from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.sources.base import (
+    CHECKPOINT_CONTEXT,
+    EMPTY_TURN,
+    UNKNOWN_RECORD,
+    FileRole,
+    JsonObject,
+    ParsedLine,
+    is_checkpoint_answer,
+    is_checkpoint_context,
+    line_id,
+    worked_in,
+)
 
 AGENT = "copilot"
 STATE_DIR = "session-state"
@@ -170,8 +181,8 @@ class CopilotReader:
         if data.get("isAutopilotContinuation") is True or source == "system":
             out.dropped[MACHINE_NOTIFICATION] += len(text) or 1
             return
-        if AGENT_CONTEXT_MARK in text:
-            out.dropped["checkpoint_context"] += len(text)
+        if is_checkpoint_context(text):
+            out.dropped[CHECKPOINT_CONTEXT] += len(text)
             return
         # `agent-<id>`: a parent agent's prompt to a sub-agent, kept once here (the task call's copy goes).
         if text.strip() and not source.startswith("agent-") and not state.get("titled"):
@@ -246,8 +257,8 @@ class CopilotReader:
             # A background task's result only says it started; its answer comes through read_agent.
             out.dropped[SUBAGENT_COPY] += len(text) or 1
             text = "(the sub-agent's answer: in its own turns)"
-        elif text.lstrip().startswith(AGENT_ANSWER_MARK):
-            out.dropped["checkpoint_context"] += len(text)
+        elif is_checkpoint_answer(text):
+            out.dropped[CHECKPOINT_CONTEXT] += len(text)
             text = ""
         error = data.get("error")
         if not ok and isinstance(error, dict) and isinstance(error.get("message"), str):

@@ -20,8 +20,11 @@ only what is new. What is not turned into turns, counted by policy:
   again whose text was already read;
 - `tool_result_copy`: the user record of a function response whose result the call (in the reply's
   `toolCalls`) already carried, or the other way round;
-- `injected_context`: the `<session_context>` (and `<hook_context>`) the CLI writes as the first
-  user message (the workspace is learnt from it); `cli_notice`: info/error/warning messages;
+- `injected_context`: the `<session_context>` the CLI writes as the first user message (the
+  workspace is learnt from it), and a hook's `<hook_context>` block, which leads the text of the
+  prompt it came with (the prompt after it is a turn); `cli_notice`: info/error/warning messages;
+- `checkpoint_context`: what Checkpoint itself fed the agent: its session-start hook's
+  `<hook_context>` block and its MCP tools' answers (`<untrusted_context>`-wrapped tool results);
 - `subagent_copy`: the sub-agent's final answer, in the parent's `invoke_agent` result and as the
   sub-agent file's `summary` (its own turns say it);
 - `memory_scratchpad`: the CLI's memory notes. `$rewindTo` keeps the turns already read (they
@@ -45,11 +48,24 @@ from typing import Any
 import orjson
 
 from checkpoint.model import Role, SessionInfo, TurnDraft
-from checkpoint.sources.base import UNKNOWN_RECORD, FileRole, JsonObject, ParsedLine, text_of, worked_in
+from checkpoint.sources.base import (
+    CHECKPOINT_CONTEXT,
+    UNKNOWN_RECORD,
+    FileRole,
+    JsonObject,
+    ParsedLine,
+    is_checkpoint_answer,
+    is_checkpoint_context,
+    text_of,
+    worked_in,
+)
 from checkpoint.sources.tailer import SETTLE_SECONDS
 
 AGENT = "gemini"
 _INJECTED = ("<session_context>", "<hook_context>")
+_HOOK_CONTEXT = "<hook_context>"
+# A hook's context is put before the prompt it came with, in the prompt's own text part.
+_HOOK_BLOCK = re.compile(r"\s*<hook_context>.*?(?:</hook_context>|\Z)\s*", re.DOTALL)
 _WORKSPACE_LIST = re.compile(r"\*\*Workspace Directories:\*\*[ \t]*\n((?:[ \t]+- [^\n]+\n?)+)")
 _NOTICES = frozenset({"info", "error", "warning"})
 # Tools that write a file (their `file_path` is the file the turn touched, once the call succeeded).
@@ -173,6 +189,10 @@ class GeminiReader:
         content = msg.get("content")
         parts = content if isinstance(content, list) else [content] if content is not None else []
         text = _text(parts)
+        if kind == "user" and text.lstrip().startswith(_HOOK_CONTEXT):
+            text = _without_hook_context(text, out)
+            if not text.strip():
+                return
         if kind == "user" and text.lstrip().startswith(_INJECTED):
             out.dropped["injected_context"] += len(text)
             found = _WORKSPACE_LIST.search(text)
@@ -254,6 +274,7 @@ class GeminiReader:
         files = _written(name, args, call.get("resultDisplay"), state) if status == "success" else ()
         body = _result_text(result)
         if _remember(state, "results", call_id):
+            body = _not_checkpoints(body, out)
             marker = "" if status == "success" else f" ({status})"
             out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL, f"[tool result{marker}]\n{body}",
                               files, _str(call.get("timestamp")) or timestamp, mid))
@@ -272,6 +293,7 @@ class GeminiReader:
         if str(response.get("name")) in _SUBAGENT_TOOLS:
             self._subagent_result(call_id, [{"functionResponse": response}], state, out)
         elif _remember(state, "results", call_id):
+            body = _not_checkpoints(body, out)
             out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL, f"[tool result]\n{body}", (),
                               timestamp, mid))
         else:
@@ -430,6 +452,25 @@ def _result_text(result: object) -> str:
         elif isinstance(part.get("text"), str):
             texts.append(part["text"])
     return "\n".join(texts)
+
+
+def _without_hook_context(text: str, out: ParsedLine) -> str:
+    """The prompt after the hooks' `<hook_context>` blocks that lead it, each counted: Checkpoint's
+    session-start context under CHECKPOINT_CONTEXT, another hook's under `injected_context`."""
+    while (block := _HOOK_BLOCK.match(text)) is not None:
+        held = block.group(0)
+        out.dropped[CHECKPOINT_CONTEXT if is_checkpoint_context(held) else "injected_context"] += len(held)
+        text = text[block.end():]
+    return text
+
+
+def _not_checkpoints(body: str, out: ParsedLine) -> str:
+    """A result's text, or nothing when it is a Checkpoint MCP tool's answer (counted): the call
+    stays a turn, the answer is what Checkpoint already holds."""
+    if is_checkpoint_answer(body):
+        out.dropped[CHECKPOINT_CONTEXT] += len(body)
+        return ""
+    return body
 
 
 def _written(name: str, args: object, display: object, state: JsonObject) -> tuple[str, ...]:

@@ -22,7 +22,8 @@ read at all.
 Sub-sessions (the task tool's sub-agents: `parent_id`) belong to their root session. Copies, each a
 named policy: the task tool's output (the sub-agent's final answer, which its own session holds) is
 `subagent_copy`, as is a `subtask` part's prompt; text opencode injects itself (`synthetic`) is
-`injected_context`; a compaction's summary is `compaction_summary`. Step markers, snapshots and
+`injected_context`; what Checkpoint itself fed the agent (its MCP tools' answers, as a tool's output)
+is `checkpoint_context`; a compaction's summary is `compaction_summary`. Step markers, snapshots and
 patches (the files a step changed, also named by its tool calls) are bookkeeping; other part types
 are counted under `unknown_record`. The files a turn touched come from its edit tools' input.
 
@@ -48,11 +49,13 @@ import orjson
 
 from checkpoint.model import Role, SessionInfo, TurnDraft
 from checkpoint.sources.base import (
+    CHECKPOINT_CONTEXT,
     UNKNOWN_RECORD,
     FileRole,
     JsonObject,
     ParsedLine,
     SessionRead,
+    is_checkpoint_answer,
     line_id,
     worked_in,
 )
@@ -220,9 +223,9 @@ def _message(message: JsonObject, mid: str, parts: list[tuple[str, str]], state:
         elif kind == "reasoning":
             out.add(TurnDraft(turn_id, Role.ASSISTANT, f"(reasoning) {text}" if text.strip() else "", (), stamp, mid))
         elif kind == "tool":
-            tool_text, files, copied = _tool(part)
+            tool_text, files, (policy, copied) = _tool(part)
             if copied:
-                out.dropped[SUBAGENT_COPY] += copied
+                out.dropped[policy] += copied
             out.add(TurnDraft(turn_id, Role.TOOL, tool_text, files, stamp, mid))
         elif kind == "file":
             url = part.get("url")
@@ -242,22 +245,26 @@ def _message(message: JsonObject, mid: str, parts: list[tuple[str, str]], state:
     return out
 
 
-def _tool(part: JsonObject) -> tuple[str, tuple[str, ...], int]:
+def _tool(part: JsonObject) -> tuple[str, tuple[str, ...], tuple[str, int]]:
     """A tool part's text (its input, then its output or error), the files it edited, and the
-    characters of sub-agent answers left out (the task tool's output: its session holds them)."""
+    characters of its output left out, by policy: a sub-agent's answer (the task tool's output: its
+    session holds it), or a Checkpoint MCP tool's answer (what Checkpoint already holds)."""
     name = str(part.get("tool") or "tool")
     state = part.get("state") if isinstance(part.get("state"), dict) else {}
     assert isinstance(state, dict)
     given = state.get("input")
     text = f"[tool {name}] {orjson.dumps(given).decode() if given else ''}".rstrip()
-    copied = 0
+    left_out = (SUBAGENT_COPY, 0)
     status = state.get("status")
     if status == "completed":
         output = state.get("output")
         result = output if isinstance(output, str) else orjson.dumps(output).decode() if output else ""
         if name == "task":
-            copied = len(result) or 1
+            left_out = (SUBAGENT_COPY, len(result) or 1)
             result = "(the sub-agent's answer: in its own turns)"
+        elif is_checkpoint_answer(result):
+            left_out = (CHECKPOINT_CONTEXT, len(result))
+            result = ""
         text += f"\n[tool result]\n{result}"
     elif status == "error":
         text += f"\n[tool error]\n{state.get('error') or ''}"
@@ -268,7 +275,7 @@ def _tool(part: JsonObject) -> tuple[str, tuple[str, ...], int]:
                 for field in ("filePath", "filepath", "path"):
                     if isinstance(value.get(field), str) and value[field] not in files:
                         files.append(value[field])
-    return text, tuple(files), copied
+    return text, tuple(files), left_out
 
 
 def _json(data: object) -> JsonObject:
