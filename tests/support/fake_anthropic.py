@@ -376,6 +376,27 @@ def default_responder(request: MessageRequest) -> list[JSON]:
     return planted_decisions(request.prompt, same_as='"same_as"' in json.dumps(request.schema or {}))
 
 
+def last_user_turn(body: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The text of the request's last user message and the tool_use ids its tool results answer: what
+    a scripted responder driving an agent CLI goes by."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content, []
+        blocks = [b for b in content if isinstance(b, dict)]
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        return "\n".join(texts), [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
+    return "", []
+
+
+def tool_use(name: str, tool_id: str, tool_input: JSON) -> JSON:
+    """A responder's answer that calls one tool: a Message's content and stop_reason."""
+    return {"content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+            "stop_reason": "tool_use"}
+
+
 # ---------------------------------------------------------------------------------------------- tokens
 
 def _text_of(content: Any) -> list[str]:

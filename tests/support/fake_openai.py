@@ -125,6 +125,13 @@ def strict_schema_problem(schema: Any, where: str = "()") -> str | None:
     return None
 
 
+def function_outputs(body: JSON) -> dict[str, str]:
+    """call_id -> output of the function_call_output items in a request's input: the tool results a
+    scripted responder driving an agent CLI goes by."""
+    return {str(i.get("call_id")): str(i.get("output")) for i in body.get("input") or []
+            if isinstance(i, dict) and i.get("type") == "function_call_output"}
+
+
 def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
     if isinstance(content, str):
         return [content]
