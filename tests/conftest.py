@@ -11,6 +11,9 @@ import pytest
 from checkpoint.config import Settings
 from checkpoint.store import Store
 
+# Helpers that assert for the tests: rewritten like the tests' own asserts, so a failure shows the values.
+pytest.register_assert_rewrite("tests.support.reader_checks")
+
 TIERS = ("unit", "server", "e2e", "properties")  # folders under tests/, and markers (pyproject)
 HERE = Path(__file__).resolve().parent
 

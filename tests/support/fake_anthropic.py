@@ -129,11 +129,21 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, Self, cast, get_args
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from tests.support.fake_http import (
+    FakeHandler,
+    FakeServer,
+    halves,
+    hard_close,
+    read_body,
+    sse_event,
+    write_json,
+    write_sse,
+)
 
 JSON = dict[str, Any]
 
@@ -366,6 +376,27 @@ def default_responder(request: MessageRequest) -> list[JSON]:
     return planted_decisions(request.prompt, same_as='"same_as"' in json.dumps(request.schema or {}))
 
 
+def last_user_turn(body: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The text of the request's last user message and the tool_use ids its tool results answer: what
+    a scripted responder driving an agent CLI goes by."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content, []
+        blocks = [b for b in content if isinstance(b, dict)]
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        return "\n".join(texts), [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
+    return "", []
+
+
+def tool_use(name: str, tool_id: str, tool_input: JSON) -> JSON:
+    """A responder's answer that calls one tool: a Message's content and stop_reason."""
+    return {"content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+            "stop_reason": "tool_use"}
+
+
 # ---------------------------------------------------------------------------------------------- tokens
 
 def _text_of(content: Any) -> list[str]:
@@ -425,34 +456,17 @@ class _Stop(Exception):
     """The fake is stopping: abandon this request without answering."""
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    fake: FakeAnthropic
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # else headers and body, written apart, stall 40 ms on delayed ACKs
-    server: _Server
+class _TrackedHandler(FakeHandler):
+    """Keeps its connection in the fake's set while it is open, so stop() can cut what is left open."""
 
     def setup(self) -> None:
         super().setup()
-        self.server.fake._track(self.connection, add=True)
+        cast(FakeAnthropic, self.server.fake)._track(self.connection, add=True)
 
     def finish(self) -> None:
         with contextlib.suppress(OSError):
             super().finish()
-        self.server.fake._track(self.connection, add=False)
-
-    def do_POST(self) -> None:
-        self.server.fake._handle(self)
-
-    def do_GET(self) -> None:
-        self.server.fake._handle(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+        cast(FakeAnthropic, self.server.fake)._track(self.connection, add=False)
 
 
 class _Answer:
@@ -467,13 +481,17 @@ class _Answer:
         self.stream = stream
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeServer[RequestRecord]):
     """The fake API server. See the module docstring for the whole public surface."""
+
+    thread_name = "fake-anthropic"
+    handler = _TrackedHandler
 
     def __init__(self, models: Iterable[ModelSpec] | None = None, *, api_key: str | None = None,
                  responder: Responder | None = None,
                  on_request: Callable[[RequestRecord], None] | None = None, latency: float = 0.0,
                  echo_key: bool = False) -> None:
+        super().__init__()
         self.latency = latency
         # Some gateways quote the credential they were given in a 400/404 error: with echo_key every
         # 400 and 404 message ends with the key the request presented.
@@ -482,12 +500,8 @@ class FakeAnthropic:
         self.api_key = api_key
         self.responder: Responder = responder or default_responder
         self.on_request = on_request
-        self.errors: list[BaseException] = []
-        self._lock = threading.RLock()
         self._idle = threading.Condition(self._lock)
         self._active = 0
-        self._seq = 0
-        self._log: list[RequestRecord] = []
         self._logged: set[int] = set()
         self._queues: dict[str, deque[Fault]] = {"messages": deque(), "count_tokens": deque(), "models": deque()}
         self._rates: dict[FaultKind, float] = {}
@@ -496,61 +510,31 @@ class FakeAnthropic:
         self._cache: set[str] = set()
         self._conns: set[socket.socket] = set()
         self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------------------------------ lifecycle
 
-    def start(self) -> FakeAnthropic:
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
+    def start(self) -> Self:
+        if self._server is None:
+            self._stopping.clear()
+        return super().start()
 
     def stop(self) -> None:
-        server, thread = self._server, self._thread
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
+        if self._server is not None:
+            self._stopping.set()  # a "slow" request still waiting gives up, unanswered
+        super().stop()
+
+    def _drain(self) -> None:
+        """Let the requests in flight end, then cut the connections still open (clients keep them alive)."""
         self.wait_idle(timeout=5.0)
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if thread is not None:
-            thread.join(timeout=5.0)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        self.stop()
-        if exc is None:
-            self.check()
-
-    def check(self) -> None:
-        """Re-raise the first error raised by the responder or the on_request hook, if any."""
-        with self._lock:
-            errors = list(self.errors)
-        if errors:
-            raise errors[0]
 
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fake is not running; use it as a context manager or call start()")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
     def env(self, api_key: str = "test-key") -> dict[str, str]:
         """Environment for code that builds its own client: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY."""
@@ -626,11 +610,6 @@ class FakeAnthropic:
     # ------------------------------------------------------------------------------------------ log
 
     @property
-    def requests(self) -> list[RequestRecord]:
-        with self._lock:
-            return list(self._log)
-
-    @property
     def message_requests(self) -> list[RequestRecord]:
         return [r for r in self.requests if r.endpoint == "messages"]
 
@@ -666,7 +645,7 @@ class FakeAnthropic:
                                  delay=self._rate_fault.get("delay", 3.0))
             return None
 
-    def _handle(self, h: _Handler) -> None:
+    def _handle(self, h: FakeHandler) -> None:
         with self._idle:
             self._active += 1
             self._seq += 1
@@ -684,16 +663,14 @@ class FakeAnthropic:
                     try:
                         hook(record)
                     except BaseException as exc:  # re-raised in the test thread by check()
-                        with self._lock:
-                            self.errors.append(exc)
+                        self._failed(exc)
         except _Stop:
             h.close_connection = True
         except Exception as exc:
-            with self._lock:
-                self.errors.append(exc)
+            self._failed(exc)
             h.close_connection = True
             with contextlib.suppress(OSError):
-                self._write_json(h, 500, _error("api_error", f"fake server error: {exc!r}", seq), {})
+                write_json(h, 500, _error("api_error", f"fake server error: {exc!r}", seq))
         finally:
             if record is not None and record.finished is None:
                 record.finished = time.monotonic()
@@ -701,7 +678,7 @@ class FakeAnthropic:
                 self._active -= 1
                 self._idle.notify_all()
 
-    def _new_record(self, h: _Handler, seq: int) -> RequestRecord:
+    def _new_record(self, h: FakeHandler, seq: int) -> RequestRecord:
         path = urlsplit(h.path).path
         headers: dict[str, str] = {}
         auth: str | None = None
@@ -728,8 +705,7 @@ class FakeAnthropic:
             endpoint = "other"
         record = RequestRecord(seq=seq, method=h.command, path=path, endpoint=endpoint, headers=headers,
                                auth=auth, retry_count=retry_count, started=time.monotonic())
-        length = int(h.headers.get("content-length") or 0)
-        raw = h.rfile.read(length) if length else b""
+        raw = read_body(h)
         if raw:
             try:
                 parsed = json.loads(raw)
@@ -742,23 +718,23 @@ class FakeAnthropic:
         return record
 
     @staticmethod
-    def _presented_key(h: _Handler) -> str:
+    def _presented_key(h: FakeHandler) -> str:
         authz = h.headers.get("authorization", "")
         key = authz[7:].strip() if authz.lower().startswith("bearer ") else ""
         return key or (h.headers.get("x-api-key") or "").strip()
 
-    def _quote_key(self, h: _Handler, answer: _Answer) -> None:
+    def _quote_key(self, h: FakeHandler, answer: _Answer) -> None:
         error = answer.body.get("error") if answer.status in (400, 404) and answer.body else None
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             error["message"] += f" (request authenticated with key {self._presented_key(h)})"
 
-    def _key_ok(self, h: _Handler) -> bool:
+    def _key_ok(self, h: FakeHandler) -> bool:
         key = self._presented_key(h)
         if not key:
             return False
         return self.api_key is None or key == self.api_key
 
-    def _route(self, h: _Handler, rec: RequestRecord) -> _Answer:
+    def _route(self, h: FakeHandler, rec: RequestRecord) -> _Answer:
         if rec.endpoint == "other" or (rec.endpoint == "models" and h.command != "GET") or (
                 rec.endpoint in ("messages", "count_tokens") and h.command != "POST"):
             return _Answer(404, _error("not_found_error", f"Not found: {h.command} {rec.path}", rec.seq))
@@ -1010,7 +986,7 @@ class FakeAnthropic:
 
     # ------------------------------------------------------------------------------------------ writing
 
-    def _deliver(self, h: _Handler, rec: RequestRecord, answer: _Answer) -> None:
+    def _deliver(self, h: FakeHandler, rec: RequestRecord, answer: _Answer) -> None:
         rec.status = answer.status
         rec.response = answer.body
         if answer.body is not None:
@@ -1025,46 +1001,18 @@ class FakeAnthropic:
         headers["request-id"] = f"req_fake{rec.seq:016d}"
         try:
             if answer.status is None:  # dropped: close without a status line
-                h.close_connection = True
-                _hard_close(h)
+                hard_close(h)
             elif answer.stream and answer.status == 200 and answer.body is not None:
                 self._write_sse(h, answer.body, headers, cut=answer.cut)
             else:
-                self._write_json(h, answer.status, answer.body or {}, headers, cut=answer.cut)
+                write_json(h, answer.status, answer.body or {}, headers, cut=answer.cut)
         except OSError:
             h.close_connection = True  # the client went away (e.g. it timed out first)
         rec.finished = time.monotonic()
 
-    def _write_json(self, h: _Handler, status: int, body: JSON, headers: Mapping[str, str], *,
-                    cut: bool = False) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(data)))
-        for k, v in headers.items():
-            h.send_header(k, v)
-        if cut:
-            h.send_header("Connection", "close")
-        h.end_headers()
-        if cut:
-            h.wfile.write(data[: len(data) // 2])
-            h.wfile.flush()
-            h.close_connection = True
-            _hard_close(h)
-            return
-        h.wfile.write(data)
-        h.wfile.flush()
-
-    def _write_sse(self, h: _Handler, message: JSON, headers: Mapping[str, str], *, cut: bool) -> None:
+    def _write_sse(self, h: FakeHandler, message: JSON, headers: Mapping[str, str], *, cut: bool) -> None:
         """The message as server-sent events in a chunked body, as the API streams; cut: half the events, then
         the connection closes mid-body (no terminating chunk)."""
-        h.send_response(200)
-        h.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        h.send_header("Cache-Control", "no-cache")
-        h.send_header("Transfer-Encoding", "chunked")
-        for k, v in headers.items():
-            h.send_header(k, v)
-        h.end_headers()
         usage = dict(message["usage"])
         start = dict(message, content=[], stop_reason=None, stop_sequence=None, stop_details=None,
                      usage=dict(usage, output_tokens=1))
@@ -1073,10 +1021,10 @@ class FakeAnthropic:
             if block.get("type") == "tool_use":
                 events.append({"type": "content_block_start", "index": i, "content_block": dict(block, input={})})
                 raw = json.dumps(block.get("input", {}), ensure_ascii=False)
-                deltas = [{"type": "input_json_delta", "partial_json": p} for p in _halves(raw)]
+                deltas = [{"type": "input_json_delta", "partial_json": p} for p in halves(raw)]
             else:
                 events.append({"type": "content_block_start", "index": i, "content_block": dict(block, text="")})
-                deltas = [{"type": "text_delta", "text": p} for p in _halves(str(block.get("text", "")))]
+                deltas = [{"type": "text_delta", "text": p} for p in halves(str(block.get("text", "")))]
             events += [{"type": "content_block_delta", "index": i, "delta": d} for d in deltas]
             events.append({"type": "content_block_stop", "index": i})
         events.append({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
@@ -1086,16 +1034,8 @@ class FakeAnthropic:
         events.append({"type": "message_stop"})
         if cut:
             events = events[: max(1, len(events) // 2)]
-        for ev in events:
-            data = f"event: {ev['type']}\ndata: {json.dumps(ev, ensure_ascii=False)}\n\n".encode()
-            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        h.wfile.flush()
-        if cut:
-            h.close_connection = True
-            _hard_close(h)
-            return
-        h.wfile.write(b"0\r\n\r\n")
-        h.wfile.flush()
+        write_sse(h, (sse_event(ev["type"], ev) for ev in events), {"Cache-Control": "no-cache", **headers},
+                  content_type="text/event-stream; charset=utf-8", cut=cut)
 
     def _models_answer(self, rec: RequestRecord) -> _Answer:
         fault = self._next_fault("models")
@@ -1125,19 +1065,6 @@ class FakeAnthropic:
 
 def _error(etype: str, message: str, seq: int) -> JSON:
     return {"type": "error", "error": {"type": etype, "message": message}, "request_id": f"req_fake{seq:016d}"}
-
-
-def _halves(text: str) -> list[str]:
-    mid = len(text) // 2
-    return [p for p in (text[:mid], text[mid:]) if p] or [""]
-
-
-def _hard_close(h: _Handler) -> None:
-    """Close the socket now, so the client sees the connection end (FIN) where it stands."""
-    with contextlib.suppress(OSError):
-        h.wfile.flush()
-    with contextlib.suppress(OSError):
-        h.connection.shutdown(socket.SHUT_RDWR)
 
 
 @contextlib.contextmanager

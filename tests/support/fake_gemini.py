@@ -31,14 +31,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-JSON = dict[str, Any]
+from tests.support.fake_http import JSON, FakeHandler, FakeServer, read_body, write_json, write_sse
 
 
 @dataclass(frozen=True)
@@ -80,76 +78,19 @@ def parse_request(model: str, method: str, body: JSON) -> GeminiRequest:
     return GeminiRequest(model, method, prompt, responses, tools, body)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    fake: FakeGemini
+class FakeGemini(FakeServer[RequestRecord]):
+    thread_name = "fake-gemini"
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: _Server
-
-    def do_POST(self) -> None:
-        self.server.fake._handle(self)
-
-    def do_GET(self) -> None:
-        self.server.fake._handle(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-class FakeGemini:
     def __init__(self, *, responder: Responder | None = None) -> None:
+        super().__init__()
         self.responder: Responder = responder or default_responder
-        self.errors: list[BaseException] = []
-        self._lock = threading.Lock()
-        self._seq = 0
-        self._log: list[RequestRecord] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeGemini:
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="fake-gemini", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5.0)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeGemini:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        self.stop()
-        if exc is None and self.errors:
-            raise self.errors[0]
 
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fake is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
     def env(self) -> dict[str, str]:
         return {"GOOGLE_GEMINI_BASE_URL": self.base_url, "GEMINI_API_KEY": "fake-gemini-key"}
-
-    @property
-    def requests(self) -> list[RequestRecord]:
-        with self._lock:
-            return list(self._log)
 
     @property
     def generations(self) -> list[RequestRecord]:
@@ -157,15 +98,14 @@ class FakeGemini:
 
     # ------------------------------------------------------------------------------------------ serving
 
-    def _handle(self, h: _Handler) -> None:
+    def _handle(self, h: FakeHandler) -> None:
         url = urlsplit(h.path)
         with self._lock:
             self._seq += 1
             rec = RequestRecord(self._seq, h.command, url.path)
             self._log.append(rec)
         try:
-            length = int(h.headers.get("content-length") or 0)
-            raw = h.rfile.read(length) if length else b""
+            raw = read_body(h)
             if raw:
                 rec.body = json.loads(raw)
             key = h.headers.get("x-goog-api-key") or (parse_qs(url.query).get("key") or [""])[0]
@@ -180,11 +120,10 @@ class FakeGemini:
                                                    "status": "INVALID_ARGUMENT"}})
             h.close_connection = True
         except Exception as exc:  # re-raised in the test thread when the fake stops
-            with self._lock:
-                self.errors.append(exc)
+            self._failed(exc)
             h.close_connection = True
 
-    def _route(self, h: _Handler, rec: RequestRecord) -> None:
+    def _route(self, h: FakeHandler, rec: RequestRecord) -> None:
         path = rec.path.rstrip("/")
         if h.command == "GET" and path.endswith("/models"):
             self._json(h, rec, 200, {"models": []})
@@ -210,7 +149,7 @@ class FakeGemini:
             self._json(h, rec, 404, {"error": {"code": 404, "message": f"no route {h.command} {rec.path}",
                                                "status": "NOT_FOUND"}})
 
-    def _stream(self, h: _Handler, rec: RequestRecord, model: str, parts: list[JSON]) -> None:
+    def _stream(self, h: FakeHandler, rec: RequestRecord, model: str, parts: list[JSON]) -> None:
         rec.status = 200
         text = [p for p in parts if isinstance(p.get("text"), str)]
         if len(parts) == 1 and text and len(text[0]["text"]) > 1:
@@ -218,26 +157,12 @@ class FakeGemini:
             chunks = [[{"text": whole[: len(whole) // 2]}], [{"text": whole[len(whole) // 2:]}]]
         else:
             chunks = [parts]
-        h.send_response(200)
-        h.send_header("Content-Type", "text/event-stream")
-        h.send_header("Transfer-Encoding", "chunked")
-        h.end_headers()
-        for n, chunk in enumerate(chunks):
-            event = _response(model, chunk, rec.body, final=n == len(chunks) - 1)
-            data = f"data: {json.dumps(event)}\r\n\r\n".encode()
-            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        h.wfile.write(b"0\r\n\r\n")
-        h.wfile.flush()
+        events = (_response(model, chunk, rec.body, final=n == len(chunks) - 1) for n, chunk in enumerate(chunks))
+        write_sse(h, (f"data: {json.dumps(event)}\r\n\r\n" for event in events))
 
-    def _json(self, h: _Handler, rec: RequestRecord, status: int, body: JSON) -> None:
+    def _json(self, h: FakeHandler, rec: RequestRecord, status: int, body: JSON) -> None:
         rec.status = status
-        data = json.dumps(body).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(data)))
-        h.end_headers()
-        h.wfile.write(data)
-        h.wfile.flush()
+        write_json(h, status, body)
 
 
 def _response(model: str, parts: list[JSON], body: JSON, *, final: bool) -> JSON:

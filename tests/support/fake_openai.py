@@ -45,18 +45,25 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from tests.support.fake_anthropic import planted_decisions
+from tests.support.fake_http import (
+    JSON,
+    FakeHandler,
+    FakeServer,
+    halves,
+    hard_close,
+    read_body,
+    sse_event,
+    write_json,
+    write_sse,
+)
 
-JSON = dict[str, Any]
 FaultKind = Literal["server_error", "rate_limit", "unauthorized", "drop", "drop_mid_stream", "malformed"]
 _SHORTHANDS: dict[int, FaultKind] = {500: "server_error", 429: "rate_limit", 401: "unauthorized"}
 _STATUS: dict[str, tuple[int, str, str]] = {
@@ -118,6 +125,13 @@ def strict_schema_problem(schema: Any, where: str = "()") -> str | None:
     return None
 
 
+def function_outputs(body: JSON) -> dict[str, str]:
+    """call_id -> output of the function_call_output items in a request's input: the tool results a
+    scripted responder driving an agent CLI goes by."""
+    return {str(i.get("call_id")): str(i.get("output")) for i in body.get("input") or []
+            if isinstance(i, dict) and i.get("type") == "function_call_output"}
+
+
 def _texts(content: Any, kinds: tuple[str, ...]) -> list[str]:
     if isinstance(content, str):
         return [content]
@@ -137,71 +151,19 @@ def parse_request(body: JSON) -> ResponsesRequest:
     return ResponsesRequest(str(body.get("model")), prompt, instructions, schema, body)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    fake: FakeOpenAI
+class FakeOpenAI(FakeServer[RequestRecord]):
+    thread_name = "fake-openai"
 
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: _Server
-
-    def do_POST(self) -> None:
-        self.server.fake._handle(self)
-
-    def do_GET(self) -> None:
-        self.server.fake._handle(self)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-class FakeOpenAI:
     def __init__(self, *, api_key: str | None = None, responder: Responder | None = None) -> None:
+        super().__init__()
         self.api_key = api_key
         self.responder: Responder = responder or default_responder
-        self.errors: list[BaseException] = []
-        self._lock = threading.Lock()
-        self._seq = 0
-        self._log: list[RequestRecord] = []
         self._faults: deque[FaultKind] = deque()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> FakeOpenAI:
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            if self._thread is not None:
-                self._thread.join(timeout=5.0)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        self.stop()
-        if exc is None and self.errors:
-            raise self.errors[0]
 
     @property
     def base_url(self) -> str:
         """The provider's base_url, ending in /v1 as codex expects (it appends /responses)."""
-        if self._server is None:
-            raise RuntimeError("the fake is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.origin}/v1"
 
     def script(self, *faults: FaultKind | int) -> None:
         with self._lock:
@@ -212,24 +174,18 @@ class FakeOpenAI:
             return len(self._faults)
 
     @property
-    def requests(self) -> list[RequestRecord]:
-        with self._lock:
-            return list(self._log)
-
-    @property
     def responses(self) -> list[RequestRecord]:
         return [r for r in self.requests if r.method == "POST" and r.path.rstrip("/") == "/v1/responses"]
 
     # ------------------------------------------------------------------------------------------ serving
 
-    def _handle(self, h: _Handler) -> None:
+    def _handle(self, h: FakeHandler) -> None:
         with self._lock:
             self._seq += 1
             rec = RequestRecord(self._seq, h.command, h.path.split("?")[0], _redacted(h))
             self._log.append(rec)
         try:
-            length = int(h.headers.get("content-length") or 0)
-            raw = h.rfile.read(length) if length else b""
+            raw = read_body(h)
             if raw:
                 rec.body = json.loads(raw)
             self._route(h, rec)
@@ -238,11 +194,10 @@ class FakeOpenAI:
                 self._json(h, rec, 400, _error("invalid_request_error", f"body is not JSON: {exc}", None))
             h.close_connection = True
         except Exception as exc:  # re-raised in the test thread when the fake stops
-            with self._lock:
-                self.errors.append(exc)
+            self._failed(exc)
             h.close_connection = True
 
-    def _route(self, h: _Handler, rec: RequestRecord) -> None:
+    def _route(self, h: FakeHandler, rec: RequestRecord) -> None:
         if h.command == "GET" and rec.path.rstrip("/") == "/v1/models":
             self._json(h, rec, 200, {"object": "list", "data": []})
             return
@@ -272,7 +227,7 @@ class FakeOpenAI:
                        {"retry-after": "0"} if status == 429 else {})
             return
         if fault == "drop":
-            _hard_close(h)
+            hard_close(h)
             return
         answer = self.responder(request)
         if isinstance(answer, dict):
@@ -303,7 +258,7 @@ class FakeOpenAI:
         return {"id": f"resp_fake{seq}", "object": "response", "created_at": int(time.time()),
                 "status": "completed", "model": request.model, "output": [message], "usage": usage}
 
-    def _stream(self, h: _Handler, rec: RequestRecord, response: JSON, *, cut: bool) -> None:
+    def _stream(self, h: FakeHandler, rec: RequestRecord, response: JSON, *, cut: bool) -> None:
         rec.status = 200
         message = response["output"][0]
         text = message["content"][0]["text"]
@@ -316,7 +271,7 @@ class FakeOpenAI:
             {"type": "response.in_progress", "response": head},
             {"type": "response.output_item.added", "output_index": 0, "item": empty},
             {"type": "response.content_part.added", **ids, "part": part},
-            *({"type": "response.output_text.delta", **ids, "delta": d} for d in _halves(text)),
+            *({"type": "response.output_text.delta", **ids, "delta": d} for d in halves(text)),
             {"type": "response.output_text.done", **ids, "text": text},
             {"type": "response.content_part.done", **ids, "part": message["content"][0]},
             {"type": "response.output_item.done", "output_index": 0, "item": message},
@@ -324,22 +279,9 @@ class FakeOpenAI:
         ]
         if cut:
             events = events[:1]
-        h.send_response(200)
-        h.send_header("Content-Type", "text/event-stream")
-        h.send_header("Transfer-Encoding", "chunked")
-        h.send_header("x-request-id", f"req_fake{rec.seq}")
-        h.end_headers()
-        for n, event in enumerate(events):
-            data = f"event: {event['type']}\ndata: {json.dumps(dict(event, sequence_number=n))}\n\n".encode()
-            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        h.wfile.flush()
-        if cut:
-            _hard_close(h)
-            return
-        h.wfile.write(b"0\r\n\r\n")
-        h.wfile.flush()
+        write_sse(h, _frames(events), {"x-request-id": f"req_fake{rec.seq}"}, cut=cut)
 
-    def _stream_items(self, h: _Handler, rec: RequestRecord, response: JSON) -> None:
+    def _stream_items(self, h: FakeHandler, rec: RequestRecord, response: JSON) -> None:
         """Output items (tool calls) streamed whole: added, then done, each."""
         rec.status = 200
         head = dict(response, status="in_progress", output=[], usage=None)
@@ -348,29 +290,12 @@ class FakeOpenAI:
             events.append({"type": "response.output_item.added", "output_index": n, "item": item})
             events.append({"type": "response.output_item.done", "output_index": n, "item": item})
         events.append({"type": "response.completed", "response": response})
-        h.send_response(200)
-        h.send_header("Content-Type", "text/event-stream")
-        h.send_header("Transfer-Encoding", "chunked")
-        h.end_headers()
-        for n, event in enumerate(events):
-            data = f"event: {event['type']}\ndata: {json.dumps(dict(event, sequence_number=n))}\n\n".encode()
-            h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        h.wfile.write(b"0\r\n\r\n")
-        h.wfile.flush()
+        write_sse(h, _frames(events))
 
-    def _json(self, h: _Handler, rec: RequestRecord, status: int, body: JSON,
+    def _json(self, h: FakeHandler, rec: RequestRecord, status: int, body: JSON,
               headers: dict[str, str] | None = None) -> None:
         rec.status = status
-        data = json.dumps(body).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(data)))
-        h.send_header("x-request-id", f"req_fake{rec.seq}")
-        for name, value in (headers or {}).items():
-            h.send_header(name, value)
-        h.end_headers()
-        h.wfile.write(data)
-        h.wfile.flush()
+        write_json(h, status, body, {"x-request-id": f"req_fake{rec.seq}", **(headers or {})})
 
 
 def provider_overrides(base_url: str, *, env_key: str = "FAKE_KEY", retries: int = 0) -> list[str]:
@@ -385,21 +310,13 @@ def _error(code: str, message: str, param_code: str | None) -> JSON:
     return {"error": {"message": message, "type": code, "param": None, "code": param_code}}
 
 
-def _redacted(h: _Handler) -> dict[str, str]:
+def _redacted(h: FakeHandler) -> dict[str, str]:
     return {k.lower(): ("Bearer <redacted>" if k.lower() == "authorization" else v) for k, v in h.headers.items()}
 
 
-def _halves(text: str) -> list[str]:
-    mid = len(text) // 2
-    return [p for p in (text[:mid], text[mid:]) if p] or [""]
-
-
-def _hard_close(h: _Handler) -> None:
-    h.close_connection = True
-    with contextlib.suppress(OSError):
-        h.wfile.flush()
-    with contextlib.suppress(OSError):
-        h.connection.shutdown(socket.SHUT_RDWR)
+def _frames(events: list[JSON]) -> Iterator[str]:
+    """The Responses API's events, numbered in order."""
+    return (sse_event(event["type"], dict(event, sequence_number=n)) for n, event in enumerate(events))
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, clean_env
-from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
+from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, last_user_turn, tool_use
 
 JSON = dict[str, Any]
 MODEL = "claude-haiku-4-5"
@@ -40,31 +40,12 @@ FORK_PROMPT = "In the fork: what about logging?"  # `--continue --fork`: the ses
 SUBAGENT_PROMPT = "SUBAGENT-TASK: look at caching and decide."
 
 
-def _last_user(body: JSON) -> tuple[str, list[str]]:
-    """The text of the request's last user message and the tool_use ids its results answer."""
-    for message in reversed(body.get("messages") or []):
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content, []
-        blocks = [b for b in content if isinstance(b, dict)]
-        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        return "\n".join(texts), [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
-    return "", []
-
-
-def _tool(name: str, tool_id: str, tool_input: JSON) -> JSON:
-    return {"content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
-            "stop_reason": "tool_use"}
-
-
 def responder(workdir: Path) -> Any:
     def answer(request: MessageRequest) -> Any:
         body = request.body
         if not body.get("tools"):
             return "A short title"  # the title request (no tools offered)
-        text, answered = _last_user(body)
+        text, answered = last_user_turn(body)
         if "toolu_write_1" in answered:
             return "Wrote it. We'll use marker-0c02 for the notes file."
         if "toolu_task_1" in answered:
@@ -72,10 +53,10 @@ def responder(workdir: Path) -> Any:
         if "SUBAGENT-TASK" in text:
             return "Sub-agent finding. We'll use marker-0c03 for the cache layer."
         if "write notes.md" in text:
-            return _tool("write", "toolu_write_1", {"filePath": str(workdir / "notes.md"),
+            return tool_use("write", "toolu_write_1", {"filePath": str(workdir / "notes.md"),
                                                     "content": "parser: the fast one\n"})
         if "Spawn a helper" in text:
-            return _tool("task", "toolu_task_1", {"description": "Look at caching", "prompt": SUBAGENT_PROMPT,
+            return tool_use("task", "toolu_task_1", {"description": "Look at caching", "prompt": SUBAGENT_PROMPT,
                                                   "subagent_type": "general"})
         if "In the fork" in text:
             return "We'll use marker-0c06 for logging."

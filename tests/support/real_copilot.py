@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, bin_dir, clean_env
-from tests.support.fake_openai import FakeOpenAI, ResponsesRequest
+from tests.support.fake_openai import FakeOpenAI, ResponsesRequest, function_outputs
 
 JSON = dict[str, Any]
 MODEL = "gpt-5-mini"
@@ -74,18 +74,13 @@ def _reasoning(text: str) -> JSON:
             "encrypted_content": "gAAAAB-opaque-reasoning-bytes"}
 
 
-def _outputs(body: JSON) -> dict[str, str]:
-    return {str(i.get("call_id")): str(i.get("output")) for i in body.get("input") or []
-            if isinstance(i, dict) and i.get("type") == "function_call_output"}
-
-
 def copilot_responder(cwd: Path) -> Any:
     """The model of the scenario: each prompt names what it wants; each marker said once."""
 
     def respond(request: ResponsesRequest) -> str | JSON:
         if not request.body.get("tools"):
             return "A short title."  # a side request (a title, a summary)
-        prompt, done = request.prompt, _outputs(request.body)
+        prompt, done = request.prompt, function_outputs(request.body)
         if SUBAGENT_PROMPT in prompt and "Spawn one helper" not in prompt:
             return _message("Sub-agent finding. We'll use marker-copilot-subagent for caching.")
         if "Spawn one helper" in prompt:

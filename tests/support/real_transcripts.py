@@ -20,30 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, clean_env
-from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
-from tests.support.fake_openai import FakeOpenAI, ResponsesRequest, provider_overrides
+from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, last_user_turn, tool_use
+from tests.support.fake_openai import FakeOpenAI, ResponsesRequest, function_outputs, provider_overrides
 
 JSON = dict[str, Any]
 MODEL = "claude-haiku-4-5"
-
-
-def _last_user(body: JSON) -> tuple[str, list[str]]:
-    """The text of the request's last user message and the tool_use ids its results answer."""
-    for message in reversed(body.get("messages") or []):
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content, []
-        blocks = [b for b in content if isinstance(b, dict)]
-        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        return "\n".join(texts), [str(b.get("tool_use_id")) for b in blocks if b.get("type") == "tool_result"]
-    return "", []
-
-
-def _tool(name: str, tool_id: str, tool_input: JSON) -> JSON:
-    return {"content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
-            "stop_reason": "tool_use"}
 
 
 # The decisions the Claude scenario plants, each said once by the model (or typed once by the user).
@@ -57,7 +38,7 @@ def claude_responder(request: MessageRequest) -> Any:
     tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     if "Bash" not in tools and "Agent" not in tools:
         return "A short title."  # a side request (title, summary, compaction)
-    text, answered = _last_user(body)
+    text, answered = last_user_turn(body)
     if "toolu_agent_1" in answered:
         return "The helper is on it. We'll use marker-main-after-agent for the store."
     if "toolu_bash_1" in answered:
@@ -67,10 +48,10 @@ def claude_responder(request: MessageRequest) -> Any:
     if "SUBAGENT-TASK" in text:
         return "Sub-agent finding. We'll use marker-subagent-cache for the cache layer."
     if "spawn a helper" in text:
-        return _tool("Agent", "toolu_agent_1", {"description": "Look at caching", "subagent_type": "general-purpose",
+        return tool_use("Agent", "toolu_agent_1", {"description": "Look at caching", "subagent_type": "general-purpose",
                                                 "prompt": "SUBAGENT-TASK: look at caching and decide."})
     if "print a lot" in text:
-        return _tool("Bash", "toolu_bash_1", {"command": "seq 1 40000", "description": "Print many lines"})
+        return tool_use("Bash", "toolu_bash_1", {"command": "seq 1 40000", "description": "Print many lines"})
     if "After the resume" in text:
         return "Resumed. We'll use marker-resumed-answer for retries."
     if "Start: pick a parser" in text:
@@ -136,11 +117,6 @@ def _call(name: str, call_id: str, arguments: JSON) -> JSON:
                         "namespace": "multi_agent_v1", "arguments": json.dumps(arguments), "call_id": call_id}]}
 
 
-def _outputs(body: JSON) -> dict[str, str]:
-    return {str(i.get("call_id")): str(i.get("output")) for i in body.get("input") or []
-            if isinstance(i, dict) and i.get("type") == "function_call_output"}
-
-
 def codex_responder(request: ResponsesRequest) -> str | JSON:
     """The model of the Codex scenario; in the multi-agent run the parent spawns a sub-agent, waits for
     it and answers; the sub-agent answers its task. Each marker said once."""
@@ -148,7 +124,7 @@ def codex_responder(request: ResponsesRequest) -> str | JSON:
     if "SUBAGENT-TASK" in prompt and "Spawn one helper" not in everything:
         return "We'll use marker-codex-subagent for caching."
     if "Spawn one helper" in everything:
-        done = _outputs(request.body)
+        done = function_outputs(request.body)
         if "call_spawn" not in done:
             return _call("spawn_agent", "call_spawn", {"message": "SUBAGENT-TASK: decide on caching."})
         if "call_wait" not in done:

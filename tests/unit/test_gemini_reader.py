@@ -32,6 +32,7 @@ from checkpoint.sources.gemini import GeminiReader
 from checkpoint.store import Store
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.gemini_transcripts import MARKERS, PROMPTS, SUBAGENT_PROMPT, THOUGHT
+from tests.support.reader_checks import assert_each_once, assert_rescans_add_nothing, assert_torn_appends_read_the_same
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "real_cli" / "gemini.tar.gz"
 TurnRow = tuple[str, str, str, str, str]
@@ -60,8 +61,7 @@ def test_real_gemini_sessions_every_prompt_and_answer_once(corpus: Settings, sto
     said = Counter(text for _, role, text, _, _ in turns if role == "user")
     assert said == Counter({p: 1 for p in (*PROMPTS, SUBAGENT_PROMPT)}), said
     texts = [text for _, _, text, _, _ in turns]
-    for marker in MARKERS:
-        assert sum(marker in t for t in texts) == 1, (marker, [t[:80] for t in texts if marker in t])
+    assert_each_once(texts, MARKERS)
     assert sum(THOUGHT.split("** ")[1] in t for t in texts) == 1  # the reply's thought, in its turn
     assert not [t for t in texts if "<session_context>" in t or not t.strip()]
     assert not [t for t in texts if "Subagent 'generalist' finished" in t]  # the sub-agent's answer, copied
@@ -89,14 +89,7 @@ def test_real_gemini_sessions_every_prompt_and_answer_once(corpus: Settings, sto
         assert dropped[policy]["records"] >= 1, (policy, dropped)
     assert all("unknown_record" not in s.dropped for s in sessions.values())
 
-    # A rescan adds nothing; the same bytes in new files (re-read from the start) add nothing either.
-    assert pipeline.scan(store, corpus).turns_added == 0
-    for path in _files(corpus.sources[0]):
-        copy = path.with_name(path.name + ".tmp")
-        copy.write_bytes(path.read_bytes())
-        os.replace(copy, path)
-    again = pipeline.scan(store, corpus)
-    assert (again.turns_added, again.chunks_created) == (0, 0)
+    assert_rescans_add_nothing(store, corpus, _files(corpus.sources[0]))
     assert _turns(store) == turns
 
 
@@ -110,26 +103,13 @@ def test_each_planted_decision_is_one_item_through_the_fake_anthropic_api(corpus
     assert (run.failed, run.failures) == (0, [])
     assert "<session_context>" not in sent
     statements = [i.statement for i in store.items(include_dismissed=True)]
-    for marker in MARKERS:
-        assert sum(marker in s for s in statements) == 1, (marker, statements)
+    assert_each_once(statements, MARKERS)
     assert len(statements) == len(MARKERS)
 
 
 def test_torn_appends_read_the_same(corpus: Settings, store: Store, tmp_path: Path) -> None:
     """Each file written in two halves, the first cut inside a line: what is stored is the same."""
-    whole = {p: p.read_bytes() for p in _files(corpus.sources[0])}
-    for path, data in whole.items():
-        path.write_bytes(data[: len(data) // 2])
-    pipeline.scan(store, corpus)
-    for path, data in whole.items():
-        path.write_bytes(data)
-    pipeline.scan(store, corpus)
-    other = Store(tmp_path / "whole.db")
-    try:
-        pipeline.scan(other, replace(corpus, db=tmp_path / "whole.db"))
-        assert sorted(_turns(other)) == sorted(_turns(store))
-    finally:
-        other.close()
+    assert_torn_appends_read_the_same(store, corpus, _files(corpus.sources[0]), _turns, tmp_path / "whole.db")
 
 
 def _main_file(corpus: Settings) -> Path:

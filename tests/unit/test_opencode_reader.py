@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from checkpoint import pipeline, runner, sources
+from checkpoint import pipeline, sources
 from checkpoint.config import Settings
-from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.sources.opencode import OpencodeReader
 from checkpoint.store import Store
 from tests.support.opencode_sessions import FORK_PROMPT, MARKERS, PROMPTS, SUBAGENT_PROMPT
+from tests.support.reader_checks import assert_each_once, assert_each_one_item
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opencode" / "sessions.tar.gz"
 
@@ -76,8 +76,7 @@ def test_every_prompt_and_answer_once_in_the_workspace_with_the_sub_session_in_i
     said = Counter(text for _, _, role, text in turns if role == "user")
     assert said == Counter({p: 1 for p in (*PROMPTS, SUBAGENT_PROMPT, FORK_PROMPT)}), said
     texts = [text for *_, text in turns]
-    for marker in MARKERS:
-        assert sum(marker in t for t in texts) == 1, (marker, [t[:80] for t in texts if marker in t])
+    assert_each_once(texts, MARKERS)
     # Every text opencode stored is a turn, once: the fork's copies of its parent's are not again,
     # and the task's output (the sub-agent's answer) is the one copy left out.
     parts = [json.loads(str(d)) for (d,) in _opencode(dbs["final"], "SELECT data FROM part")]
@@ -102,11 +101,7 @@ def test_every_prompt_and_answer_once_in_the_workspace_with_the_sub_session_in_i
     files = store.conn.execute("SELECT files FROM turns WHERE role = 'tool' AND text LIKE '[tool write]%'").fetchall()
     assert files == [(json.dumps([f"{directory}/notes.md"]),)]
 
-    run = runner.extract_due(store, HeuristicExtractor())
-    assert (run.failed, run.failures) == (0, [])
-    statements = [i.statement for i in store.items(include_dismissed=True)]
-    for marker in MARKERS:
-        assert sum(marker in s for s in statements) == 1, (marker, statements)
+    assert_each_one_item(store, MARKERS)
 
     assert pipeline.scan(store, oc_settings).turns_added == 0
     assert _turns(store) == turns

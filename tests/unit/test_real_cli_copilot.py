@@ -19,10 +19,15 @@ from pathlib import Path
 import orjson
 import pytest
 
-from checkpoint import pipeline, runner
+from checkpoint import pipeline
 from checkpoint.config import Settings
-from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.store import Store
+from tests.support.reader_checks import (
+    assert_each_once,
+    assert_each_one_item,
+    assert_rescans_add_nothing,
+    assert_torn_appends_read_the_same,
+)
 from tests.support.real_copilot import (
     BACKGROUND_PROMPT,
     COPILOT_MARKERS,
@@ -64,8 +69,7 @@ def test_copilot_sessions_every_prompt_and_answer_once_the_workspace_and_each_de
     # The sub-agents' prompts once each, as their parent gave them.
     assert said == Counter((*COPILOT_PROMPTS, SUBAGENT_PROMPT, BACKGROUND_PROMPT))
     texts = [text for _, _, _, text, _ in turns]
-    for marker in COPILOT_MARKERS:
-        assert sum(marker in t for t in texts) == 1, (marker, [t[:80] for t in texts if marker in t])
+    assert_each_once(texts, COPILOT_MARKERS)
     assert sum(REASONING in t for t in texts) == 1
     for mark in (*BOOKKEEPING, SUBAGENT_PROMPT, BACKGROUND_PROMPT):
         assert [t[:80] for t in texts if mark in t and t not in (SUBAGENT_PROMPT, BACKGROUND_PROMPT)] == [], mark
@@ -98,37 +102,12 @@ def test_copilot_sessions_every_prompt_and_answer_once_the_workspace_and_each_de
     assert {"injected_context", "encrypted_reasoning", "reasoning_copy", "result_detail_copy"} <= set(dropped)
     assert all("unknown_record" not in s.dropped for s in sessions.values())
 
-    run = runner.extract_due(store, HeuristicExtractor())
-    assert (run.failed, run.failures) == (0, [])
-    statements = [i.statement for i in store.items(include_dismissed=True)]
-    for marker in COPILOT_MARKERS:
-        assert sum(marker in s for s in statements) == 1, (marker, statements)
-
-    # A rescan adds nothing; the same bytes in new files (re-read from the start) add nothing either.
-    assert pipeline.scan(store, corpus).turns_added == 0
-    for path in corpus.sources[0].rglob("*.jsonl"):
-        copy = path.with_name(path.name + ".tmp")
-        copy.write_bytes(path.read_bytes())
-        os.replace(copy, path)
-    again = pipeline.scan(store, corpus)
-    assert (again.turns_added, again.chunks_created) == (0, 0)
+    assert_each_one_item(store, COPILOT_MARKERS)
+    assert_rescans_add_nothing(store, corpus, corpus.sources[0].rglob("*.jsonl"))
     assert _turns(store) == turns
 
 
 def test_copilot_torn_appends_read_the_same(corpus: Settings, store: Store, tmp_path: Path) -> None:
     """Each file written in two halves, the first cut inside a line: what is stored is the same."""
-    whole = {p: p.read_bytes() for p in sorted(corpus.sources[0].rglob("*.jsonl"))}
-    for path, data in whole.items():
-        path.write_bytes(data[: len(data) // 2])
-    pipeline.scan(store, corpus)
-    for path, data in whole.items():
-        path.write_bytes(data)
-    pipeline.scan(store, corpus)
-    torn = sorted(_turns(store))
-
-    other = Store(tmp_path / "whole.db")
-    try:
-        pipeline.scan(other, replace(corpus, db=tmp_path / "whole.db"))
-        assert sorted(_turns(other)) == torn
-    finally:
-        other.close()
+    files = sorted(corpus.sources[0].rglob("*.jsonl"))
+    assert_torn_appends_read_the_same(store, corpus, files, _turns, tmp_path / "whole.db")

@@ -9,7 +9,6 @@ once is one item."""
 
 from __future__ import annotations
 
-import os
 import tarfile
 from collections import Counter
 from dataclasses import replace
@@ -17,10 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from checkpoint import pipeline, runner
+from checkpoint import pipeline
 from checkpoint.config import Settings
-from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.store import Store
+from tests.support.reader_checks import (
+    assert_each_once,
+    assert_each_one_item,
+    assert_rescans_add_nothing,
+    assert_torn_appends_read_the_same,
+)
 from tests.support.real_transcripts import CLAUDE_MARKERS, CODEX_MARKERS
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "real_cli" / "corpus.tar.gz"
@@ -67,8 +71,7 @@ def test_real_cli_transcripts_every_prompt_and_answer_once_and_each_decision_one
         assert sum(said.values()) == len(prompts) + (agent == "claude") * 2, said  # + /compact's two records
 
     texts = [text for *_, text in turns]
-    for marker in CLAUDE_MARKERS + CODEX_MARKERS:
-        assert sum(marker in t for t in texts) == 1, (marker, [t[:80] for t in texts if marker in t])
+    assert_each_once(texts, CLAUDE_MARKERS + CODEX_MARKERS)
     for mark in BOOKKEEPING:
         assert not [t[:80] for t in texts if mark in t], mark
     assert not [t for t in texts if not t.strip()]
@@ -85,38 +88,12 @@ def test_real_cli_transcripts_every_prompt_and_answer_once_and_each_decision_one
     assert claude_main.dropped["compaction_summary"]["records"] >= 1
     assert all("unknown_record" not in s.dropped for s in sessions.values())
 
-    run = runner.extract_due(store, HeuristicExtractor())
-    assert (run.failed, run.failures) == (0, [])
-    statements = [i.statement for i in store.items(include_dismissed=True)]
-    for marker in CLAUDE_MARKERS + CODEX_MARKERS:
-        assert sum(marker in s for s in statements) == 1, (marker, statements)
-
-    # A rescan adds nothing; the same bytes in new files (re-read from the start) add nothing either.
-    assert pipeline.scan(store, corpus).turns_added == 0
-    for root in corpus.sources:
-        for path in root.rglob("*.jsonl"):
-            copy = path.with_name(path.name + ".tmp")
-            copy.write_bytes(path.read_bytes())
-            os.replace(copy, path)
-    again = pipeline.scan(store, corpus)
-    assert (again.turns_added, again.chunks_created) == (0, 0)
+    assert_each_one_item(store, CLAUDE_MARKERS + CODEX_MARKERS)
+    assert_rescans_add_nothing(store, corpus, [p for root in corpus.sources for p in root.rglob("*.jsonl")])
     assert _turns(store) == turns
 
 
 def test_real_cli_torn_appends_read_the_same(corpus: Settings, store: Store, tmp_path: Path) -> None:
     """Each file written in two halves, the first cut inside a line: what is stored is the same."""
-    whole = {p: p.read_bytes() for root in corpus.sources for p in sorted(root.rglob("*.jsonl"))}
-    for path, data in whole.items():
-        path.write_bytes(data[: len(data) // 2])
-    pipeline.scan(store, corpus)
-    for path, data in whole.items():
-        path.write_bytes(data)
-    pipeline.scan(store, corpus)
-    torn = sorted(_turns(store))
-
-    other = Store(tmp_path / "whole.db")
-    try:
-        pipeline.scan(other, replace(corpus, db=tmp_path / "whole.db"))
-        assert sorted(_turns(other)) == torn
-    finally:
-        other.close()
+    files = [p for root in corpus.sources for p in sorted(root.rglob("*.jsonl"))]
+    assert_torn_appends_read_the_same(store, corpus, files, _turns, tmp_path / "whole.db")

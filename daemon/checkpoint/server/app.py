@@ -4,8 +4,9 @@ over to them (esbonio's setup.py)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -37,6 +38,7 @@ from checkpoint.server.watcher import Watcher
 from checkpoint.store import SupersessionRefused
 
 log = logging.getLogger("checkpoint.server")
+Q = TypeVar("Q")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,14 @@ class Features:
     watcher: Watcher
     extraction: ExtractionFeature
     diagnostics: Diagnostics
+
+
+def _parsed(parse_query: Callable[[Any], Q], params: Any) -> Q:
+    """A query request's params, parsed; a QueryError is the client's (InvalidParams), with its message."""
+    try:
+        return parse_query(params)
+    except items.QueryError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
 
 
 def build_features(server: CheckpointServer) -> Features:
@@ -177,27 +187,18 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
 
     @server.feature(CHECKPOINT_ITEMS)
     async def checkpoint_items(params: Any = None) -> ItemsResult:
-        try:
-            query = items.parse_query(params)
-        except items.QueryError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
+        query = _parsed(items.parse_query, params)
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
 
     @server.feature(CHECKPOINT_SESSIONS)
     async def checkpoint_sessions(params: Any = None) -> SessionsResult:
-        try:
-            query = sessions.parse_query(params)
-        except items.QueryError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
+        query = _parsed(sessions.parse_query, params)
         return await server.read_worker.call(sessions.list_sessions, server.folders, query, server.scope)
 
     @server.feature(CHECKPOINT_SEARCH)
     async def checkpoint_search(params: Any = None) -> SearchResponse:
-        try:
-            query = search.parse_query(params)
-        except items.QueryError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
+        query = _parsed(search.parse_query, params)
         return await server.read_worker.call(search.search, server.folders, query, server.scope)
 
     return server
