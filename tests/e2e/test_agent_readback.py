@@ -28,7 +28,7 @@ from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK
 from tests.support import opencode_sessions as oc
 from tests.support.agent_clis import agent_cli, clean_env
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
-from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
+from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, last_user_turn, tool_use
 from tests.support.fake_gemini import FakeGemini, GeminiRequest
 from tests.support.fake_openai import FakeOpenAI, ResponsesRequest, provider_overrides
 from tests.support.gemini_transcripts import MODEL as GEMINI_MODEL
@@ -168,13 +168,13 @@ def test_opencode_mcp_answer_in_its_database_is_no_turn(tmp_path: Path) -> None:
         if not body.get("tools"):
             return "A short title"  # opencode's title request
         requests.append(body)
-        _, answered = oc._last_user(body)
+        _, answered = last_user_turn(body)
         if "toolu_cp_1" in answered:
             return OWN_WORDS
         # opencode 1.18 names an MCP server's tools <server>_<tool>.
         names = [t.get("name") for t in body["tools"] if isinstance(t, dict)]
         assert "checkpoint_search_decisions" in names, names
-        return oc._tool("checkpoint_search_decisions", "toolu_cp_1", {"query": "SQLite"})
+        return tool_use("checkpoint_search_decisions", "toolu_cp_1", {"query": "SQLite"})
 
     with FakeAnthropic() as fake:
         fake.responder = respond
