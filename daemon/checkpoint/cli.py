@@ -49,13 +49,26 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, its version looked up only when asked: importlib.metadata costs ~25 ms of CPU at
+    every start (its imports and a walk of sys.path), which a scan would pay for nothing."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"checkpoint {_version()}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="checkpoint",
         description="Keep the decisions, constraints and open questions of your coding-agent sessions.",
     )
     # The VS Code extension runs `checkpoint --version` to use a `checkpoint` on PATH only when it is its own version.
-    parser.add_argument("--version", action="version", version=f"checkpoint {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls")
     _common(scan)

@@ -3,7 +3,11 @@ before it uses a `checkpoint` found on PATH (vscode-extension/src/environment.ts
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -15,3 +19,26 @@ def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[st
         cli.main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out == f"checkpoint {version('checkpoint')}\n"
+
+
+def test_a_scan_loads_neither_the_version_lookup_nor_logging(tmp_path: Path) -> None:
+    """What a scan does not need it does not import (each costs milliseconds at every start): the
+    version is looked up only for `--version`, logging only by a process that logs (the server)."""
+    roots = tmp_path / "roots"
+    roots.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    probe = (
+        "import sys\n"
+        "from checkpoint import cli\n"
+        "try:\n"
+        f"    cli.main(['scan', '--db', {str(tmp_path / 'db' / 'c.db')!r}, '--source', {str(roots)!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('importlib.metadata', 'logging') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "Scanned" in done.stdout or "Looked in" in done.stdout, done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

@@ -399,3 +399,66 @@ def test_gated_is_ungated_on_mixed_text(
     redactor: redact.Redactor, ungated: redact.Redactor, texts: list[str]
 ) -> None:
     _equal(redactor, ungated, texts)
+
+
+# -- the bare prefilter: a trigger without anchors searched on the stored text ---------------------------
+
+
+def test_lowering_keeps_every_character_a_word_character_or_not() -> None:
+    # What `gate.bare_prefilter` relies on: a [\w-] run of the lowered view is one of the text as stored.
+    word = re.compile(r"[\w-]")
+    for c in range(0x110000):
+        char = chr(c)
+        low = char.lower()
+        if len(low) == 1 and not 0xD800 <= c < 0xE000:  # İ, the one that lengthens, _lower leaves as it is
+            assert bool(word.match(char)) == bool(word.match(low)), hex(c)
+
+
+def test_only_triggers_of_punctuation_and_word_runs_are_prefiltered() -> None:
+    assert anchor_gate.bare_prefilter(r":[\w-]{35}") is not None
+    assert anchor_gate.bare_prefilter(r"\.[\w-]{6}\.[\w-]{27}") is not None
+    for trigger in (r"-us\d", r"sk-", r"a\nb", r"/[\w-]{3}", r'"[\w-]{3}', r"\\[\w-]{3}", r":\w*", r":[\w.]{3}",
+                    r"(?i):[\w-]{3}", r":[\w-]{3}|x"):
+        assert anchor_gate.bare_prefilter(trigger) is None, trigger
+    # every anchorless trigger of the detectors is prefiltered (else it runs on every text: say so here)
+    triggers = {d.trigger for d in redact.redactor().detectors if d.trigger is not None}
+    bare = {t for t in triggers if anchor_derivation.derive_anchors(t, 0, lowered=True) is None}
+    assert bare and all(anchor_gate.bare_prefilter(t) is not None for t in bare), bare
+
+
+_RUN = st.text(alphabet=st.sampled_from("aZ09_-é\u212aİıſ\u0660Ⅰ"), min_size=0, max_size=40)
+_bare_piece = st.one_of(
+    st.builds(lambda a, b: f":{a}{b}", _RUN, _RUN),
+    st.builds(lambda a, b, c: f"{a}.{b}.{c}", _RUN, _RUN, _RUN),
+    st.sampled_from([":", ".", "\\", "\\n", "\\/", '\\"', "\\\\", "\n", "İ", "\x01", " "]),
+    st.builds(lambda d, s: f"{d}:{s}", st.text(alphabet="0123456789", min_size=8, max_size=10),
+              st.text(alphabet=string.ascii_letters + string.digits + "_-", min_size=35, max_size=36)),
+    st.builds(lambda a, b, c: f"M{a}.{b}.{c}",
+              *(st.text(alphabet=string.ascii_letters + string.digits + "_-", min_size=n, max_size=n)
+                for n in (23, 6, 27))),
+)
+_bare_text = st.builds(
+    lambda pieces, escaped: "".join(pieces) if escaped is None else _json_escaped("".join(pieces), escaped),
+    st.lists(_bare_piece, max_size=8), st.sampled_from([None, False, True]),
+)
+
+
+@given(text=_bare_text)
+@settings(max_examples=500, deadline=None)
+def test_the_prefilter_never_rejects_a_text_its_trigger_would_hit(text: str) -> None:
+    from checkpoint.redact import engine
+
+    view = engine._lower(engine._unescaped(text)[0])
+    for trigger in (r":[\w-]{35}", r"\.[\w-]{6}\.[\w-]{27}"):
+        prefilter = anchor_gate.bare_prefilter(trigger)
+        assert prefilter is not None
+        if re.search(trigger, view):
+            assert prefilter.search(text), (trigger, text)
+
+
+@given(texts=st.lists(_bare_text, min_size=1, max_size=8))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_gated_is_ungated_on_bot_token_like_text(
+    redactor: redact.Redactor, ungated: redact.Redactor, texts: list[str]
+) -> None:
+    _equal(redactor, ungated, texts)

@@ -5,6 +5,8 @@ of a keyword its names need). The plan for each combination of anchors found is 
 
 from __future__ import annotations
 
+import importlib
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -17,6 +19,37 @@ from checkpoint.redact.detectors import ASSIGNMENT_CANDIDATES, Detector
 _FOLDS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
 # The view a detector sees is unescaped (`engine._unescaped`): a character of it may stand for this in the text.
 _ESCAPED_AS = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "/": "\\/", "\\": "\\\\"}
+_sre: Any = importlib.import_module("re._parser")
+
+
+def bare_prefilter(trigger: str) -> re.Pattern[str] | None:
+    """For a trigger without anchors (telegram's `:[\\w-]{35}`, discord's `\\.[\\w-]{6}\\.[\\w-]{27}`,
+    which would otherwise run on every text): the trigger itself, searched on the text as stored,
+    when any hit of it on the lowered, unescaped view is also a hit on the stored text. That holds for
+    a regex of ASCII punctuation no JSON escape stands for, and repeats of word characters and `-`:
+    no escape yields a word character or such punctuation (so a run of them in the view is the same
+    run in the text), and str.lower keeps a character a word character or not (checked for every
+    code point in the tests). None: any other trigger (it runs on every text, as before)."""
+    def plain(op: Any, av: Any) -> bool:
+        if op is _sre.LITERAL:
+            c = chr(av)
+            return c.isascii() and not c.isalnum() and c not in _ESCAPED_AS and c not in "\x00\n\r"
+        return False
+
+    def word(op: Any, av: Any) -> bool:
+        return (op is _sre.CATEGORY and av is _sre.CATEGORY_WORD) or (op is _sre.LITERAL and chr(av) in "-_")
+
+    parsed = _sre.parse(trigger)
+    if parsed.state.flags & ~(re.UNICODE) or not len(parsed):
+        return None
+    for op, av in parsed:
+        if plain(op, av):
+            continue
+        if op is _sre.MAX_REPEAT and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] is _sre.IN \
+                and all(word(o, a) for o, a in av[2][0][1]):
+            continue
+        return None
+    return re.compile(trigger)
 
 
 def _re2_pattern(anchors: Anchors) -> str:
@@ -62,13 +95,25 @@ class Gate:
         keyword = {kw: (c.pattern, c.flags, True) for kw, c in ASSIGNMENT_CANDIDATES.items()}
         anchors = anchors_of([*own.values(), *trigger.values(), *keyword.values()])
         self._needs: dict[Anchors, int] = {}  # anchors -> their pattern's index in the set
+        # Triggers without anchors searched themselves (`bare_prefilter`): found as index -1, -2, ...
+        self._bare: dict[str, tuple[int, re.Pattern[str]]] = {}
 
         def need(*keys: RegexKey) -> tuple[int, ...]:
             found = [a for a in map(anchors.__getitem__, keys) if a is not None]
             return tuple(self._needs.setdefault(a, len(self._needs)) for a in found)
 
+        def bare(d: Detector) -> tuple[int, ...]:
+            if d.trigger is None or anchors[trigger[id(d)]] is not None:
+                return ()
+            if d.trigger not in self._bare:
+                prefilter = bare_prefilter(d.trigger)
+                if prefilter is None:
+                    return ()
+                self._bare[d.trigger] = (-1 - len(self._bare), prefilter)
+            return (self._bare[d.trigger][0],)
+
         self._whole = [(d, need(own[id(d)])) for d in whole]
-        self._triggered = [(d, need(own[id(d)], trigger[id(d)])) for d in triggered]
+        self._triggered = [(d, need(own[id(d)], trigger[id(d)]) + bare(d)) for d in triggered]
         self._named = [(d, need(own[id(d)])) for d in named]
         self._keywords = [(kw, need(key)) for kw, key in keyword.items()]
         self._set: Any = None
@@ -88,6 +133,8 @@ class Gate:
             found: frozenset[int] = frozenset()
         else:
             found = frozenset(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())
+        if self._bare:
+            found = found.union(i for i, prefilter in self._bare.values() if prefilter.search(text) is not None)
         try:
             return self._plans[found]
         except KeyError:

@@ -29,7 +29,8 @@ class ParsedLine:
         """Keep a turn, without terminal escapes; one with nothing but whitespace (and no file it
         touched) is not a turn: counted under EMPTY_TURN."""
         draft.text = without_terminal_escapes(draft.text, self.dropped)
-        if not draft.text.strip() and not draft.files:
+        # (not text or text.isspace()) is (not text.strip()) without copying a long text to find out
+        if (not draft.text or draft.text.isspace()) and not draft.files:
             self.dropped[EMPTY_TURN] += len(draft.text) or 1
             return
         self.turns.append(draft)

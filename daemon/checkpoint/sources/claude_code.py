@@ -117,17 +117,19 @@ class ClaudeCodeReader:
         record's own), with a `cwd` this file's reading already learnt. Such a line only counts
         under `progress_copy`, as `parse` finds; anything else (a file's first lines, a new cwd) is
         left to `parse`."""
-        if not raw.startswith(_RECORD_START) or "session_id" not in state:
+        cwds = state.get("cwds")
+        if not cwds or not raw.startswith(_RECORD_START) or "session_id" not in state:
             return None
         at = raw.find(b',"type":"progress",', 0, SKIM_HEAD_BYTES)
         if at < 0:
             return None
-        head = raw[:at + 1]
-        if head.find(b"{", 1) >= 0 or b"[" in head or b"\\" in head or not whole_record(raw, _RECORD_START):
+        head = at + 1  # the head is raw[:head], looked at in place (a copy of it costs as much as a look)
+        if (raw.find(b"{", 1, head) >= 0 or raw.find(b"[", 0, head) >= 0 or raw.find(b"\\", 0, head) >= 0
+                or not whole_record(raw, _RECORD_START)):
             return None
-        start = head.find(b',"cwd":"') + 8
-        end = head.find(b'"', start)
-        if start < 8 or end < 0 or head[start:end].decode("utf-8", "replace") not in state.get("cwds", ()):
+        start = raw.find(b',"cwd":"', 0, head) + 8
+        end = raw.find(b'"', start, head)
+        if start < 8 or end < 0 or raw[start:end].decode("utf-8", "replace") not in cwds:
             return None
         out = ParsedLine()
         out.dropped["progress_copy"] += len(raw)
