@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +91,17 @@ def test_skim_gives_what_the_full_parse_gives(path: Path, monkeypatch: pytest.Mo
 
 @pytest.mark.unit
 def test_skim_decides_most_copies_of_the_samples(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The skim is used: on the committed samples it decides the progress and token-count lines."""
-    skimmed = {"claude": 0, "codex": 0}
+    """The skim is used: it decides the progress lines of the committed samples and, where the real
+    corpus is beside the checkout (its Codex rollouts hold them; the committed ones are trimmed),
+    the token-count lines too."""
+    skimmed: Counter[str] = Counter()
     for path in _transcripts():
         role = locate(path)
         assert role is not None
         skimmed[role.agent] += read(path, skim=True, monkeypatch=monkeypatch)[1]
-    assert skimmed["claude"] > 100 and skimmed["codex"] > 10, skimmed
+    assert skimmed["claude"] > 10, skimmed
+    if REAL.is_dir():
+        assert skimmed["claude"] > 100 and skimmed["codex"] > 10, skimmed
 
 
 def _progress(**head: Any) -> bytes:
