@@ -196,6 +196,12 @@ class StatusFeature(Feature):
             loop.add_reader(watch.fd, woken.set)
         try:
             while True:
+                # Looked at once before the first wait, and a status sent then: another daemon's
+                # commit may have come between this one's first status and this watch starting.
+                version = await self.server.read_worker.call(Store.data_version)
+                if version != seen:
+                    self.refresh()
+                seen = version
                 if watch is None:
                     await asyncio.sleep(POLL_SECONDS)
                 else:
@@ -204,10 +210,6 @@ class StatusFeature(Feature):
                     await asyncio.sleep(POLL_SECONDS / 5)  # a commit's writes come in a burst: look once
                     woken.clear()
                     watch.read()
-                version = await self.server.read_worker.call(Store.data_version)
-                if seen is not None and version != seen:
-                    self.refresh()
-                seen = version
         finally:
             if watch is not None:
                 loop.remove_reader(watch.fd)
