@@ -76,3 +76,27 @@ async def test_two_daemons_share_one_database_without_double_extraction(tmp_path
         {s.id: s.turns for s in oracle.session_counts()})
     shared.close()
     oracle.close()
+
+
+async def test_another_writers_first_commit_after_the_daemon_started_shows_in_its_status(tmp_path: Path) -> None:
+    """Another writer's commits (here one scan through another store) reach the daemon's status with
+    nothing committed after them. (The race CI once hit, a commit between the daemon's first status
+    and its watch's first look, is not forced here; the watch now looks as it starts.)"""
+    corpus = synth.write_corpus(tmp_path / "t", sessions=2, turns=6, chars=2_000, seed=4)
+    db = tmp_path / "db" / "checkpoint.db"
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    folder = tmp_path / "window"
+    folder.mkdir()
+    settings = {"checkpoint": {"scope": "all", "extraction": "manual"}}
+    daemon = await Daemon.start(server_env(tmp_path / "home", db, [empty]), [folder], settings)
+    try:
+        await daemon.wait_status(lambda s: s["totals"]["turns"] == 0, timeout=30, what="an empty first status")
+        await asyncio.sleep(1.0)  # its watch of the database has started by now
+        turns = clean_scan(db, [corpus.claude_root, corpus.codex_root], 500).turns_added
+        assert turns > 0
+        status = await daemon.wait_status(lambda s: s["totals"]["turns"] == turns, timeout=10,
+                                          what="the other writer's turns")
+        assert status["sessions_total"] == len(corpus.turns)
+    finally:
+        await daemon.stop()
