@@ -169,10 +169,18 @@ class Daemon:
         return daemon
 
     async def stop(self) -> None:
+        """Shutdown and exit, then the process must end: one that does not is killed and said, so
+        that a hang fails its test instead of stalling the suite."""
         try:
             await asyncio.wait_for(self.client.shutdown_session(), 10)
         finally:
-            await self.client.stop()
+            try:
+                await asyncio.wait_for(self.client.stop(), 20)
+            except TimeoutError:
+                process = self.client._server
+                if process is not None:
+                    process.kill()
+                raise AssertionError("the daemon did not end within 20 s of shutdown and exit") from None
 
     # -- what it said -----------------------------------------------------------------------------
 

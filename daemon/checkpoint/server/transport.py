@@ -170,6 +170,8 @@ async def _serve(server: LanguageServer, stdin: BinaryIO) -> None:
                 log.warning("malformed LSP frame skipped: %s", item.reason)
                 continue
             dispatch(protocol, item.body)
+            if b'"exit"' in item.body and _request_id(item.body)[1] == _EXIT:
+                return  # pygls leaves by raising SystemExit from its handler; leave here whatever came of it
     finally:
         watcher.cancel()
 
