@@ -13,7 +13,7 @@ import sqlite3
 import stat
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -61,6 +61,7 @@ BATCH_BYTES = 32 << 20
 # Readers skim a line's bytes first (Reader.skim) and decode only the lines whose fate that leaves
 # open. Off (CHECKPOINT_NO_SKIM=1): every line decoded and parsed, what the tests compare it with.
 SKIM = os.environ.get("CHECKPOINT_NO_SKIM") != "1"
+Skim = Callable[[bytes, dict[str, object]], str | None]
 
 
 @dataclass
@@ -193,6 +194,7 @@ def _read_file(
             _unreadable(store, report, path, exc)
             return
     reader = READERS[found.role.agent]
+    skim: Skim | None = getattr(reader, "skim", None) if SKIM else None  # an optional Skims method
     redactor = redact.redactor(settings.redact, settings.redact_patterns)
     session_id = found.role.session_id or (row.session_id if row else None)
     batch = _Batch()
@@ -229,7 +231,7 @@ def _read_file(
     try:
         for event in (tail_whole if whole_json else tail)(cursor, st, settings.max_line_bytes):
             if isinstance(event, RawLine):
-                _parse_line(reader, event, reader_state, batch)
+                _parse_line(reader, event, reader_state, batch, skim)
                 batch.bytes += len(event.data)
             else:
                 batch.problems.append(LineProblem(event.line_no, f"skipped: {event.reason} (policy oversized_line)"))
@@ -342,12 +344,14 @@ def _file_type(mode: int) -> str:
     return "not a file"
 
 
-def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch: _Batch) -> None:
+def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch: _Batch,
+                skim: Skim | None) -> None:
     data = event.data
-    skim = getattr(reader, "skim", None) if SKIM else None  # an optional Skims method
-    skimmed = skim(data, state) if skim is not None else None
-    if skimmed is not None:  # a copy or bookkeeping known from its bytes: counted as parsing it would
-        _add_parsed(skimmed, event.line_no, batch)
+    policy = skim(data, state) if skim is not None else None
+    if policy is not None:  # a copy or bookkeeping known from its bytes: counted as parsing it would
+        if policy:
+            batch.dropped[policy] += len(data)
+            batch.drop_records[policy] += 1
         return
     try:
         objects, notes = decode_line(data)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 from checkpoint import pipeline
 from checkpoint.model import FileCursor
 from checkpoint.sources import READERS, locate
-from checkpoint.sources.base import Reader
+from checkpoint.sources.base import NO_WORDS, ParsedLine, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.tailer import RawLine, tail
@@ -34,20 +34,19 @@ def _transcripts() -> list[Path]:
     return found
 
 
-def read(path: Path, skim: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], int]:
+def read(path: Path, skim: bool) -> tuple[dict[str, Any], int]:
     """Everything reading the file gives, as the pipeline reads it (one batch), and how many lines
     the skim decided."""
     role = locate(path)
     assert role is not None
     reader = READERS[role.agent]
     counting = _Counting(reader)
-    monkeypatch.setattr(pipeline, "SKIM", skim)
     batch = pipeline._Batch()
     state: dict[str, object] = {}
     cursor = FileCursor(str(path))
     for event in tail(cursor, os.stat(path)):
         if isinstance(event, RawLine):
-            pipeline._parse_line(counting, event, state, batch)  # type: ignore[arg-type]
+            pipeline._parse_line(counting, event, state, batch, counting.skim if skim else None)  # type: ignore[arg-type]
     result = {
         "turns": [(t.line_no, t.tokens, t.header_tokens, t.draft) for t in batch.turns],
         "session": batch.session,
@@ -79,9 +78,9 @@ class _Counting:
 
 @pytest.mark.unit
 @pytest.mark.parametrize("path", _transcripts(), ids=lambda p: str(p.relative_to(p.parents[2])))
-def test_skim_gives_what_the_full_parse_gives(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    full, none = read(path, skim=False, monkeypatch=monkeypatch)
-    fast, _ = read(path, skim=True, monkeypatch=monkeypatch)
+def test_skim_gives_what_the_full_parse_gives(path: Path) -> None:
+    full, none = read(path, skim=False)
+    fast, _ = read(path, skim=True)
     assert none == 0
     assert len(fast["turns"]) == len(full["turns"])
     for ours, theirs in zip(fast["turns"], full["turns"], strict=True):
@@ -90,7 +89,7 @@ def test_skim_gives_what_the_full_parse_gives(path: Path, monkeypatch: pytest.Mo
 
 
 @pytest.mark.unit
-def test_skim_decides_most_copies_of_the_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_skim_decides_most_copies_of_the_samples() -> None:
     """The skim is used: it decides the progress lines of the committed samples and, where the real
     corpus is beside the checkout (its Codex rollouts hold them; the committed ones are trimmed),
     the token-count lines too."""
@@ -98,7 +97,7 @@ def test_skim_decides_most_copies_of_the_samples(monkeypatch: pytest.MonkeyPatch
     for path in _transcripts():
         role = locate(path)
         assert role is not None
-        skimmed[role.agent] += read(path, skim=True, monkeypatch=monkeypatch)[1]
+        skimmed[role.agent] += read(path, skim=True)[1]
     assert skimmed["claude"] > 10, skimmed
     if REAL.is_dir():
         assert skimmed["claude"] > 100 and skimmed["codex"] > 10, skimmed
@@ -133,11 +132,9 @@ def test_claude_skim_leaves_every_doubt_to_the_parse(raw: bytes) -> None:
 def test_claude_skim_of_a_progress_line_only_counts_it() -> None:
     assert ClaudeCodeReader().skim(_progress(), {}) is None  # the file's first line: parsed
     state = dict(KNOWN)
-    out = ClaudeCodeReader().skim(_progress(), state)
-    assert out is not None and dict(out.dropped) == {"progress_copy": len(_progress())}
-    assert out.session is None and not out.turns and state == KNOWN
+    assert ClaudeCodeReader().skim(_progress(), state) == "progress_copy" and state == KNOWN
     parsed = ClaudeCodeReader().parse(json.loads(_progress()), _progress(), state)
-    assert parsed == out and state == KNOWN
+    assert parsed == ParsedLine(dropped=defaultdict(int, progress_copy=len(_progress()))) and state == KNOWN
 
 
 @pytest.mark.unit
@@ -146,6 +143,7 @@ def test_codex_skim_only_takes_events_without_words() -> None:
         return json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg",
                            "payload": {"type": kind, **payload}}, separators=(",", ":")).encode()
 
-    assert CodexReader().skim(event("token_count", info=None), {}) is not None
+    assert CodexReader().skim(event("token_count", info=None), {}) == NO_WORDS
+    assert CodexReader().parse(json.loads(event("token_count", info=None)), b"", {}) == ParsedLine()
     assert CodexReader().skim(event("agent_message", message="hi"), {}) is None
     assert CodexReader().skim(event("token_count")[:-2], {}) is None

@@ -89,13 +89,19 @@ class DatabaseReader(Reader, Protocol):
         as stored), each with the records after its stored progress. Reads only, briefly."""
 
 
+# A skim's verdict on a record that holds no words and counts under no policy (token counts).
+NO_WORDS = ""
+
+
 class Skims(Protocol):
     """What a reader may also offer (the pipeline asks with getattr): a line's fate from its bytes."""
 
-    def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
+    def skim(self, raw: bytes, state: JsonObject) -> str | None:
         """The line's fate from its bytes alone, without decoding it, for the copies a format holds in
-        bulk: what `parse` of the decoded line gives, or None whenever the bytes leave any doubt (the
-        line is then decoded and parsed)."""
+        bulk: the policy its whole length counts under (NO_WORDS: none), exactly as `parse` of the
+        decoded line would count it (no turn, no session), or None whenever the bytes leave any doubt
+        (the line is then decoded and parsed). A name, not a ParsedLine: most lines of a real session
+        are decided here, and building a result for each costs as much as the look."""
         ...
 
 
@@ -107,7 +113,8 @@ def whole_record(raw: bytes, start: bytes) -> bool:
     """Whether a line a reader skims is one record as its writer writes them: it ends as an object
     does and holds no second record start (a record appended after a cut-off one, which the full
     decoding salvages). A skim decides nothing about any other line."""
-    return raw.rstrip().endswith(b"}") and raw.find(start, 1) < 0
+    # (endswith first: rstrip copies the line, and writers end it with the brace or a newline)
+    return (raw.endswith(b"}") or raw.rstrip().endswith(b"}")) and raw.find(start, 1) < 0
 
 
 def line_id(raw: bytes) -> str:

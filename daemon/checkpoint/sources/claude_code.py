@@ -110,7 +110,7 @@ class ClaudeCodeReader:
             return FileRole(AGENT, session_id, subagent=True) if known else None
         return FileRole(AGENT, path.stem)
 
-    def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
+    def skim(self, raw: bytes, state: JsonObject) -> str | None:
         """A progress copy (most lines of a real session: hook and bash progress) known from its
         head, as Claude Code writes it: `{"parentUuid":...` then flat fields (no object, array or
         escape before its `"type"`, so every quote there is a string's edge and the type is the
@@ -131,9 +131,7 @@ class ClaudeCodeReader:
         end = raw.find(b'"', start, head)
         if start < 8 or end < 0 or raw[start:end].decode("utf-8", "replace") not in cwds:
             return None
-        out = ParsedLine()
-        out.dropped["progress_copy"] += len(raw)
-        return out
+        return "progress_copy"
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()

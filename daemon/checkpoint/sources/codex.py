@@ -37,6 +37,7 @@ import orjson
 from checkpoint.model import Role, SessionInfo, TurnDraft
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
+    NO_WORDS,
     UNKNOWN_RECORD,
     FileRole,
     JsonObject,
@@ -91,7 +92,7 @@ class CodexReader:
             return FileRole(AGENT, parent, subagent=True)
         return FileRole(AGENT, match.group(1) if match else path.stem)
 
-    def skim(self, raw: bytes, state: JsonObject) -> ParsedLine | None:
+    def skim(self, raw: bytes, state: JsonObject) -> str | None:
         """An event that holds no words (token counts, rate limits: a third of a real rollout's
         bytes; a task's start) known from its head, as Codex writes it; it is no turn and no copy,
         as `parse` finds. Anything else is left to `parse`."""
@@ -100,7 +101,7 @@ class CodexReader:
         at = max(raw.find(_NO_WORDS[0], 14, 128), raw.find(_NO_WORDS[1], 14, 128))
         if at < 0 or b'"' in raw[14:at] or b"\\" in raw[14:at] or not whole_record(raw, _RECORD_START):
             return None
-        return ParsedLine()
+        return NO_WORDS
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()
