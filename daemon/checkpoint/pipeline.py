@@ -13,7 +13,7 @@ import sqlite3
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -148,30 +148,79 @@ class _Batch:
 
 
 def _ingest_file(
-    store: Store, found: FoundFile, settings: Settings, report: ScanReport, row: FileRow | None
+    store: Store, found: FoundFile, settings: Settings, report: ScanReport, row: FileRow | None,
+    read: Sequence[FileStep] | None = None,
 ) -> None:
+    """Read the file on from its stored cursor and store what it holds, batch by batch; `read`: the
+    steps another process already read from it (from the same row), stored as they are."""
     for _ in range(5):
         try:
-            _read_file(store, found, settings, report, row)
+            for step in read if read is not None else read_file(found, settings, row):
+                _apply(store, found, step, settings, report)
             return
         except CursorMoved:
             # Another process (a second window's daemon, a terminal) stored these lines meanwhile:
             # nothing of this batch was stored; read on from where it stopped.
-            row = store.get_file(str(found.path))
+            row, read = store.get_file(str(found.path)), None
 
 
-def _read_file(
-    store: Store, found: FoundFile, settings: Settings, report: ScanReport, row: FileRow | None
-) -> None:
+@dataclass
+class StoreBatch:
+    """A batch of a file's turns to store, with the cursor they move it to (see Store.ingest)."""
+
+    cursor: FileCursor
+    since: FileCursor  # the cursor as stored before: the batch is stored only if it still is
+    restart: bool  # the first batch of a re-read takes back the file's earlier drop counts
+    session_id: str
+    reader_state: dict[str, Any]
+    batch: _Batch
+
+
+@dataclass
+class Unreadable:
+    path: str
+    why: OSError | str
+
+
+@dataclass
+class Opened:
+    """The file is read (counted under files_read)."""
+
+
+FileStep = StoreBatch | Unreadable | Opened
+
+
+def _apply(store: Store, found: FoundFile, step: FileStep, settings: Settings, report: ScanReport) -> None:
+    if isinstance(step, Opened):
+        report.files_read += 1
+    elif isinstance(step, Unreadable):
+        _unreadable(store, report, step.path, step.why)
+    else:
+        batch = step.batch
+        added = store.ingest(
+            step.cursor, found.role.agent, step.session_id, found.role.subagent, step.reader_state, batch.turns,
+            batch.session, batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
+            since=step.since, restart=step.restart,
+        )
+        report.turns_added += added.turns
+        report.chunks_created += added.chunks
+        report.redacted.update(added.redacted)
+        report.problems.extend(ReadProblem(str(found.path), p.line_no, ProblemKind.LINE, p.message)
+                               for p in batch.problems)
+
+
+def read_file(found: FoundFile, settings: Settings, row: FileRow | None) -> Iterator[FileStep]:
+    """What a file holds after its stored cursor, read, parsed and redacted, as the steps that store
+    it; nothing here touches the database (another process may run it: see read_ahead)."""
     path = str(found.path)
     try:
         st = os.stat(path)
     except OSError as exc:  # a dangling symlink, a symlink loop, a file gone meanwhile
-        _unreadable(store, report, path, f"cannot stat: {exc.strerror or exc}")
+        yield Unreadable(path, f"cannot stat: {exc.strerror or exc}")
         return
     if not stat.S_ISREG(st.st_mode):
         # Opening a FIFO would wait for a writer forever; a directory or a device is no transcript.
-        _unreadable(store, report, path, f"cannot read: {_file_type(st.st_mode)}, not a regular file; skipped")
+        yield Unreadable(path, f"cannot read: {_file_type(st.st_mode)}, not a regular file; skipped")
         return
     cursor = row.cursor if row else FileCursor(path)
     if row is not None and not row.missing and unchanged(cursor, st):
@@ -191,24 +240,24 @@ def _read_file(
         try:
             cursor = fresh_cursor(cursor, st)
         except OSError as exc:
-            _unreadable(store, report, path, exc)
+            yield Unreadable(path, exc)
             return
     reader = READERS[found.role.agent]
     skim: Skim | None = getattr(reader, "skim", None) if SKIM else None  # an optional Skims method
     redactor = redact.redactor(settings.redact, settings.redact_patterns)
     session_id = found.role.session_id or (row.session_id if row else None)
     batch = _Batch()
-    report.files_read += 1
+    yield Opened()
     if reset is not None and not shrank and not whole_json:
         # Replaced or rewritten: said at the line reading had reached.
         message = f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"
         batch.problems.append(LineProblem(before.line_no, message))
 
     last: TailEvent | None = None  # the cursor follows it; advanced once per batch, not once per line
-    stored_from = before  # the cursor as stored: each batch is stored only if it still is
-    restart = reset is not None  # the first batch of a re-read takes back the file's earlier drop counts
+    stored_from = before  # the cursor as stored
+    restart = reset is not None
 
-    def flush() -> None:
+    def flush() -> StoreBatch:
         nonlocal batch, cursor, last, stored_from, restart
         if last is not None:
             cursor = advance(cursor, last, st)
@@ -216,17 +265,9 @@ def _read_file(
         sid = session_id or reader_state.get("session_id") or found.path.stem
         if redactor.detectors:
             _redact_batch(redactor, batch)
-        added = store.ingest(
-            cursor, found.role.agent, sid, found.role.subagent, reader_state, batch.turns, batch.session,
-            batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
-            since=stored_from, restart=restart,
-        )
-        stored_from, restart = cursor, False
-        report.turns_added += added.turns
-        report.chunks_created += added.chunks
-        report.redacted.update(added.redacted)
-        report.problems.extend(ReadProblem(path, p.line_no, ProblemKind.LINE, p.message) for p in batch.problems)
-        batch = _Batch()
+        step = StoreBatch(cursor, stored_from, restart, sid, reader_state, batch)
+        stored_from, restart, batch = cursor, False, _Batch()
+        return step
 
     try:
         for event in (tail_whole if whole_json else tail)(cursor, st, settings.max_line_bytes):
@@ -239,10 +280,10 @@ def _read_file(
                 batch.drop_records["oversized_line"] += 1
             last = event
             if len(batch.turns) >= BATCH_TURNS or batch.bytes >= BATCH_BYTES:
-                flush()
+                yield flush()
     except OSError as exc:
-        flush()  # keep what was read before the error
-        _unreadable(store, report, path, exc)
+        yield flush()  # keep what was read before the error
+        yield Unreadable(path, exc)
         return
     if last is not None:
         cursor = advance(cursor, last, st)
@@ -266,7 +307,7 @@ def _read_file(
         batch.problems.append(LineProblem(cursor.line_no + 1, (
             f"unfinished last line: {st.st_size - cursor.offset} bytes without a newline that are not a whole"
             f" record, unchanged for {SETTLE_SECONDS:g}s; read once the line is finished")))
-    flush()
+    yield flush()
 
 
 def _ingest_database(store: Store, reader: DatabaseReader, path: Path, settings: Settings, report: ScanReport,
