@@ -288,7 +288,7 @@ def _usage_line(usage: Usage) -> str:
 
 
 def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
-    report = pipeline.scan(store, settings)
+    report = pipeline.scan(store, settings, two_processes=True)
     if as_json:
         _warn(report)
         totals = pipeline.totals(store.session_counts())

@@ -7,6 +7,7 @@ The runs that extract the chunks are checkpoint.run.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sqlite3
@@ -21,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from checkpoint import config, redact
+from checkpoint import config, read_ahead, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract.prompt import planned_header
@@ -80,13 +81,17 @@ class ScanReport:
         return [r for r in self.roots if r.is_dir()]
 
 
-def scan(store: Store, settings: Settings) -> ScanReport:
+def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanReport:
+    """Read what is new in every transcript under the settings' sources and store it. With
+    `two_processes` (the CLI, single-threaded), a large scan reads part of its files in a second
+    process (see read_ahead); the database it writes is the same."""
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
     known = store.file_cursors()  # one query, not one per file: a rescan of many files is stat-bound
     # The extractor's own Claude Code runs write no transcript (--no-session-persistence); were one
     # written anyway, it would be under this slug, and a run's request is not a session of the user's.
     own_runs = project_slugs(extractor_workdir(settings.db))
+    to_read: list[tuple[FoundFile, FileRow | None]] = []
     for root, path in transcript_paths(report.roots, report.problems, own_runs):
         row = known.get(path)
         if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
@@ -100,13 +105,25 @@ def scan(store: Store, settings: Settings) -> ScanReport:
                 _ingest_database(store, reader, Path(path), settings, report, sessions)
                 seen.update(sessions)
             else:
-                _ingest_file(store, FoundFile(Path(path), role), settings, report, row)
+                to_read.append((FoundFile(Path(path), role), row))
         report.files_seen += 1
         seen.add(path)
         report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
+    sizes = [_unread_bytes(found, row) for found, row in to_read] if two_processes else []  # none: all read here
+    with contextlib.closing(read_ahead.read_ahead(to_read, sizes, lambda job: read_file(job[0], settings, job[1]))
+                            ) as read_there:
+        for (found, row), steps in zip(to_read, read_there, strict=True):
+            _ingest_file(store, found, settings, report, row, steps)
     _notice_vanished(store, report, seen, known)
     report.chunks_created += store.form_chunks(settings.chunk_tokens)  # turns left unchunked, if any
     return report
+
+
+def _unread_bytes(found: FoundFile, row: FileRow | None) -> int:
+    try:
+        return max(0, os.stat(found.path).st_size - (row.cursor.offset if row else 0))
+    except OSError:
+        return 0  # reading it says what is wrong
 
 
 def _unchanged_on_disk(path: str, cursor: FileCursor) -> bool:
