@@ -320,7 +320,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
                   file=sys.stderr, flush=True)
 
     def scan(scan_settings: config.Settings) -> pipeline.ScanReport:
-        scan_report = pipeline.scan(store, scan_settings)
+        scan_report = pipeline.scan(store, scan_settings, two_processes=True)
         if args.json:
             _warn(scan_report)
         else:

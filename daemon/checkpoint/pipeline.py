@@ -31,6 +31,7 @@ from checkpoint.model import (
     LineProblem,
     ProblemKind,
     ReadProblem,
+    Role,
     ScannedTurn,
     SessionCounts,
     SessionInfo,
@@ -441,7 +442,7 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
 
 def _add_parsed(parsed: ParsedLine, line_no: int, batch: _Batch) -> None:
     for draft in parsed.turns:
-        header = _header_tokens(draft.role.value, draft.files)
+        header = _header_tokens(draft.role, draft.files)
         batch.turns.append(ScannedTurn(draft, line_no, header + estimate_tokens(draft.text), header))
     if parsed.session is not None:
         batch.add_session(parsed.session)
@@ -450,9 +451,9 @@ def _add_parsed(parsed: ParsedLine, line_no: int, batch: _Batch) -> None:
         batch.drop_records[policy] += 1
 
 
-@lru_cache(maxsize=256)  # most turns share a role and an empty file list
-def _header_tokens(role: str, files: tuple[str, ...]) -> int:
-    return estimate_tokens(planned_header(role, files))
+@lru_cache(maxsize=256)  # most turns share a role and an empty file list (the Role, not its slow .value)
+def _header_tokens(role: Role, files: tuple[str, ...]) -> int:
+    return estimate_tokens(planned_header(role.value, files))
 
 
 SALVAGE_TRIES = 64

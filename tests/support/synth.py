@@ -73,15 +73,19 @@ def claude_lines(
     session_id: str, turns: list[SynthTurn], cwd: str, rng: random.Random, compaction: bool = True
 ) -> Iterator[dict[str, object]]:
     """Claude Code records for the planned turns (one dict per line)."""
-    env = {"sessionId": session_id, "cwd": cwd, "version": "2.1.50", "isSidechain": False, "userType": "external"}
+    def record(kind: str, parent: str | None, **fields: object) -> dict[str, object]:
+        # In the order Claude Code writes its keys (the readers' skim looks at a line's head as written).
+        return {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
+                "sessionId": session_id, "version": "2.1.50", "gitBranch": "main", "type": kind, **fields}
+
     parent: str | None = None
     markers: list[str] = []
     for i, turn in enumerate(turns):
         n = i + 1
         if turn.role == "user":
             uid = str(uuid.UUID(int=rng.getrandbits(128)))
-            yield {**env, "type": "user", "uuid": uid, "parentUuid": parent, "timestamp": _ts(n),
-                   "message": {"role": "user", "content": turn.text}}
+            yield record("user", parent, message={"role": "user", "content": turn.text}, uuid=uid,
+                         timestamp=_ts(n))
             parent = uid
         else:
             msg_id = f"msg_{rng.getrandbits(64):016x}"
@@ -92,35 +96,34 @@ def claude_lines(
                        for k, p in enumerate(turn.edits)]
             for block in blocks:  # one line per content block, sharing message.id
                 uid = str(uuid.UUID(int=rng.getrandbits(128)))
-                yield {**env, "type": "assistant", "uuid": uid, "parentUuid": parent, "timestamp": _ts(n),
-                       "requestId": f"req_{msg_id}", "message": {"id": msg_id, "type": "message",
-                       "role": "assistant", "model": "claude-x", "content": [block], "stop_reason": None}}
+                yield record("assistant", parent, message={
+                    "id": msg_id, "type": "message", "role": "assistant", "model": "claude-x", "content": [block],
+                    "stop_reason": None}, requestId=f"req_{msg_id}", uuid=uid, timestamp=_ts(n))
                 parent = uid
             for k, path in enumerate(turn.edits):
                 uid = str(uuid.UUID(int=rng.getrandbits(128)))
-                yield {**env, "type": "user", "uuid": uid, "parentUuid": parent, "timestamp": _ts(n),
-                       "message": {"role": "user", "content": [{"type": "tool_result",
-                                   "tool_use_id": f"toolu_{i}_{k}", "content": f"The file {path} has been updated."}]},
-                       "toolUseResult": {"filePath": path, "oldString": "a", "newString": "b",
-                                         "structuredPatch": [{"oldStart": 1, "oldLines": 1, "newStart": 1,
-                                                              "newLines": 1, "lines": ["-a", "+b"]}]}}
+                yield record("user", parent, message={"role": "user", "content": [{
+                    "type": "tool_result", "tool_use_id": f"toolu_{i}_{k}",
+                    "content": f"The file {path} has been updated."}]}, uuid=uid, timestamp=_ts(n),
+                    toolUseResult={"filePath": path, "oldString": "a", "newString": "b",
+                                   "structuredPatch": [{"oldStart": 1, "oldLines": 1, "newStart": 1,
+                                                        "newLines": 1, "lines": ["-a", "+b"]}]})
                 parent = uid
             # a progress line copying the message, as sub-agent progress does
-            yield {**env, "type": "progress", "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
-                   "parentUuid": parent, "timestamp": _ts(n),
-                   "data": {"type": "agent_progress", "agentId": "a1", "message": {"type": "assistant",
-                            "message": {"role": "assistant", "content": [{"type": "text", "text": turn.text}]}}}}
+            yield record("progress", parent, data={
+                "type": "agent_progress", "agentId": "a1", "message": {"type": "assistant", "message": {
+                    "role": "assistant", "content": [{"type": "text", "text": turn.text}]}}},
+                uuid=str(uuid.UUID(int=rng.getrandbits(128))), timestamp=_ts(n))
         if turn.marker:
             markers.append(turn.marker)
         if compaction and i and i % 200 == 0 and markers:
             cb = str(uuid.UUID(int=rng.getrandbits(128)))
-            yield {**env, "type": "system", "subtype": "compact_boundary", "uuid": cb, "parentUuid": None,
-                   "logicalParentUuid": parent, "timestamp": _ts(n), "content": "Conversation compacted"}
+            yield record("system", None, subtype="compact_boundary", uuid=cb, logicalParentUuid=parent,
+                         timestamp=_ts(n), content="Conversation compacted")
             summary = "This session is being continued. " + " ".join(f"We'll use {m} here." for m in markers[-5:])
             uid = str(uuid.UUID(int=rng.getrandbits(128)))
-            yield {**env, "type": "user", "uuid": uid, "parentUuid": cb, "isCompactSummary": True,
-                   "isVisibleInTranscriptOnly": True, "timestamp": _ts(n),
-                   "message": {"role": "user", "content": summary}}
+            yield record("user", cb, message={"role": "user", "content": summary}, isCompactSummary=True,
+                         isVisibleInTranscriptOnly=True, uuid=uid, timestamp=_ts(n))
             parent = uid
 
 
