@@ -88,7 +88,9 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     process (see read_ahead); the database it writes is the same."""
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
-    known = store.file_cursors()  # one query, not one per file: a rescan of many files is stat-bound
+    # One query, not one per file (a rescan of many files is stat-bound), of the files under the roots
+    # only: the daemon's scan of one directory costs the same however many transcripts the store knows.
+    known = store.file_cursors(under=[str(r) for r in report.roots])
     # The extractor's own Claude Code runs write no transcript (--no-session-persistence); were one
     # written anyway, it would be under this slug, and a run's request is not a session of the user's.
     own_runs = project_slugs(extractor_workdir(settings.db))

@@ -147,3 +147,21 @@ def test_the_turn_window_runs_from_the_prompt_before_the_turns_to_the_next_promp
                                    "files": ["f2.py"]}
     assert store.turn_window("s", ["gone"]) == [] and store.turn_window("s", []) == []
     store.close()
+
+
+def test_the_cursors_under_a_directory_are_those_of_its_files_only(tmp_path: Path) -> None:
+    """The daemon's scan of one directory reads only its files' rows: not a sibling that shares the
+    name's start, not the directory's parent's; all of them with no directory named."""
+    store = Store(tmp_path / "c.db")
+    paths = ["/r/a/s1.jsonl", "/r/a/sub/s2.jsonl", "/r/ab/s3.jsonl", "/r/a.jsonl", "/r/b/s4.jsonl", "/r/a0/s5.jsonl"]
+    for path in paths:
+        store.ingest(FileCursor(path, offset=1), "claude", path, False, {}, [], None, Counter(), Counter(), [])
+    try:
+        assert sorted(store.file_cursors(under=["/r/a"])) == ["/r/a/s1.jsonl", "/r/a/sub/s2.jsonl"]
+        assert sorted(store.file_cursors(under=["/r/a/", "/r/b", "/r/a"])) == [
+            "/r/a/s1.jsonl", "/r/a/sub/s2.jsonl", "/r/b/s4.jsonl"]
+        assert sorted(store.file_cursors(under=["/"])) == sorted(store.file_cursors()) == sorted(paths)
+        assert store.file_cursors(under=[]) == {}
+        assert store.file_cursors(under=["/r/a"])["/r/a/s1.jsonl"] == store.get_file("/r/a/s1.jsonl")
+    finally:
+        store.close()

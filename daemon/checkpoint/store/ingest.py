@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -64,9 +65,19 @@ class IngestMixin(StoreBase):
         row = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
         return None if row is None else _file_row(row)
 
-    def file_cursors(self) -> dict[str, FileRow]:
-        """Every known file, in one query (a rescan looks each one up: no query per file)."""
-        return {row[0]: _file_row(row) for row in self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files")}
+    def file_cursors(self, under: Sequence[str] | None = None) -> dict[str, FileRow]:
+        """Every known file, or those under these directories, in one query (a rescan looks each one
+        up: no query per file; the daemon's scan of one changed directory reads only its rows)."""
+        if under is None:
+            return {row[0]: _file_row(row) for row in self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files")}
+        found: dict[str, FileRow] = {}
+        for directory in dict.fromkeys(under):
+            # The paths that start with "<directory>/", as a range of the primary key: "0" follows "/".
+            prefix = directory.rstrip(os.sep) + os.sep
+            rows = self.conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path >= ? AND path < ?",
+                                     (prefix, prefix[:-1] + chr(ord(os.sep) + 1)))
+            found.update((row[0], _file_row(row)) for row in rows)
+        return found
 
     def ingest(
         self,
