@@ -127,7 +127,9 @@ class ExtractionFeature(Feature):
             d = self.server.daemon_settings
             if d.extraction != "auto" or self.paused or self.lock.locked():
                 continue
-            due = await self.server.read_worker.call(candidates, self.server.folders, self.server.scope, d, time.time())
+            # On the extract thread, idle between runs: the read thread may be busy with a status.
+            due = await self.server.extract_worker.call(candidates, self.server.folders, self.server.scope, d,
+                                                        time.time())
             if due:
                 await self.run(due, explicit=False)
 
