@@ -82,6 +82,10 @@ async def bench(runs: int, sessions: int, latency: float | None) -> dict[str, An
                     lambda s: s["totals"]["turns"] >= transcript.turns and s["totals"]["pending"] == 0
                     and not s["running"], timeout=300, what="the first catch-up",
                 )
+                # Caught up also with the rest of the history, which is read after the workspace's
+                # project: until then, an append waits for that scan.
+                while (await daemon.sessions(scope="all", limit=1))["total"] <= sessions:
+                    await asyncio.sleep(0.2)
                 ready = time.monotonic() - started
                 status_ms: list[float] = []
                 diag_ms: list[float] = []

@@ -41,6 +41,10 @@ def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSetting
     """Sessions due for a background run: due chunks (past their backoff), in scope, and idle or
     with many pending turns. Sessions whose transcript Claude Code deletes soon come first."""
     due = store.due_by_session(respect_backoff=True)
+    if due and scope == "workspace":
+        # Out of scope first: a long history outside the workspace stays due, and this runs every tick.
+        in_scope = set(scope_sessions(store, folders, scope) or ())
+        due = {sid: n for sid, n in due.items() if sid in in_scope}
     if not due:
         return []
     activity = store.session_activity()
@@ -48,8 +52,6 @@ def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSetting
     sessions = store.session_counts(list(due))
     at_risk = {s.id for s in pipeline.flag_at_risk(sessions, now=now)}
     for s in sessions:
-        if scope == "workspace" and not folders.folder_of(s.cwd):
-            continue
         if now - activity.get(s.id, 0.0) >= daemon.idle_seconds or s.pending > daemon.max_pending_turns:
             out.append(s.id)
     return sorted(out, key=lambda sid: (sid not in at_risk, sid))

@@ -79,7 +79,7 @@ def scope_sessions(store: Store, folders: Folders, scope: str) -> list[str] | No
     """Session ids in scope; None means all of them."""
     if scope == "all":
         return None
-    return [s.id for s in store.session_counts() if folders.folder_of(s.cwd)]
+    return [sid for sid, cwd in store.session_cwds_by_id().items() if folders.folder_of(cwd)]
 
 
 def path_of(uri: str) -> str | None:

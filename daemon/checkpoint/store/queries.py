@@ -222,6 +222,10 @@ class QueriesMixin(LeasesMixin):
 
     # -- reads for the daemon -------------------------------------------------------------------
 
+    def session_cwds_by_id(self) -> dict[str, str | None]:
+        """Where each session was started (its cwd), for scoping: one small query, not its counts."""
+        return dict(self.conn.execute("SELECT id, cwd FROM sessions").fetchall())
+
     def session_activity(self) -> dict[str, float]:
         """When each session's transcript files last changed (epoch seconds): how long it has been idle."""
         return {
