@@ -54,9 +54,9 @@ def host_key() -> str | None:
         return None
     if not boot:
         return None
-    import socket  # here: the CLI's start does not pay for it
-
-    return f"{socket.gethostname()} {boot} {namespace}"
+    # uname's nodename is what socket.gethostname() returns here (both read the kernel's hostname,
+    # and /proc says this is Linux), without importing socket: 2.7 ms at every scan's start.
+    return f"{os.uname().nodename} {boot} {namespace}"
 
 
 _current: tuple[int, Process | None] | None = None

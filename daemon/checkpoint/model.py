@@ -1,6 +1,8 @@
 """The shapes every layer agrees on: what readers learn about sessions, chunks sent to an extractor,
 what a request cost. Plain dataclasses: `checkpoint scan` and `status` never load pydantic, which
-validates only what a model answers (`checkpoint.answer`)."""
+validates only what a model answers (`checkpoint.answer`). The read-only records, read by attribute
+and never replaced, are NamedTuples: every command's start defines them all, and a frozen dataclass
+costs ~0.6 ms to define on Python 3.11 (its methods are compiled one by one), a NamedTuple ~0.15 ms."""
 
 from __future__ import annotations
 
@@ -108,8 +110,7 @@ class ProblemKind(StrEnum):
     VANISHED = "vanished"  # a file read before that is no longer there
 
 
-@dataclass(frozen=True, slots=True)
-class ReadProblem:
+class ReadProblem(NamedTuple):
     """A problem a scan met, said once on stderr (CLI) or in the editor (daemon)."""
 
     path: str
@@ -259,8 +260,7 @@ AGENT_ANSWER_MARK = '{"checkpoint": '
 # -- read models: what the store hands back to every layer above it ------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ItemSource:
+class ItemSource(NamedTuple):
     """A transcript line an item was extracted from (a cited turn still stored)."""
 
     turn_id: str
@@ -272,8 +272,7 @@ class ItemSource:
         return {"turn_id": self.turn_id, "path": self.path, "line": self.line, "timestamp": self.timestamp}
 
 
-@dataclass(frozen=True, slots=True)
-class ItemRecord:
+class ItemRecord(NamedTuple):
     """A captured item, with its session's title and cwd and the transcript lines it came from."""
 
     id: str
@@ -307,8 +306,7 @@ class ItemRecord:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class StoredProblem:
+class StoredProblem(NamedTuple):
     """A problem a scan recorded with the file it was met in (`status` lists the newest)."""
 
     path: str
@@ -320,8 +318,7 @@ class StoredProblem:
         return {"path": self.path, "line": self.line, "message": self.message, "session_id": self.session_id}
 
 
-@dataclass(frozen=True, slots=True)
-class ForgottenSession:
+class ForgottenSession(NamedTuple):
     """A session forgotten on request: not read in again until it is unforgotten."""
 
     session_id: str
@@ -356,8 +353,7 @@ class HoldKind(StrEnum):
     BACKOFF = "backoff"  # failed; background runs wait until the backoff ends (an explicit run retries at once)
 
 
-@dataclass(frozen=True)
-class Hold:
+class Hold(NamedTuple):
     """Chunks of one session held the same way: by one live run, by leases of unknown owners, or by
     one failure cause's backoff. `until`: the latest lease end or backoff end among them."""
 

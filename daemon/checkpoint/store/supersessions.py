@@ -6,8 +6,7 @@ cycle is refused."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from checkpoint.store.connection import StoreBase
 
@@ -20,8 +19,7 @@ class SupersessionRefused(ValueError):
     says which, in words a user can act on."""
 
 
-@dataclass(frozen=True, slots=True)
-class Supersession:
+class Supersession(NamedTuple):  # not a dataclass: see checkpoint.store.records
     old_id: str
     new_id: str
     said_by: SaidBy
