@@ -248,22 +248,33 @@ def _value_span(m: re.Match[str]) -> tuple[int, int]:
     return m.span()
 
 
-_ESCAPE = re.compile(r'\\[\\nrt"/]')
-_ESCAPED = (("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"), ('\\"', '"'), ("\\/", "/"))
+_UNESCAPE = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", '"': '"', "/": "/"}  # by the character after the backslash
 
 
 def _unescaped(text: str) -> tuple[str, list[int]]:
     """The text with JSON's two-character escapes (\\\\ \\n \\r \\t \\" \\/) as the characters
-    they stand for, and where each escape starts in the text."""
-    escapes = [m.start() for m in _ESCAPE.finditer(text)]
+    they stand for, and where each escape starts in the text. Read left to right from backslash to
+    backslash (an escaped backslash is one escape, whatever follows it): one pass, where a chain of
+    str.replace copies the whole text once per escape."""
+    escapes: list[int] = []
+    parts: list[str] = []
+    pos = 0  # what is not copied yet starts here
+    find, unescape = text.find, _UNESCAPE.get
+    i = find("\\")
+    while i >= 0:
+        char = unescape(text[i + 1:i + 2])
+        if char is None:  # a backslash escaping nothing stays (the next character is not one)
+            i = find("\\", i + 1)
+            continue
+        escapes.append(i)
+        parts.append(text[pos:i])
+        parts.append(char)
+        pos = i + 2
+        i = find("\\", pos)
     if not escapes:
         return text, escapes
-    if "\x01" in text:
-        return _ESCAPE.sub(lambda m: dict(_ESCAPED).get(m.group(), "\\"), text), escapes
-    view = text.replace("\\\\", "\x01")  # an escaped backslash first: it may precede an n
-    for escape, char in _ESCAPED:
-        view = view.replace(escape, char)
-    return view.replace("\x01", "\\"), escapes
+    parts.append(text[pos:])
+    return "".join(parts), escapes
 
 
 def _lower(text: str) -> str:
