@@ -446,8 +446,6 @@ _bare_text = st.builds(
 @given(text=_bare_text)
 @settings(max_examples=500, deadline=None)
 def test_the_prefilter_never_rejects_a_text_its_trigger_would_hit(text: str) -> None:
-    import re2
-
     from checkpoint.redact import engine
 
     view = engine._lower(engine._unescaped(text)[0])
@@ -455,7 +453,7 @@ def test_the_prefilter_never_rejects_a_text_its_trigger_would_hit(text: str) -> 
         prefilter = anchor_gate.bare_prefilter(trigger)
         assert prefilter is not None
         if re.search(trigger, view):
-            assert re2.search(prefilter, text.encode("utf-8", "surrogatepass")), (trigger, text)
+            assert prefilter.search(text), (trigger, text)
 
 
 @given(texts=st.lists(_bare_text, min_size=1, max_size=8))

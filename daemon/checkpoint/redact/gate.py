@@ -1,8 +1,8 @@
-"""The anchor gate: which detectors can match a text. One google-re2 set of every detector's,
-trigger's and keyword's anchors (`anchors.py`), and of the triggers without anchors that can be
-prefiltered (`bare_prefilter`), is matched once per text (one pass, ~3 ms per million characters);
-a detector runs only on the texts holding one of its anchors (and of its trigger's, and
-of a keyword its names need). The plan for each combination of anchors found is made once."""
+"""The anchor gate: which detectors can match a text. One google-re2 set of every detector's and
+trigger's anchors (`anchors.py`), and of where each keyword may be assigned something
+(`view_prefilter`), is matched once per text (one pass, ~3 ms per million characters); a detector
+runs only on the texts holding one of its anchors (and of its trigger's, and of a keyword its names
+need). The plan for each combination of anchors found is made once."""
 
 from __future__ import annotations
 
@@ -23,20 +23,14 @@ _ESCAPED_AS = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "/": "\\/", "\
 _sre: Any = importlib.import_module("re._parser")
 
 
-# What an RE2 class must hold to find every run Python's [\w-] finds in a str: ASCII word characters
-# and `-`, and every non-ASCII character (more than \w takes: a prefilter may say yes for nothing).
-_WORD_OR_ANY_WIDE = r"[\w\-\x{80}-\x{10FFFF}]"
-
-
-def bare_prefilter(trigger: str) -> str | None:
+def bare_prefilter(trigger: str) -> re.Pattern[str] | None:
     """For a trigger without anchors (telegram's `:[\\w-]{35}`, discord's `\\.[\\w-]{6}\\.[\\w-]{27}`,
-    which would otherwise run on every text): an RE2 pattern searched on the text as stored (in the
-    gate's one set) that finds every text where the trigger hits the lowered, unescaped view. That
-    holds for a regex of ASCII punctuation no JSON escape stands for, and repeats of word characters
-    and `-`: no escape yields a word character or such punctuation (so a run of them in the view is
-    the same run in the text), and str.lower keeps a character a word character or not (checked for
-    every code point in the tests). Each repeat is searched at its least count (a longer run holds
-    one) with a class wider than Python's. None: any other trigger (it runs on every text, as before)."""
+    which would otherwise run on every text): the trigger itself, searched on the text as stored,
+    when any hit of it on the lowered, unescaped view is also a hit on the stored text. That holds for
+    a regex of ASCII punctuation no JSON escape stands for, and repeats of word characters and `-`:
+    no escape yields a word character or such punctuation (so a run of them in the view is the same
+    run in the text), and str.lower keeps a character a word character or not (checked for every
+    code point in the tests). None: any other trigger (it runs on every text, as before)."""
     def plain(op: Any, av: Any) -> bool:
         if op is _sre.LITERAL:
             c = chr(av)
@@ -49,16 +43,14 @@ def bare_prefilter(trigger: str) -> str | None:
     parsed = _sre.parse(trigger)
     if parsed.state.flags & ~(re.UNICODE) or not len(parsed):
         return None
-    out = []
     for op, av in parsed:
         if plain(op, av):
-            out.append(re2_char(chr(av), False))
-        elif op is _sre.MAX_REPEAT and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] is _sre.IN \
+            continue
+        if op is _sre.MAX_REPEAT and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] is _sre.IN \
                 and all(word(o, a) for o, a in av[2][0][1]):
-            out.append(f"{_WORD_OR_ANY_WIDE}{{{av[0]}}}")
-        else:
-            return None
-    return "".join(out)
+            continue
+        return None
+    return re.compile(trigger)
 
 
 def _re2_pattern(anchors: Anchors) -> str:
@@ -174,9 +166,10 @@ class Gate:
         trigger = {id(d): (d.trigger, 0, True) for d in triggered if d.trigger is not None}
         keyword = {kw: (c.pattern, c.flags, True) for kw, c in ASSIGNMENT_CANDIDATES.items()}
         anchors = anchors_of([*own.values(), *trigger.values(), *keyword.values()])
-        # What the set looks for, by its index: each anchors' RE2 pattern, and each prefiltered trigger's
-        # without anchors (`bare_prefilter`).
-        self._needs: dict[str, int] = {}
+        self._needs: dict[str, int] = {}  # what the set looks for (RE2 patterns) -> its index in the set
+        # Triggers without anchors searched themselves (`bare_prefilter`): found as index -1, -2, ... (in
+        # the set, their runs of 35 and 27 would cost its DFA ~7 ms more to build than they take in Python)
+        self._bare: dict[str, tuple[int, re.Pattern[str]]] = {}
 
         def need(*keys: RegexKey) -> tuple[int, ...]:
             found = [_re2_pattern(a) for a in map(anchors.__getitem__, keys) if a is not None]
@@ -185,8 +178,12 @@ class Gate:
         def bare(d: Detector) -> tuple[int, ...]:
             if d.trigger is None or anchors[trigger[id(d)]] is not None:
                 return ()
-            prefilter = bare_prefilter(d.trigger)
-            return () if prefilter is None else (self._needs.setdefault(prefilter, len(self._needs)),)
+            if d.trigger not in self._bare:
+                prefilter = bare_prefilter(d.trigger)
+                if prefilter is None:
+                    return ()
+                self._bare[d.trigger] = (-1 - len(self._bare), prefilter)
+            return (self._bare[d.trigger][0],)
 
         self._whole = [(d, need(own[id(d)])) for d in whole]
         self._triggered = [(d, need(own[id(d)], trigger[id(d)]) + bare(d)) for d in triggered]
@@ -218,6 +215,8 @@ class Gate:
                 found = frozenset(self._set.Match(text.encode()) or ())
             except UnicodeEncodeError:
                 found = self._loose.union(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())
+        if self._bare:
+            found = found.union(i for i, prefilter in self._bare.values() if prefilter.search(text) is not None)
         try:
             return self._plans[found]
         except KeyError:
