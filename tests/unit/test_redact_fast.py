@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkpoint.redact import engine, gate
-from checkpoint.redact.detectors import ASSIGNMENT_CANDIDATES
+from checkpoint.redact.detectors import assignment_candidates
 
 _ESCAPE = re.compile(r'\\[\\nrt"/]')
 _ESCAPED = {"\\\\": "\\", "\\n": "\n", "\\r": "\r", "\\t": "\t", '\\"': '"', "\\/": "/"}
@@ -58,7 +58,7 @@ def test_the_keyword_prefilter_finds_every_text_holding_a_candidate(text: str) -
 
     view = engine._lower(engine._unescaped(text)[0])
     data = text.encode("utf-8", "surrogatepass")
-    for kw, candidate in ASSIGNMENT_CANDIDATES.items():
+    for kw, candidate in assignment_candidates().items():
         prefilter = gate.view_prefilter(candidate.pattern, candidate.flags)
         assert prefilter is not None
         if candidate.search(view) and "\ud800" not in text:  # not UTF-8: the gate counts it found

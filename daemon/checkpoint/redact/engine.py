@@ -13,12 +13,12 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from checkpoint.redact.detectors import (
-    ASSIGNMENT_CANDIDATES,
     NAMED_KEYWORDS,
     PLACEHOLDER,
     PLACEHOLDER_PATTERN,
     SEPARATOR,
     Detector,
+    assignment_candidates,
 )
 from checkpoint.redact.gate import Gate, Plan
 
@@ -141,8 +141,9 @@ class Redactor:
     @staticmethod
     def _named_spans(text: str, low: str, raw: list[tuple[int, int, str, bool]], plan: Plan) -> None:
         names: dict[int, tuple[int, set[str]]] = {}  # name start -> (line end, keywords in the name)
+        candidates = assignment_candidates()
         for kw in plan.keywords:
-            for hit in ASSIGNMENT_CANDIDATES[kw].finditer(low):
+            for hit in candidates[kw].finditer(low):
                 start = hit.start()
                 while start > 0 and _NAME_CHAR.match(low, start - 1):
                     start -= 1

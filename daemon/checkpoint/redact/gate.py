@@ -164,7 +164,7 @@ class Gate:
         # What must be found for a detector to run: its anchors, its trigger's; for a keyword: its anchors.
         own = {id(d): (d.source, d.flags, d.lower) for d in (*whole, *triggered, *named)}
         trigger = {id(d): (d.trigger, 0, True) for d in triggered if d.trigger is not None}
-        keyword = {kw: (c.pattern, c.flags, True) for kw, c in ASSIGNMENT_CANDIDATES.items()}
+        keyword = {kw: (source, 0, True) for kw, source in ASSIGNMENT_CANDIDATES.items()}
         anchors = anchors_of([*own.values(), *trigger.values(), *keyword.values()])
         self._needs: dict[str, int] = {}  # what the set looks for (RE2 patterns) -> its index in the set
         # Triggers without anchors searched themselves (`bare_prefilter`): found as index -1, -2, ... (in
@@ -190,7 +190,7 @@ class Gate:
         self._named = [(d, need(own[id(d)])) for d in named]
         # A keyword is found where its assignment candidate may be (`view_prefilter`), not wherever the
         # word is: most texts that hold `key` assign nothing to it.
-        views = {kw: view_prefilter(c.pattern, c.flags) for kw, c in ASSIGNMENT_CANDIDATES.items()}
+        views = {kw: view_prefilter(source, 0) for kw, source in ASSIGNMENT_CANDIDATES.items()}
         self._keywords = [(kw, need(key) if view is None else (self._needs.setdefault(view, len(self._needs)),))
                           for (kw, key), view in zip(keyword.items(), views.values(), strict=True)]
         # What RE2 cannot look for in a text that is not UTF-8 (a lone surrogate): counted found in one.
