@@ -110,7 +110,7 @@ def _view_item(op: Any, av: Any) -> tuple[str, bool]:
     if op is _sre.ANY:
         return _ANY, True
     if op is _sre.IN:
-        return _view_class(av), True
+        return _view_class(tuple(av)), True
     if op is _sre.SUBPATTERN and not av[1] and not av[2]:
         inner, whole = _view_sequence(av[3])
         return (f"(?:{inner})" if inner else ""), whole
@@ -128,7 +128,8 @@ def _view_item(op: Any, av: Any) -> tuple[str, bool]:
     return "", False
 
 
-def _view_class(items: Any) -> str:
+@lru_cache(maxsize=64)  # the keywords' candidates share their classes
+def _view_class(items: tuple[tuple[Any, Any], ...]) -> str:
     chars: set[str] = set()
     for kind, value in items:
         if kind is _sre.LITERAL:
@@ -171,9 +172,12 @@ class Gate:
         # the set, their runs of 35 and 27 would cost its DFA ~7 ms more to build than they take in Python)
         self._bare: dict[str, tuple[int, re.Pattern[str]]] = {}
 
+        rendered: dict[Anchors, str] = {}
+
         def need(*keys: RegexKey) -> tuple[int, ...]:
-            found = [_re2_pattern(a) for a in map(anchors.__getitem__, keys) if a is not None]
-            return tuple(self._needs.setdefault(p, len(self._needs)) for p in found)
+            found = [a for a in map(anchors.__getitem__, keys) if a is not None]
+            patterns = [rendered.get(a) or rendered.setdefault(a, _re2_pattern(a)) for a in found]
+            return tuple(self._needs.setdefault(p, len(self._needs)) for p in patterns)
 
         def bare(d: Detector) -> tuple[int, ...]:
             if d.trigger is None or anchors[trigger[id(d)]] is not None:
