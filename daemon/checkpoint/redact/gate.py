@@ -207,24 +207,26 @@ class Gate:
             for pattern in self._needs:  # in index order
                 self._set.Add(pattern)
             self._set.Compile()
+        self._bare_list = list(self._bare.values())
         self._plans: dict[frozenset[int], Plan | None] = {}  # anchors found -> plan
         self._unique: dict[tuple[object, ...], Plan] = {}  # active detectors and keywords -> plan
 
     def plan(self, text: str) -> Plan | None:
         """The plan for this text; None when no detector can match it."""
-        if self._set is None:
-            found: frozenset[int] = frozenset()
-        else:
+        found: list[int] = []
+        if self._set is not None:
             try:
-                found = frozenset(self._set.Match(text.encode()) or ())
+                found = self._set.Match(text.encode()) or found
             except UnicodeEncodeError:
-                found = self._loose.union(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())
-        if self._bare:
-            found = found.union(i for i, prefilter in self._bare.values() if prefilter.search(text) is not None)
+                found = [*self._loose, *(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())]
+        for i, prefilter in self._bare_list:
+            if prefilter.search(text) is not None:
+                found = [*found, i]
+        key = frozenset(found)
         try:
-            return self._plans[found]
+            return self._plans[key]
         except KeyError:
-            plan = self._plans[found] = self._make(found)
+            plan = self._plans[key] = self._make(key)
             return plan
 
     def _make(self, found: frozenset[int]) -> Plan | None:
