@@ -81,9 +81,9 @@ def view_prefilter(pattern: str, flags: int) -> str | None:
     """A regex run on the lowered, unescaped view (a keyword's assignment candidate) as an RE2 pattern
     searched on the text as stored, that finds every text the regex matches (and some it does not):
     each letter as its cases and folds, each character also as its JSON escape, a negated class or a
-    category as any character, zero-width assertions left out, long repeats unbounded; from the first
-    part it cannot render (a back-reference, a flag group), only what comes before it is looked for.
-    None: nothing of it can be rendered."""
+    category as any character, zero-width assertions left out, long repeats unbounded (needing at
+    most _FEW); from the first part it cannot render (a back-reference, a flag group), only what comes
+    before it is looked for. None: nothing of it can be rendered."""
     found, _ = _view_sequence(_sre.parse(pattern, flags))
     return found or None
 
@@ -124,7 +124,8 @@ def _view_item(op: Any, av: Any) -> tuple[str, bool]:
         inner, whole = _view_sequence(body)
         if not inner or not whole:
             return (inner if low >= 1 else ""), False
-        return f"(?:{inner}){{{low},{high if high <= _FEW else ''}}}", True
+        counts = f"{low},{high}" if high <= _FEW else f"{min(low, _FEW)},"  # fewer required: still a superset
+        return f"(?:{inner}){{{counts}}}", True
     return "", False
 
 
