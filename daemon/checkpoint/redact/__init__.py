@@ -13,7 +13,8 @@ its reason), plus `redact_patterns` from the settings. Detectors that need a sec
 (`api_key = "..."`, `GITHUB_TOKEN=...`) run only where such a name is assigned something (the
 assignment candidates); the others run over the text of a whole batch of turns at once, most of them
 only near a literal they need (their trigger). And each runs only on the texts that hold one of the
-literals it needs (its anchors, derived from its regex), which most texts lack.
+literals it needs (its anchors, derived from its regex), which most texts lack; the named ones only
+on the texts where one of their names may be assigned something.
 
 The units: `detectors` (the Detector record, ADDED, `redact_patterns`), `plugins` (the detect-secrets
 table), `anchors` and `gate` (the anchor gate), `engine` (the Redactor), `cache` (their cache files),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 from checkpoint.redact.pasted import PASTED
@@ -191,7 +191,13 @@ _ASSIGNED = (
     r"|(?!\d+(?![\w\-./+=])|[a-z_][\w.]*[(\[])[^\s\"'`$({\[<,;#])"
     r"|\([\"']|[ \t][\"'])"  # secret("..."), private_key "..."
 )
-ASSIGNMENT_CANDIDATES = {kw: re.compile(kw + _ASSIGNED) for kw in NAMED_KEYWORDS}
+ASSIGNMENT_CANDIDATES = {kw: kw + _ASSIGNED for kw in NAMED_KEYWORDS}  # compiled on first use: `assignment_candidates`
+
+
+@cache
+def assignment_candidates() -> dict[str, re.Pattern[str]]:
+    """ASSIGNMENT_CANDIDATES compiled (here, not at import: a process that never redacts never pays for them)."""
+    return {kw: re.compile(source) for kw, source in ASSIGNMENT_CANDIDATES.items()}
 
 
 def added_detectors() -> list[Detector]:

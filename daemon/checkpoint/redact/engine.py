@@ -13,12 +13,12 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from checkpoint.redact.detectors import (
-    ASSIGNMENT_CANDIDATES,
     NAMED_KEYWORDS,
     PLACEHOLDER,
     PLACEHOLDER_PATTERN,
     SEPARATOR,
     Detector,
+    assignment_candidates,
 )
 from checkpoint.redact.gate import Gate, Plan
 
@@ -141,8 +141,9 @@ class Redactor:
     @staticmethod
     def _named_spans(text: str, low: str, raw: list[tuple[int, int, str, bool]], plan: Plan) -> None:
         names: dict[int, tuple[int, set[str]]] = {}  # name start -> (line end, keywords in the name)
+        candidates = assignment_candidates()
         for kw in plan.keywords:
-            for hit in ASSIGNMENT_CANDIDATES[kw].finditer(low):
+            for hit in candidates[kw].finditer(low):
                 start = hit.start()
                 while start > 0 and _NAME_CHAR.match(low, start - 1):
                     start -= 1
@@ -248,22 +249,33 @@ def _value_span(m: re.Match[str]) -> tuple[int, int]:
     return m.span()
 
 
-_ESCAPE = re.compile(r'\\[\\nrt"/]')
-_ESCAPED = (("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"), ('\\"', '"'), ("\\/", "/"))
+_UNESCAPE = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", '"': '"', "/": "/"}  # by the character after the backslash
 
 
 def _unescaped(text: str) -> tuple[str, list[int]]:
     """The text with JSON's two-character escapes (\\\\ \\n \\r \\t \\" \\/) as the characters
-    they stand for, and where each escape starts in the text."""
-    escapes = [m.start() for m in _ESCAPE.finditer(text)]
+    they stand for, and where each escape starts in the text. Read left to right from backslash to
+    backslash (an escaped backslash is one escape, whatever follows it): one pass, where a chain of
+    str.replace copies the whole text once per escape."""
+    escapes: list[int] = []
+    parts: list[str] = []
+    pos = 0  # what is not copied yet starts here
+    find, unescape = text.find, _UNESCAPE.get
+    i = find("\\")
+    while i >= 0:
+        char = unescape(text[i + 1:i + 2])
+        if char is None:  # a backslash escaping nothing stays (the next character is not one)
+            i = find("\\", i + 1)
+            continue
+        escapes.append(i)
+        parts.append(text[pos:i])
+        parts.append(char)
+        pos = i + 2
+        i = find("\\", pos)
     if not escapes:
         return text, escapes
-    if "\x01" in text:
-        return _ESCAPE.sub(lambda m: dict(_ESCAPED).get(m.group(), "\\"), text), escapes
-    view = text.replace("\\\\", "\x01")  # an escaped backslash first: it may precede an n
-    for escape, char in _ESCAPED:
-        view = view.replace(escape, char)
-    return view.replace("\x01", "\\"), escapes
+    parts.append(text[pos:])
+    return "".join(parts), escapes
 
 
 def _lower(text: str) -> str:

@@ -1,7 +1,8 @@
-"""The anchor gate: which detectors can match a text. One google-re2 set of every detector's,
-trigger's and keyword's anchors (`anchors.py`) is matched once per text (one pass, ~4 ms per million
-characters); a detector runs only on the texts holding one of its anchors (and of its trigger's, and
-of a keyword its names need). The plan for each combination of anchors found is made once."""
+"""The anchor gate: which detectors can match a text. One google-re2 set of every detector's and
+trigger's anchors (`anchors.py`), and of where each keyword may be assigned something
+(`view_prefilter`), is matched once per text (one pass, ~3 ms per million characters); a detector
+runs only on the texts holding one of its anchors (and of its trigger's, and of a keyword its names
+need). The plan for each combination of anchors found is made once."""
 
 from __future__ import annotations
 
@@ -58,18 +59,91 @@ def _re2_pattern(anchors: Anchors) -> str:
     return "|".join("".join(re2_char(c, anchors.fold) for c in s) for s in sorted(anchors.strings))
 
 
+def _code(c: str) -> str:
+    return c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}"
+
+
 @lru_cache(maxsize=1024)  # the gate's patterns are built of a few dozen characters, thousands of times at start
 def re2_char(char: str, fold: bool) -> str:
     """One character of an anchor as RE2 must look for it in the text as stored."""
-
-    def code(c: str) -> str:
-        return c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}"
-
     if fold and char.isascii() and char.isalpha():
-        return "[" + "".join(map(code, char.lower() + char.upper() + _FOLDS.get(char.lower(), ""))) + "]"
+        return "[" + "".join(map(_code, char.lower() + char.upper() + _FOLDS.get(char.lower(), ""))) + "]"
     if char in _ESCAPED_AS:
-        return f"(?:{code(char)}|{''.join(map(code, _ESCAPED_AS[char]))})"
-    return code(char)
+        return f"(?:{_code(char)}|{''.join(map(_code, _ESCAPED_AS[char]))})"
+    return _code(char)
+
+
+_ANY = r"(?s:\x{5c}?.)"  # any character of the view: one of the text, or an escape (two)
+_FEW = 3  # a repeat up to this many is kept; a longer one is left unbounded (a counter costs RE2 a state per count)
+
+
+def view_prefilter(pattern: str, flags: int) -> str | None:
+    """A regex run on the lowered, unescaped view (a keyword's assignment candidate) as an RE2 pattern
+    searched on the text as stored, that finds every text the regex matches (and some it does not):
+    each letter as its cases and folds, each character also as its JSON escape, a negated class or a
+    category as any character, zero-width assertions left out, long repeats unbounded (needing at
+    most _FEW); from the first part it cannot render (a back-reference, a flag group), only what comes
+    before it is looked for. None: nothing of it can be rendered."""
+    found, _ = _view_sequence(_sre.parse(pattern, flags))
+    return found or None
+
+
+def _view_sequence(items: Any) -> tuple[str, bool]:
+    """The items rendered in turn, and whether all were (False: what follows the last one is not looked for)."""
+    out = []
+    for op, av in items:
+        if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            continue
+        part, whole = _view_item(op, av)
+        out.append(part)
+        if not whole:
+            break
+    else:
+        return "".join(out), True
+    return "".join(out), False
+
+
+def _view_item(op: Any, av: Any) -> tuple[str, bool]:
+    if op is _sre.LITERAL:
+        # A non-ASCII character of the view may stand for another case of it: any character.
+        return (re2_char(chr(av), True), True) if chr(av).isascii() else (_ANY, True)
+    if op is _sre.ANY:
+        return _ANY, True
+    if op is _sre.IN:
+        return _view_class(tuple(av)), True
+    if op is _sre.SUBPATTERN and not av[1] and not av[2]:
+        inner, whole = _view_sequence(av[3])
+        return (f"(?:{inner})" if inner else ""), whole
+    if op is _sre.BRANCH:
+        alternatives = [_view_sequence(b) for b in av[1]]
+        if any(not inner for inner, _ in alternatives):
+            return "", False  # an alternative of which nothing is looked for: nothing is
+        return "(?:" + "|".join(inner for inner, _ in alternatives) + ")", all(whole for _, whole in alternatives)
+    if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
+        low, high, body = av
+        inner, whole = _view_sequence(body)
+        if not inner or not whole:
+            return (inner if low >= 1 else ""), False
+        counts = f"{low},{high}" if high <= _FEW else f"{min(low, _FEW)},"  # fewer required: still a superset
+        return f"(?:{inner}){{{counts}}}", True
+    return "", False
+
+
+@lru_cache(maxsize=64)  # the keywords' candidates share their classes
+def _view_class(items: tuple[tuple[Any, Any], ...]) -> str:
+    chars: set[str] = set()
+    for kind, value in items:
+        if kind is _sre.LITERAL:
+            chars.add(chr(value))
+        elif kind is _sre.RANGE and value[1] - value[0] < 128:
+            chars.update(map(chr, range(value[0], value[1] + 1)))
+        else:
+            return _ANY  # negated, a category, a wide range
+    if not all(c.isascii() for c in chars):
+        return _ANY
+    stored = {s for c in chars for s in (c.lower() + c.upper() + _FOLDS.get(c.lower(), "") if c.isalpha() else c)}
+    escapes = sorted("".join(map(_code, _ESCAPED_AS[c])) for c in chars if c in _ESCAPED_AS)
+    return "(?:" + "|".join(["[" + "".join(map(_code, sorted(stored))) + "]", *escapes]) + ")"
 
 
 @dataclass(frozen=True, eq=False)  # one per set of active detectors: compared and hashed by identity
@@ -92,15 +166,19 @@ class Gate:
         # What must be found for a detector to run: its anchors, its trigger's; for a keyword: its anchors.
         own = {id(d): (d.source, d.flags, d.lower) for d in (*whole, *triggered, *named)}
         trigger = {id(d): (d.trigger, 0, True) for d in triggered if d.trigger is not None}
-        keyword = {kw: (c.pattern, c.flags, True) for kw, c in ASSIGNMENT_CANDIDATES.items()}
+        keyword = {kw: (source, 0, True) for kw, source in ASSIGNMENT_CANDIDATES.items()}
         anchors = anchors_of([*own.values(), *trigger.values(), *keyword.values()])
-        self._needs: dict[Anchors, int] = {}  # anchors -> their pattern's index in the set
-        # Triggers without anchors searched themselves (`bare_prefilter`): found as index -1, -2, ...
+        self._needs: dict[str, int] = {}  # what the set looks for (RE2 patterns) -> its index in the set
+        # Triggers without anchors searched themselves (`bare_prefilter`): found as index -1, -2, ... (in
+        # the set, their runs of 35 and 27 would cost its DFA ~7 ms more to build than they take in Python)
         self._bare: dict[str, tuple[int, re.Pattern[str]]] = {}
+
+        rendered: dict[Anchors, str] = {}
 
         def need(*keys: RegexKey) -> tuple[int, ...]:
             found = [a for a in map(anchors.__getitem__, keys) if a is not None]
-            return tuple(self._needs.setdefault(a, len(self._needs)) for a in found)
+            patterns = [rendered.get(a) or rendered.setdefault(a, _re2_pattern(a)) for a in found]
+            return tuple(self._needs.setdefault(p, len(self._needs)) for p in patterns)
 
         def bare(d: Detector) -> tuple[int, ...]:
             if d.trigger is None or anchors[trigger[id(d)]] is not None:
@@ -115,30 +193,41 @@ class Gate:
         self._whole = [(d, need(own[id(d)])) for d in whole]
         self._triggered = [(d, need(own[id(d)], trigger[id(d)]) + bare(d)) for d in triggered]
         self._named = [(d, need(own[id(d)])) for d in named]
-        self._keywords = [(kw, need(key)) for kw, key in keyword.items()]
+        # A keyword is found where its assignment candidate may be (`view_prefilter`), not wherever the
+        # word is: most texts that hold `key` assign nothing to it.
+        views = {kw: view_prefilter(source, 0) for kw, source in ASSIGNMENT_CANDIDATES.items()}
+        self._keywords = [(kw, need(key) if view is None else (self._needs.setdefault(view, len(self._needs)),))
+                          for (kw, key), view in zip(keyword.items(), views.values(), strict=True)]
+        # What RE2 cannot look for in a text that is not UTF-8 (a lone surrogate): counted found in one.
+        self._loose = frozenset(self._needs[v] for v in views.values() if v is not None)
         self._set: Any = None
         if self._needs:
             options = re2.Options()
             options.max_mem = 64 << 20  # a set's DFA that ran out would miss matches silently
             self._set = re2.Set.SearchSet(options)
-            for a in self._needs:  # in index order
-                self._set.Add(_re2_pattern(a))
+            for pattern in self._needs:  # in index order
+                self._set.Add(pattern)
             self._set.Compile()
+        self._bare_list = list(self._bare.values())
         self._plans: dict[frozenset[int], Plan | None] = {}  # anchors found -> plan
         self._unique: dict[tuple[object, ...], Plan] = {}  # active detectors and keywords -> plan
 
     def plan(self, text: str) -> Plan | None:
         """The plan for this text; None when no detector can match it."""
-        if self._set is None:
-            found: frozenset[int] = frozenset()
-        else:
-            found = frozenset(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())
-        if self._bare:
-            found = found.union(i for i, prefilter in self._bare.values() if prefilter.search(text) is not None)
+        found: list[int] = []
+        if self._set is not None:
+            try:
+                found = self._set.Match(text.encode()) or found
+            except UnicodeEncodeError:
+                found = [*self._loose, *(self._set.Match(text.encode("utf-8", "surrogatepass")) or ())]
+        for i, prefilter in self._bare_list:
+            if prefilter.search(text) is not None:
+                found = [*found, i]
+        key = frozenset(found)
         try:
-            return self._plans[found]
+            return self._plans[key]
         except KeyError:
-            plan = self._plans[found] = self._make(found)
+            plan = self._plans[key] = self._make(key)
             return plan
 
     def _make(self, found: frozenset[int]) -> Plan | None:

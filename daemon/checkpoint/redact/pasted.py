@@ -11,6 +11,7 @@ be literals: `$PASS`, `${{ secrets.X }}`, `<password>` and `[PASSWORD]` are refe
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 _B = r"(?<![A-Za-z0-9_])"  # the token starts a word ...
@@ -73,11 +74,15 @@ WEBHOOKS: list[tuple[str, str]] = [
     ("teams_webhook", r"https://[\w\-.]+\.logic\.azure\.com(?::443)?/workflows/[\w/\-?=&%.]*?sig=[\w\-%]{20,}"),
 ]
 
-_PLACEHOLDER_VALUE = re.compile(
+_PLACEHOLDER_VALUE = (  # compiled on first use (`_placeholder_value`): a process that never redacts never pays
     r"""^["']?(?:\$|%|<|\[|\{\{|\*{3}|x{3}|\.{3})|[>\]}]["']?$|^["']?(?:password|passwd|pass|pwd|secret|token|changeme|changeit|test|"""
-    r"""xxx+|\*+|\.\.\.|none|null)["']?$""",
-    re.IGNORECASE,
+    r"""xxx+|\*+|\.\.\.|none|null)["']?$"""
 )
+
+
+@cache
+def _placeholder_value() -> re.Pattern[str]:
+    return re.compile(_PLACEHOLDER_VALUE, re.IGNORECASE)
 
 
 def _literal_password(m: re.Match[str]) -> bool:
@@ -88,7 +93,8 @@ def _literal_password(m: re.Match[str]) -> bool:
         return False  # docker run -u 1000:1000 is a uid and a gid
     if len(set(bare.lower())) < 4:
         return False  # xxx, yyyy, aaaa: a placeholder
-    return len(bare) >= 3 and _PLACEHOLDER_VALUE.search(value) is None and _PLACEHOLDER_VALUE.search(bare) is None
+    placeholder = _placeholder_value()
+    return len(bare) >= 3 and placeholder.search(value) is None and placeholder.search(bare) is None
 
 
 _QUOTED_OR_WORD = r"""(?P<secret>'[^'\n]+'|"[^"\n]+"|[^\s'"`;&|<>()]+)"""
