@@ -288,7 +288,8 @@ def _usage_line(usage: Usage) -> str:
 
 
 def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
-    report = pipeline.scan(store, settings)
+    with store.grouped_commits():  # one-shot and single-threaded: files committed a group at a time
+        report = pipeline.scan(store, settings)
     if as_json:
         _warn(report)
         _, totals = store.totals()
