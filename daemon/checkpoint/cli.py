@@ -288,15 +288,16 @@ def _usage_line(usage: Usage) -> str:
 
 
 def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
-    report = pipeline.scan(store, settings, two_processes=True)
+    with store.grouped_commits():  # one-shot and single-threaded: files committed a group at a time
+        report = pipeline.scan(store, settings, two_processes=True)
     if as_json:
         _warn(report)
-        totals = pipeline.totals(store.session_counts())
+        _, totals = store.totals()
         print(json.dumps({"scan": _scan_json(report), "totals": totals}, indent=2, ensure_ascii=False))
         return 0
     _print_scan(report, sys.stdout)
     if report.files_seen:
-        _print_totals(store.session_counts(), sys.stdout)
+        _print_total_line(*store.totals(), sys.stdout)
     return 0
 
 
@@ -436,9 +437,12 @@ def _in_days(days: int | None) -> str:
 
 
 def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
-    t = pipeline.totals(sessions)
+    _print_total_line(len(sessions), pipeline.totals(sessions), out)
+
+
+def _print_total_line(sessions: int, t: Mapping[str, int], out: TextIO) -> None:
     print(
-        f"Total: {plural(len(sessions), 'session')}, {plural(t['turns'], 'turn')}: {t['captured']} captured, "
+        f"Total: {plural(sessions, 'session')}, {plural(t['turns'], 'turn')}: {t['captured']} captured, "
         f"{t['pending']} pending, {t['failed']} failed.",
         file=out,
     )

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkpoint import ledger
+from checkpoint import ledger, pipeline
 from checkpoint.ledger import ChunkSpan, Move, TurnState
 from checkpoint.liveness import Process
 from checkpoint.model import ChunkState
@@ -82,6 +82,8 @@ def test_session_counts_sql_agrees_with_the_ledgers_turn_states(layouts: list[La
             s = counts[f"s{n}"]
             assert (s.captured, s.failed, s.pending) == (
                 expected[TurnState.CAPTURED], expected[TurnState.FAILED], expected[TurnState.PENDING])
+        # the totals `checkpoint scan` prints, in two aggregate queries, are those counts summed
+        assert store.totals() == (len(layouts), pipeline.totals(list(counts.values())))
 
 
 @settings(max_examples=150, deadline=None)

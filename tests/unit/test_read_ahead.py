@@ -3,6 +3,7 @@ also when that process dies at any file; and it never forks where it must not.""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -43,9 +44,11 @@ def tables(db: Path) -> Tables:
 
 
 def scan(settings: Settings, db: Path, two_processes: bool) -> tuple[pipeline.ScanReport, Tables]:
+    """A serial scan, or the CLI's: two processes, commits grouped."""
     store = Store(db)
     try:
-        report = pipeline.scan(store, replace(settings, db=db), two_processes=two_processes)
+        with store.grouped_commits() if two_processes else contextlib.nullcontext():
+            report = pipeline.scan(store, replace(settings, db=db), two_processes=two_processes)
     finally:
         store.close()
     return report, tables(db)

@@ -10,7 +10,7 @@ import pytest
 
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft, Usage
-from checkpoint.store import MIGRATIONS, Migration, Store
+from checkpoint.store import MIGRATIONS, CursorMoved, Migration, Store
 from checkpoint.store.schema import migrate
 
 
@@ -165,3 +165,62 @@ def test_the_cursors_under_a_directory_are_those_of_its_files_only(tmp_path: Pat
         assert store.file_cursors(under=["/r/a"])["/r/a/s1.jsonl"] == store.get_file("/r/a/s1.jsonl")
     finally:
         store.close()
+
+
+def _file_batch(store: Store, name: str, since: FileCursor | None = None) -> None:
+    """A file's batch of three turns, as the pipeline stores it: session `name`, file /name.jsonl."""
+    turns = [ScannedTurn(TurnDraft(id=f"{name}-{i}", role=Role.USER, text=f"turn {i}"), i + 1, 10, 5)
+             for i in range(3)]
+    store.ingest(FileCursor(f"/{name}.jsonl", offset=30, line_no=3), "claude", name, False, {}, turns, None,
+                 Counter(), Counter(), [], chunk_tokens=100_000, since=since)
+
+
+def _sessions(store: Store) -> dict[str, int]:
+    return {s.id: s.turns for s in store.session_counts()}
+
+
+def test_grouped_commits_show_another_process_a_groups_files_when_it_commits(tmp_path: Path) -> None:
+    store, other = Store(tmp_path / "db"), Store(tmp_path / "db")  # `other`: another process's view
+    with store.grouped_commits(seconds=3600):
+        _file_batch(store, "a")
+        _file_batch(store, "b")
+        assert _sessions(store) == {"a": 3, "b": 3}  # the writer reads its own writes
+        assert _sessions(other) == {}  # not committed yet
+    assert _sessions(other) == {"a": 3, "b": 3}
+    assert not store.conn.in_transaction
+    assert other.get_file("/b.jsonl") is not None  # each file's cursor with its turns
+
+
+def test_a_group_commits_once_its_time_is_up_as_the_next_transaction_opens(tmp_path: Path) -> None:
+    store, other = Store(tmp_path / "db"), Store(tmp_path / "db")
+    with store.grouped_commits(seconds=0):
+        _file_batch(store, "a")
+        assert _sessions(other) == {}
+        _file_batch(store, "b")  # opening its transaction committed the group holding a
+        assert _sessions(other) == {"a": 3}
+    assert _sessions(other) == {"a": 3, "b": 3}
+
+
+def test_a_batch_refused_in_a_group_leaves_nothing_and_the_rest_of_the_group_stands(tmp_path: Path) -> None:
+    store, other = Store(tmp_path / "db"), Store(tmp_path / "db")
+    with store.grouped_commits(seconds=3600):
+        _file_batch(store, "a")
+        with pytest.raises(CursorMoved):  # read from a cursor that is not the stored one
+            _file_batch(store, "b", since=FileCursor("/b.jsonl", offset=99, line_no=9))
+        with pytest.raises(RuntimeError, match="half"), store.transaction() as c:
+            c.execute("INSERT INTO sessions (id, agent) VALUES ('half', 'claude')")
+            raise RuntimeError("half written")
+        _file_batch(store, "c")
+    assert _sessions(other) == {"a": 3, "c": 3}
+    assert other.get_file("/b.jsonl") is None
+
+
+def test_a_failure_in_a_group_keeps_what_was_stored_before_it(tmp_path: Path) -> None:
+    store, other = Store(tmp_path / "db"), Store(tmp_path / "db")
+    with pytest.raises(RuntimeError, match="interrupted"), store.grouped_commits(seconds=3600):
+        _file_batch(store, "a")
+        raise RuntimeError("interrupted")
+    assert _sessions(other) == {"a": 3}
+    assert not store.conn.in_transaction
+    _file_batch(store, "b")  # and the store writes on, a transaction per batch again
+    assert _sessions(other) == {"a": 3, "b": 3}

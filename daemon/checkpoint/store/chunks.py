@@ -38,9 +38,12 @@ def chunk_turns(
 ) -> int:
     """Plan chunks for a session's turns that are in none yet (in seq order, after every chunked
     one): they may join the session's open tail. Inserts the new chunks; returns how many."""
+    # `+state`: look the session's chunks up by session (its few), not every pending chunk of every
+    # session by state, which the planner otherwise picks: after a cold scan of 2,000 sessions every
+    # chunk is pending, and this lookup took 470 us instead of 7 (the scan as a whole went quadratic).
     tail_row = c.execute(
         "SELECT id, first_seq, last_seq, tokens FROM chunks WHERE session_id = ? AND parts = 1"
-        f" AND state = {PENDING} AND attempts = 0 AND last_seq = ("
+        f" AND +state = {PENDING} AND attempts = 0 AND last_seq = ("
         "   SELECT max(last_seq) FROM chunks WHERE session_id = ?)",
         (session_id, session_id),
     ).fetchone()

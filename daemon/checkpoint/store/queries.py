@@ -50,10 +50,35 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
     )
 
 
+# Per turn, the worst state of the chunks holding it (ledger.turn_state, done in SQL: a status of a
+# large history must not read every chunk), as rows (session_id, r: the rank, n: turns); a turn in one
+# whole chunk counts through its chunk's range, a turn cut into parts once, at its parts' worst.
+# tests/properties/test_ledger.py checks that session_counts agrees with the ledger.
+_TURNS_BY_RANK = (
+    f"SELECT session_id, {_TURN_RANK} AS r, last_seq - first_seq + 1 AS n FROM chunks WHERE parts = 1"
+    " UNION ALL"
+    f" SELECT session_id, max({_TURN_RANK}) AS r, 1 AS n FROM chunks WHERE parts > 1 GROUP BY session_id, first_seq"
+)
+
+
 class QueriesMixin(LeasesMixin):
     def watermark(self, session_id: str) -> int:
         row = self.conn.execute("SELECT watermark FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return int(row[0]) if row else 0
+
+    def totals(self) -> tuple[int, dict[str, int]]:
+        """Sessions, and their turns captured / pending / failed summed (pipeline.totals of
+        session_counts()), in two aggregate queries: what `checkpoint scan` prints after it, without
+        building every session's counts (their drops, usage, problems, holds...)."""
+        sessions, turns = self.conn.execute("SELECT count(*), coalesce(sum(turns), 0) FROM sessions").fetchone()
+        by_state: Counter[TurnState] = Counter()
+        # Chunks of no stored session are left out, as session_counts leaves them out.
+        for worst, n in self.conn.execute(
+            f"SELECT r, sum(n) FROM ({_TURNS_BY_RANK}) WHERE session_id IN (SELECT id FROM sessions) GROUP BY r"
+        ):
+            by_state[TURN_BY_RANK[worst]] += n
+        captured, failed = by_state[TurnState.CAPTURED], by_state[TurnState.FAILED]
+        return sessions, {"turns": turns, "captured": captured, "pending": turns - captured - failed, "failed": failed}
 
     def session_counts(self, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
         """Turns captured / pending / failed per session. A turn is captured only when every chunk
@@ -71,16 +96,8 @@ class QueriesMixin(LeasesMixin):
                 args,
             )
         }
-        # Per turn, the worst state of the chunks holding it (ledger.turn_state, done in SQL: a status
-        # of a large history must not read every chunk); tests/properties/test_ledger.py checks the two agree.
-        rank = _TURN_RANK
         for session_id, worst, n in self.conn.execute(
-            f"SELECT session_id, r, sum(n) FROM ("
-            f"  SELECT session_id, {rank} AS r, last_seq - first_seq + 1 AS n FROM chunks WHERE parts = 1"
-            f"  UNION ALL"
-            f"  SELECT session_id, max({rank}) AS r, 1 AS n FROM chunks WHERE parts > 1"
-            f"  GROUP BY session_id, first_seq"
-            f") GROUP BY session_id, r"
+            f"SELECT session_id, r, sum(n) FROM ({_TURNS_BY_RANK}) GROUP BY session_id, r"
         ):
             s = sessions.get(session_id)
             if s is None:
