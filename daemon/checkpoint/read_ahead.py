@@ -9,20 +9,18 @@ database is the one a serial scan writes, with the same checks (a cursor another
 meanwhile is read again here). A child that dies, is killed or hands back something that does not
 load costs nothing but time: this process reads those files itself.
 
-The steps travel through an unlinked temporary file (private to this user, gone with the
-process), each file's announced on a pipe once written, so that the child never waits for this
-process to take them. Only on Linux, only from a process with one thread (fork copies no other
-thread, and a lock one of them held would stay held in the child).
+The steps travel through an anonymous memory file (memfd: no path, gone with both processes), each
+file's announced on a pipe once written, so that the child never waits for this process to take
+them. Only on Linux, only from a process with one thread (fork copies no other thread, and a lock
+one of them held would stay held in the child).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, TypeVar
@@ -38,7 +36,7 @@ CHILD_SHARE = 0.55
 
 
 def possible() -> bool:
-    return sys.platform == "linux" and threading.active_count() == 1
+    return sys.platform == "linux" and threading.active_count() == 1 and hasattr(os, "memfd_create")
 
 
 def child_share(sizes: Sequence[int]) -> set[int]:
@@ -66,25 +64,30 @@ def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], 
     if not theirs:
         yield from (None for _ in jobs)
         return
-    with tempfile.TemporaryFile() as results:
+    results = os.memfd_create("checkpoint-read-ahead")
+    try:
         announce_r, announce_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(announce_r)
-            _child(jobs, sorted(theirs), read, results.fileno(), announce_w)
+            _child(jobs, sorted(theirs), read, results, announce_w)
         os.close(announce_w)
         with os.fdopen(announce_r, "rb") as announced:
             try:
                 for index in range(len(jobs)):
-                    yield _take(announced, results.fileno(), index) if index in theirs else None
+                    yield _take(announced, results, index) if index in theirs else None
             finally:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)  # done already, unless this scan stopped early
                 os.waitpid(pid, 0)
+    finally:
+        os.close(results)
 
 
 def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator[Any]], out: int,
            announce: int) -> None:
+    import pickle  # here and in _take: loaded only by a scan that forks
+
     code = 1
     try:
         offset = 0
@@ -106,6 +109,8 @@ def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator
 
 def _take(announced: Any, results: int, index: int) -> list[Any] | None:
     """The child's steps for the file at `index` once announced; None if it never will be."""
+    import pickle
+
     line = announced.readline()
     try:
         got, offset, length = (int(n) for n in line.split())
