@@ -58,9 +58,8 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -70,106 +69,21 @@ from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.extract.prompt import render_chunk, render_request
 from checkpoint.model import ChunkInput
 from checkpoint.store import Store
-from tests.support.synth import claude_lines, dumps, plan_session
+from scripts.bench_corpus import (
+    append_turn,
+    seed_records,
+    session_path,
+    write_many,
+    write_session,
+)
+from scripts.bench_report import Figure, fmt, log, show
+from scripts.bench_snippets import FLOOR, LEAST_PIPELINE, SCAN_PHASES, STAT_FLOOR, TREE_FLOOR
 
-SEED_TURNS = 1357
-SEED_CHARS = 1_310_000
-CHARS_PER_TURN = SEED_CHARS // SEED_TURNS
 MB = 1_000_000
-
-FLOOR = """
-import sys, orjson
-loads = orjson.loads
-with open(sys.argv[1], "rb") as fh:
-    for line in fh:
-        loads(line)
-"""
-
-# The least a Python process can do to keep the same turns: the floor's parse, then each user and
-# assistant record's text into a table shaped like ours (text primary key, the partial index), in one
-# transaction, with the store's PRAGMAs, and a clean close. No drop policies, redaction, cursors or
-# chunks: what CPython and SQLite cost before any of Checkpoint's own work.
-LEAST_PIPELINE = """
-import sys, sqlite3, orjson
-loads, dumps = orjson.loads, orjson.dumps
-conn = sqlite3.connect(sys.argv[2], isolation_level=None)
-for pragma in ("journal_mode=WAL", "page_size=16384", "synchronous=NORMAL", "cache_size=-16384"):
-    conn.execute("PRAGMA " + pragma)
-conn.executescript(
-    "CREATE TABLE turns (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-    " role TEXT NOT NULL, text TEXT NOT NULL, ts TEXT, line_no INTEGER NOT NULL,"
-    " chunked INTEGER NOT NULL DEFAULT 0, UNIQUE (session_id, seq));"
-    "CREATE INDEX turns_unchunked ON turns (session_id, seq) WHERE chunked = 0;")
-rows = []
-with open(sys.argv[1], "rb") as fh:
-    for line_no, line in enumerate(fh, 1):
-        record = loads(line)
-        if record.get("type") not in ("user", "assistant"):
-            continue
-        content = record["message"]["content"]
-        if not isinstance(content, str):
-            content = "\\n".join(b.get("text") or dumps(b.get("input") or b.get("content")).decode() for b in content)
-        rows.append((record["uuid"], record["sessionId"], len(rows), record["type"], content,
-                     record.get("timestamp"), line_no))
-conn.execute("BEGIN IMMEDIATE")
-conn.executemany("INSERT OR IGNORE INTO turns (id, session_id, seq, role, text, ts, line_no)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-conn.execute("COMMIT")
-conn.close()
-"""
-
-# `checkpoint scan` in one process, each phase timed: where the seed scan's time goes.
-SCAN_PHASES = """
-import json, os, sys, time
-clock = time.perf_counter
-began = clock()
-from checkpoint import cli, pipeline, store
-spent = {"start (imports)": clock() - began}
-def timed(owner, name, phase):
-    inner = getattr(owner, name)
-    def wrapper(*args, **kwargs):
-        t = clock()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            spent[phase] = spent.get(phase, 0.0) + clock() - t
-    setattr(owner, name, wrapper)
-for owner, name, phase in ((pipeline, "_parse_line", "parse"), (pipeline, "_redact_batch", "redact"),
-                           (store.Store, "ingest", "store turns and chunks"), (store.Store, "close", "close"),
-                           (store.Store, "__init__", "open"), (pipeline, "scan", "scan")):
-    timed(owner, name, phase)
-out, sys.stdout = sys.stdout, open(os.devnull, "w")
-t = clock()
-cli.main(sys.argv[1:])
-spent["command"] = clock() - t
-out.write(json.dumps(spent))
-"""
-
-# The floor over a corpus: every line of every transcript under the roots, parsed.
-TREE_FLOOR = """
-import os, sys, orjson
-loads = orjson.loads
-for root in sys.argv[1:]:
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            if name.endswith(".jsonl"):
-                with open(os.path.join(dirpath, name), "rb") as fh:
-                    for line in fh:
-                        loads(line)
-"""
 
 REPO = Path(__file__).resolve().parents[1]
 IDLE_SETTLE_SECONDS = 5.0
 REAL_CORPUS = Path(os.environ.get("CHECKPOINT_REAL_SAMPLES") or REPO.parent / "shared" / "samples" / "real")
-
-STAT_FLOOR = """
-import os, sys
-for root in sys.argv[1:]:
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            os.stat(os.path.join(dirpath, name))
-"""
-
 
 # -- running things ---------------------------------------------------------------------------------
 
@@ -248,121 +162,6 @@ def fresh_db(directory: Path, name: str) -> Path:
     return directory / name
 
 
-# -- corpora ----------------------------------------------------------------------------------------
-
-
-def session_path(root: Path, session_id: str, cwd: str) -> Path:
-    return root / "claude" / "projects" / cwd.replace("/", "-") / f"{session_id}.jsonl"
-
-
-def write_session(root: Path, target_bytes: int, seed: int, turns_per_segment: int = 2000) -> Path:
-    """One Claude Code session of about target_bytes, written segment by segment (bounded memory):
-    turns of the seed session's average size, with its copies (split messages, progress lines)."""
-    rng = random.Random(seed)
-    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    cwd = f"/home/dev/bench{seed}"
-    path = session_path(root, session_id, cwd)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    size = 0
-    with path.open("wb") as fh:
-        while size < target_bytes:
-            planned = plan_session(rng, turns_per_segment, turns_per_segment * CHARS_PER_TURN, cwd)
-            for record in claude_lines(session_id, planned, cwd, rng):
-                line = dumps(record)
-                fh.write(line)
-                size += len(line)
-                if size >= target_bytes:
-                    break
-    return path
-
-
-def seed_records(seed: int) -> tuple[str, list[bytes]]:
-    """The seed-sized session (1,357 turns, ~1.31M characters of text) as lines."""
-    rng = random.Random(seed)
-    session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    planned = plan_session(rng, SEED_TURNS, SEED_CHARS, "/home/dev/seed")
-    return session_id, [dumps(r) for r in claude_lines(session_id, planned, "/home/dev/seed", rng)]
-
-
-def append_turn(path: Path, rng: random.Random, session_id: str) -> None:
-    """One more exchange at the end of a session: a prompt and its answer, written as Claude Code does."""
-    planned = plan_session(rng, 2, 2 * CHARS_PER_TURN, "/home/dev/x")
-    with path.open("ab") as fh:
-        for record in claude_lines(session_id, planned, "/home/dev/x", rng, compaction=False):
-            fh.write(dumps(record))
-
-
-def write_many(root: Path, sessions: int, turns: int, chars: int, seed: int) -> None:
-    rng = random.Random(seed)
-    for s in range(sessions):
-        session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        cwd = f"/home/dev/p{s % 50}"
-        planned = plan_session(rng, turns, chars, cwd)
-        path = session_path(root, session_id, cwd)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(dumps(r) for r in claude_lines(session_id, planned, cwd, rng)))
-
-
-# -- results ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Figure:
-    name: str
-    ours: float
-    baseline: float | None
-    unit: str
-    target: str
-    ok: bool | None  # None: informational
-    ratio: float | None = None
-    note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.ratio is None and self.baseline:
-            self.ratio = self.ours / self.baseline
-
-
-def show(figures: Sequence[Figure], out: IO[str]) -> None:
-    headers = ("figure", "ours", "baseline", "ratio", "target", "")
-    rows = [
-        (
-            f.name,
-            f"{_fmt(f.ours)} {f.unit}",
-            f"{_fmt(f.baseline)} {f.unit}" if f.baseline is not None else "-",
-            f"{f.ratio:.2f}" if f.ratio is not None else "-",
-            f.target,
-            "-" if f.ok is None else ("PASS" if f.ok else "FAIL"),
-        )
-        for f in figures
-    ]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    print(line, file=out)
-    print("  ".join("-" * w for w in widths), file=out)
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)), file=out)
-    notes = [f for f in figures if f.note]
-    if notes:
-        print(file=out)
-        for f in notes:
-            print(f"{f.name}: {f.note}", file=out)
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.3f}"
-
-
-def log(message: str) -> None:
-    print(f"· {message}", file=sys.stderr, flush=True)
-
-
 # -- the figures ------------------------------------------------------------------------------------
 
 
@@ -386,7 +185,7 @@ class Bench:
 
     def add(self, figure: Figure) -> None:
         self.figures.append(figure)
-        log(f"{figure.name}: {_fmt(figure.ours)} {figure.unit} (baseline {_fmt(figure.baseline)})")
+        log(f"{figure.name}: {fmt(figure.ours)} {figure.unit} (baseline {fmt(figure.baseline)})")
 
     # seed ----------------------------------------------------------------------------------------
 

@@ -10,18 +10,23 @@ meanwhile is read again here). A child that dies, is killed or hands back someth
 load costs nothing but time: this process reads those files itself.
 
 The steps travel through an anonymous memory file (memfd: no path, gone with both processes), each
-file's announced on a pipe once written, so that the child never waits for this process to take
-them. Only on Linux, only from a process with one thread (fork copies no other thread, and a lock
-one of them held would stay held in the child).
+file's announced on a pipe once written, so that the child need not wait for this process to take
+them; but it stays at most AHEAD_BYTES ahead of what this process has taken (whose offset the file's
+first bytes hold), and what is taken is released (its pages punched out), so that the memory a
+scan holds is bounded whatever the history's size. Only on Linux, only from a process with one
+thread (fork copies no other thread, and a lock one of them held would stay held in the child).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
+import struct
 import sys
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -33,6 +38,9 @@ MIN_BYTES = 4 << 20
 MAX_CHILD_FILE = 32 << 20
 # This process also stores every file's turns: the child takes a larger share of the bytes.
 CHILD_SHARE = 0.55
+# What the child may have written that this process has not taken yet (beyond one file's steps).
+AHEAD_BYTES = 64 << 20
+_TAKEN = struct.Struct("<q")  # at offset 0 of the memfd: the end of what this process has taken
 
 
 def possible() -> bool:
@@ -66,11 +74,13 @@ def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], 
         return
     results = os.memfd_create("checkpoint-read-ahead")
     try:
+        os.pwrite(results, _TAKEN.pack(_TAKEN.size), 0)
         announce_r, announce_w = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(announce_r)
-            _child(jobs, sorted(theirs), read, results, announce_w)
+            _child(jobs, sorted(theirs), read, results, announce_w, parent)
         os.close(announce_w)
         with os.fdopen(announce_r, "rb") as announced:
             try:
@@ -85,16 +95,20 @@ def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], 
 
 
 def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator[Any]], out: int,
-           announce: int) -> None:
+           announce: int, parent: int) -> None:
     import pickle  # here and in _take: loaded only by a scan that forks
 
     code = 1
     try:
-        offset = 0
+        offset = _TAKEN.size
         for index in share:
             # Each step is pickled as it comes: a later one changes the reader state an earlier one holds.
             blob = pickle.dumps([pickle.dumps(step, pickle.HIGHEST_PROTOCOL) for step in read(jobs[index])],
                                 pickle.HIGHEST_PROTOCOL)
+            while offset - _taken(out) + len(blob) > AHEAD_BYTES and _taken(out) < offset:
+                if os.getppid() != parent:
+                    return  # the parent is gone (killed): nobody will take these
+                time.sleep(0.002)  # the parent is busy with its own files: their turns first
             written = 0
             while written < len(blob):
                 written += os.pwrite(out, memoryview(blob)[written:], offset + written)
@@ -117,6 +131,28 @@ def _take(announced: Any, results: int, index: int) -> list[Any] | None:
         if got != index:
             return None
         blob = os.pread(results, length, offset)
+        release(results, offset, length)
+        os.pwrite(results, _TAKEN.pack(offset + length), 0)
         return [pickle.loads(step) for step in pickle.loads(blob)] if len(blob) == length else None
     except (ValueError, pickle.UnpicklingError, EOFError):
         return None
+
+
+def _taken(results: int) -> int:
+    value: int = _TAKEN.unpack(os.pread(results, _TAKEN.size, 0))[0]
+    return value
+
+
+def release(fd: int, offset: int, length: int) -> None:
+    """Give the pages of these bytes of a memfd back (fallocate PUNCH_HOLE | KEEP_SIZE); reads of
+    them return zeros after. Where the call fails, they stay: only memory is lost, nothing read."""
+    _fallocate()(fd, 0x02 | 0x01, offset, length)
+
+
+@functools.cache
+def _fallocate() -> Callable[[int, int, int, int], int]:
+    import ctypes  # only a scan that forks gets here
+
+    call = ctypes.CDLL(None, use_errno=True).fallocate
+    call.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    return call

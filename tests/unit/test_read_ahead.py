@@ -7,7 +7,10 @@ import contextlib
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -154,3 +157,82 @@ def test_the_child_share(sizes: list[int]) -> None:
     assert all(sizes[i] <= read_ahead.MAX_CHILD_FILE for i in theirs)
     assert given_bytes <= read_ahead.CHILD_SHARE * total + 1e-6
     assert len(theirs) < len(sizes) or not theirs  # this process always reads something
+
+
+def test_a_child_far_ahead_waits_and_what_is_taken_is_released(
+    corpus: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With room for no more than one file's steps ahead, the child waits for this process at each
+    file and the scan still stores what a serial one does (no deadlock, nothing lost)."""
+    _, one = scan(corpus, tmp_path / "one" / "c.db", two_processes=False)
+    monkeypatch.setattr(read_ahead, "AHEAD_BYTES", 1)
+    read_here = parent_reads(monkeypatch)
+    report, two = scan(corpus, tmp_path / "two" / "c.db", two_processes=True)
+    assert two == one
+    assert len(read_here) < report.files_read
+
+
+def test_released_pages_are_given_back() -> None:
+    fd = os.memfd_create("test")
+    try:
+        os.pwrite(fd, b"x" * (4 << 20), 0)
+        assert os.fstat(fd).st_blocks * 512 >= 4 << 20
+        read_ahead.release(fd, 0, 4 << 20)
+        assert os.fstat(fd).st_blocks == 0 and os.fstat(fd).st_size == 4 << 20
+        assert os.pread(fd, 16, 1 << 20) == bytes(16)
+    finally:
+        os.close(fd)
+
+
+KILLED_MID_SCAN = """
+import os, signal, sys, time
+from pathlib import Path
+from checkpoint import pipeline, read_ahead
+from checkpoint.config import Settings
+from checkpoint.store import Store
+
+read_ahead.MIN_BYTES, read_ahead.AHEAD_BYTES = 0, 1
+fork = os.fork
+def recorded() -> int:
+    pid = fork()
+    if pid:
+        Path(sys.argv[2]).write_text(str(pid))
+    return pid
+os.fork = recorded
+inner, me = pipeline._apply, os.getpid()
+def apply(*args, **kwargs):
+    inner(*args, **kwargs)
+    if os.getpid() == me and Path(sys.argv[2]).exists():
+        time.sleep(1.0)  # the child hands over its first file meanwhile, then waits with the next
+        os.kill(me, signal.SIGKILL)  # this process dies with the child's steps still to take
+pipeline._apply = apply
+roots = [Path(p) for p in sys.argv[3:]]
+store = Store(Path(sys.argv[1]))
+pipeline.scan(store, Settings(db=Path(sys.argv[1]), sources=roots), two_processes=True)
+"""
+
+
+def test_a_child_whose_parent_is_killed_exits(roots: tuple[Path, Path], tmp_path: Path) -> None:
+    """Killed while its child waits to hand over steps, a scan leaves no process behind."""
+    build_tree(*roots)
+    child_pid, errors = tmp_path / "child.pid", tmp_path / "stderr"
+    with errors.open("w") as err:  # a file, not a pipe: a child left running would hold a pipe open
+        done = subprocess.run([sys.executable, "-c", KILLED_MID_SCAN, str(tmp_path / "c.db"), str(child_pid),
+                               *map(str, roots)], stdout=subprocess.DEVNULL, stderr=err, timeout=60, check=False)
+    assert done.returncode == -signal.SIGKILL, errors.read_text()
+    pid = int(child_pid.read_text())
+    deadline = time.monotonic() + 10
+    try:
+        while _state(pid) not in ("gone", "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(pid) in ("gone", "Z"), f"the child {pid} still runs, its parent dead"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
