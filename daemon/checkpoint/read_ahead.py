@@ -84,11 +84,15 @@ def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], 
         os.close(announce_w)
         with os.fdopen(announce_r, "rb") as announced:
             try:
+                delivering = True
                 for index in range(len(jobs)):
-                    yield _take(announced, results, index) if index in theirs else None
+                    steps = _take(announced, results, index) if delivering and index in theirs else None
+                    if index in theirs and steps is None and delivering:
+                        delivering = False  # whatever went wrong, the rest is read here: stop the child
+                        _stop(pid)
+                    yield steps
             finally:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)  # done already, unless this scan stopped early
+                _stop(pid)  # done already, unless this scan stopped early
                 os.waitpid(pid, 0)
     finally:
         os.close(results)
@@ -136,6 +140,11 @@ def _take(announced: Any, results: int, index: int) -> list[Any] | None:
         return [pickle.loads(step) for step in pickle.loads(blob)] if len(blob) == length else None
     except (ValueError, pickle.UnpicklingError, EOFError):
         return None
+
+
+def _stop(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _taken(results: int) -> int:

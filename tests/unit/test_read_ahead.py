@@ -236,3 +236,22 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_steps_that_do_not_load_stop_the_child(corpus: Settings, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delivery that cannot be used (here: the second file the child reads) ends the child: this
+    process reads that file and every later one of the child's itself, without waiting on it."""
+    _, one = scan(corpus, tmp_path / "one" / "c.db", two_processes=False)
+    inner, taken = read_ahead._take, [0]
+
+    def failing(announced: Any, results: int, index: int) -> list[Any] | None:
+        taken[0] += 1
+        return None if taken[0] == 2 else inner(announced, results, index)
+
+    monkeypatch.setattr(read_ahead, "_take", failing)
+    read_here = parent_reads(monkeypatch)
+    report, two = scan(corpus, tmp_path / "two" / "c.db", two_processes=True)
+    assert two == one
+    assert taken[0] == 2  # nothing asked of the child after the failure
+    assert len(read_here) == report.files_read - 1  # only its first file came from the child
