@@ -109,7 +109,7 @@ def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator
             # Each step is pickled as it comes: a later one changes the reader state an earlier one holds.
             blob = pickle.dumps([pickle.dumps(step, pickle.HIGHEST_PROTOCOL) for step in read(jobs[index])],
                                 pickle.HIGHEST_PROTOCOL)
-            while offset - _taken(out) + len(blob) > AHEAD_BYTES and _taken(out) < offset:
+            while (taken := _taken(out)) < offset and offset - taken + len(blob) > AHEAD_BYTES:
                 if os.getppid() != parent:
                     return  # the parent is gone (killed): nobody will take these
                 time.sleep(0.002)  # the parent is busy with its own files: their turns first
