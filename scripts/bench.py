@@ -237,18 +237,24 @@ class Bench:
                  "a clean close (no drop policies, redaction, cursors or chunks): what CPython and SQLite cost "
                  "before any of Checkpoint's own work",
         ))
+        self.scan_phases("  seed scan in one process, by phase", [root / "claude" / "projects"], one_process=True)
+
+    def scan_phases(self, name: str, roots: Sequence[Path], one_process: bool, note: str = "") -> None:
+        """A cold scan with each phase timed in the process (scripts/bench_snippets.py's SCAN_PHASES)."""
         phases: list[dict[str, float]] = []
+        flag = ["--one-process"] if one_process else []
+        sources = [arg for root in roots for arg in ("--source", str(root))]
         for _ in range(self.repeat):
-            sample = run([sys.executable, "-c", SCAN_PHASES, "scan", "--db", str(fresh_db(self.work, "seed.db")),
-                          "--source", str(root / "claude" / "projects")], self.env, capture=True)
+            sample = run([sys.executable, "-c", SCAN_PHASES, *flag, "scan", "--db",
+                          str(fresh_db(self.work, "phases.db")), *sources], self.env, capture=True)
             phases.append(json.loads(sample.stdout))
-        median = {k: statistics.median(p[k] for p in phases) for k in phases[0]}
-        other = median["scan"] - sum(median[k] for k in ("parse", "redact", "store turns and chunks"))
+        median = {k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]}
+        other = median["scan"] - sum(median.get(k, 0.0) for k in ("parse", "redact", "store turns and chunks"))
         self.add(Figure(
-            "  seed scan in one process, by phase", median["start (imports)"] + median["command"], None, "s", "-",
-            None, note=", ".join(f"{k} {v * 1000:.0f} ms" for k, v in median.items() if k not in ("scan", "command"))
+            name, median["start (imports)"] + median["command"], None, "s", "-", None,
+            note=", ".join(f"{k} {v * 1000:.0f} ms" for k, v in median.items() if k not in ("scan", "command"))
             + f", read and the rest of the scan {other * 1000:.0f} ms (median of {self.repeat}; without the"
-            " interpreter's own start)",
+            " interpreter's own start)" + note,
             extra={"phases_s": median},
         ))
 
@@ -307,6 +313,11 @@ class Bench:
                  f"CPU {ours.cpu:.3f} s vs {floor.cpu:.3f} s",
             extra=detail,
         ))
+        # Where the time goes: the whole scan in one process, then as the CLI runs it (the read-ahead
+        # child parses and redacts a share of the files: the parent's timers miss that share).
+        self.scan_phases("  real corpus scan in one process, by phase", [claude, codex], one_process=True)
+        self.scan_phases("  real corpus scan as the CLI runs it, by phase", [claude, codex], one_process=False,
+                         note="; parse and redact: the parent's share only")
 
     # big -----------------------------------------------------------------------------------------
 
