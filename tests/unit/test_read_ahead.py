@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import sqlite3
 import subprocess
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 
 from checkpoint import pipeline, read_ahead
 from checkpoint.config import Settings
-from checkpoint.store import Store
+from checkpoint.model import LineProblem, Role, ScannedTurn, SessionInfo, TurnDraft
+from checkpoint.store import CursorMoved, Store
 from tests.unit.test_samples import build_tree
 from tests.unit.test_skim import REAL
 
@@ -76,10 +78,10 @@ def parent_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     read: list[str] = []
     me = os.getpid()
 
-    def counting(found: Any, settings: Settings, row: Any) -> Iterator[pipeline.FileStep]:
+    def counting(found: Any, settings: Settings, row: Any, **how: bool) -> Iterator[pipeline.FileStep]:
         if os.getpid() == me:
             read.append(str(found.path))
-        return READ_FILE(found, settings, row)
+        return READ_FILE(found, settings, row, **how)
 
     monkeypatch.setattr(pipeline, "read_file", counting)
     return read
@@ -102,32 +104,69 @@ def test_two_processes_store_what_one_does(corpus_name: str, corpus: Settings, t
     assert 0 < len(read_here) < one_report.files_read  # the child read the others
 
 
-@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(dies_at=st.integers(min_value=0, max_value=20), when=st.sampled_from(["before", "after"]))
+def test_how_a_file_is_cut_into_batches_changes_nothing_stored(
+    corpus: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read in one batch (a cold scan) or many (a daemon reading a session as it grows, a
+    child handing over a big file as it goes) leaves the same rows: the session's span included."""
+    _, whole = scan(corpus, tmp_path / "whole" / "c.db", two_processes=False)
+    monkeypatch.setattr(pipeline, "BATCH_TURNS", 3)
+    _, cut = scan(corpus, tmp_path / "cut" / "c.db", two_processes=False)
+    assert cut == whole
+
+
+@hsettings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dies_at=st.integers(min_value=0, max_value=60), batch_turns=st.sampled_from([5, 40, pipeline.BATCH_TURNS]))
 def test_a_second_process_that_dies_loses_nothing(
     corpus: Settings, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, dies_at: int,
-    when: str,
+    batch_turns: int,
 ) -> None:
-    """Killed before it reads its n-th file, or after reading it (before announcing it): this process
-    reads what the child did not deliver, and the database is the serial scan's."""
+    """Killed after it has read n steps (a file opened, a batch read: the last not yet handed over),
+    in the middle of a file or between two: this process reads on from what it stored, and the
+    database and the report are the serial scan's (each file counted once)."""
     tmp = tmp_path_factory.mktemp("dies")
-    _, one = scan(corpus, tmp / "one" / "c.db", two_processes=False)
+    one_report, one = scan(corpus, tmp / "one" / "c.db", two_processes=False)
+    monkeypatch.setattr(pipeline, "BATCH_TURNS", batch_turns)  # many batches a file: deaths mid-file
     me = os.getpid()
     count = [0]
 
-    def dying(found: Any, settings: Settings, row: Any) -> Iterator[pipeline.FileStep]:
-        if os.getpid() != me:
-            count[0] += 1
-            if count[0] > dies_at and when == "before":
-                os.kill(os.getpid(), signal.SIGKILL)
-            if count[0] > dies_at:
-                yield from READ_FILE(found, settings, row)
-                os.kill(os.getpid(), signal.SIGKILL)
-        yield from READ_FILE(found, settings, row)
+    def dying(found: Any, settings: Settings, row: Any, **how: bool) -> Iterator[pipeline.FileStep]:
+        for step in READ_FILE(found, settings, row, **how):
+            if os.getpid() != me:
+                count[0] += 1
+                if count[0] > dies_at:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            yield step
 
     monkeypatch.setattr(pipeline, "read_file", dying)
-    _, two = scan(corpus, tmp / "two" / "c.db", two_processes=True)
+    two_report, two = scan(corpus, tmp / "two" / "c.db", two_processes=True)
     assert two == one
+    same_report(two_report, one_report)
+
+
+@pytest.mark.parametrize("moved_at", [1, 4, 9])
+def test_a_batch_another_process_stored_first_is_read_on_here(
+    corpus: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved_at: int
+) -> None:
+    """The n-th batch finds its cursor moved (another process stored those lines): whether the child
+    or this process read it, the file is read on here from the cursor stored, the child's later
+    steps for it are not waited for, and the database and the report are the serial scan's."""
+    one_report, one = scan(corpus, tmp_path / "one" / "c.db", two_processes=False)
+    monkeypatch.setattr(pipeline, "BATCH_TURNS", 5)
+    inner, batches = pipeline._apply, [0]
+
+    def moved_once(store: Store, found: Any, step: Any, settings: Settings, report: Any) -> None:
+        if isinstance(step, pipeline.StoreBatch):
+            batches[0] += 1
+            if batches[0] == moved_at:
+                raise CursorMoved("stored meanwhile (the test's)")
+        inner(store, found, step, settings, report)
+
+    monkeypatch.setattr(pipeline, "_apply", moved_once)
+    two_report, two = scan(corpus, tmp_path / "two" / "c.db", two_processes=True)
+    assert batches[0] > moved_at
+    assert two == one
+    same_report(two_report, one_report)
 
 
 def test_no_second_process_beside_other_threads(corpus: Settings, tmp_path: Path,
@@ -150,13 +189,15 @@ def test_no_second_process_beside_other_threads(corpus: Settings, tmp_path: Path
 def test_the_child_share(sizes: list[int]) -> None:
     theirs = read_ahead.child_share(sizes)
     total = sum(sizes)
-    if total < read_ahead.MIN_BYTES or len(sizes) < 2:
+    if total < read_ahead.MIN_BYTES:
         assert theirs == set()
         return
+    if len(sizes) == 1:
+        assert theirs == {0}  # read there, stored here as it comes
+        return
     given_bytes = sum(sizes[i] for i in theirs)
-    assert all(sizes[i] <= read_ahead.MAX_CHILD_FILE for i in theirs)
     assert given_bytes <= read_ahead.CHILD_SHARE * total + 1e-6
-    assert len(theirs) < len(sizes) or not theirs  # this process always reads something
+    assert len(theirs) < len(sizes) or not theirs  # of several files, this process reads some
 
 
 def test_a_child_far_ahead_waits_and_what_is_taken_is_released(
@@ -170,6 +211,26 @@ def test_a_child_far_ahead_waits_and_what_is_taken_is_released(
     report, two = scan(corpus, tmp_path / "two" / "c.db", two_processes=True)
     assert two == one
     assert len(read_here) < report.files_read
+
+
+def test_a_batch_comes_out_of_pickle_as_it_went_in() -> None:
+    """Batches travel between the processes pickled flat (pipeline._Batch.__reduce__): every field
+    of every turn, the session and the counts come back equal, and of the same types."""
+    batch = pipeline._Batch()
+    batch.turns = [
+        ScannedTurn(TurnDraft("u1", Role.USER, "hello", ("a.py", "b.py"), "2026-01-01T00:00:00Z", "m1",
+                              {"aws_access_key": 2}), 3, 40, 7),
+        ScannedTurn(TurnDraft("a1", Role.ASSISTANT, "é \x00 [REDACTED:x]"), 4, 12, 5),
+    ]
+    batch.add_session(SessionInfo("s1", "claude", cwd="/w", title="t", cwds=("/w", "/x")))
+    batch.dropped.update({"progress": 120})
+    batch.drop_records.update({"progress": 2})
+    batch.problems.append(LineProblem(9, "bad line"))
+    batch.bytes = 999
+    back = pickle.loads(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+    assert vars(back) == vars(batch)
+    assert [type(t) for t in back.turns] == [ScannedTurn, ScannedTurn]
+    assert [type(t.draft.role) for t in back.turns] == [Role, Role]
 
 
 def test_released_pages_are_given_back() -> None:
@@ -243,15 +304,19 @@ def test_steps_that_do_not_load_stop_the_child(corpus: Settings, tmp_path: Path,
     """A delivery that cannot be used (here: the second file the child reads) ends the child: this
     process reads that file and every later one of the child's itself, without waiting on it."""
     _, one = scan(corpus, tmp_path / "one" / "c.db", two_processes=False)
-    inner, taken = read_ahead._take, [0]
+    inner, files_done, after_failure = read_ahead._take, [0], [0]
 
-    def failing(announced: Any, results: int, index: int) -> list[Any] | None:
-        taken[0] += 1
-        return None if taken[0] == 2 else inner(announced, results, index)
+    def failing(announced: Any, results: int, index: int) -> Any:
+        if files_done[0] == 1:  # the first step of the child's second file
+            after_failure[0] += 1
+            return None
+        step = inner(announced, results, index)
+        files_done[0] += step is read_ahead.DONE
+        return step
 
     monkeypatch.setattr(read_ahead, "_take", failing)
     read_here = parent_reads(monkeypatch)
     report, two = scan(corpus, tmp_path / "two" / "c.db", two_processes=True)
     assert two == one
-    assert taken[0] == 2  # nothing asked of the child after the failure
+    assert after_failure[0] == 1  # nothing asked of the child after the failure
     assert len(read_here) == report.files_read - 1  # only its first file came from the child

@@ -171,8 +171,10 @@ class IngestMixin(StoreBase):
                 [(session_id, kind, n) for kind, n in redacted.items()],
             )
             seq += len(rows)
-            first_ts = next((r[6] for r in rows if r[6]), None)
-            last_ts = next((r[6] for r in reversed(rows) if r[6]), None)
+            # The session's span: the earliest and latest stamps, whatever order the records are in
+            # and however the file was cut into batches (a cold scan and a daemon's reads agree).
+            stamps = [r[6] for r in rows if r[6]]
+            first_ts, last_ts = (min(stamps), max(stamps)) if stamps else (None, None)
             chunks = 0
             if chunk_tokens is not None and rows:
                 # turns of the session stored earlier without chunks come first (usually none)
@@ -184,9 +186,10 @@ class IngestMixin(StoreBase):
                 if older:
                     c.execute("UPDATE turns SET chunked = 1 WHERE session_id = ? AND chunked = 0", (session_id,))
             c.execute(
-                "UPDATE sessions SET turns = ?, updated_at = ?, first_ts = coalesce(first_ts, ?),"
+                "UPDATE sessions SET turns = ?, updated_at = ?,"
+                " first_ts = CASE WHEN first_ts IS NULL OR ? < first_ts THEN ? ELSE first_ts END,"
                 " last_ts = CASE WHEN ? > coalesce(last_ts, '') THEN ? ELSE last_ts END WHERE id = ?",
-                (seq, now, first_ts, last_ts or "", last_ts, session_id),
+                (seq, now, first_ts, first_ts, last_ts or "", last_ts, session_id),
             )
             for policy in (dropped + drop_records):
                 records, chars = drop_records.get(policy, 0), dropped.get(policy, 0)
