@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import checkpoint
 from checkpoint import config, pipeline
 from checkpoint.model import (
     Citation,
@@ -40,25 +41,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-tokens", type=int, help="token budget of one chunk")
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("checkpoint")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
-
-
 class _VersionAction(argparse.Action):
-    """`--version`, its version looked up only when asked: importlib.metadata costs ~25 ms of CPU at
-    every start (its imports and a walk of sys.path), which a scan would pay for nothing."""
+    """`--version`: the package's own `__version__` (the one pyproject.toml reads)."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        sys.stdout.write(f"checkpoint {_version()}\n")
+        sys.stdout.write(f"checkpoint {checkpoint.__version__}\n")
         parser.exit()
 
 

@@ -7,13 +7,13 @@ import asyncio
 import logging
 import threading
 from collections.abc import Coroutine
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
+import checkpoint
 from checkpoint import config
 from checkpoint.server.events import EventBus
 from checkpoint.server.feature import Feature
@@ -27,17 +27,10 @@ from checkpoint.server.workspace import Folders
 log = logging.getLogger("checkpoint.server")
 
 
-def _version() -> str:
-    try:
-        return version("checkpoint")
-    except PackageNotFoundError:
-        return "0"
-
-
 class CheckpointServer(LanguageServer):
     def __init__(self, flags: dict[str, Any] | None = None) -> None:
-        super().__init__(SERVER_NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=CheckpointProtocol)
+        super().__init__(SERVER_NAME, checkpoint.__version__, protocol_cls=CheckpointProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.flags = dict(flags or {})
         self.settings: config.Settings = config.load(self.flags)
         self.daemon_settings = ServerSettings()
