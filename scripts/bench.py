@@ -137,7 +137,7 @@ def checkpoint_cmd() -> list[str]:
     script = Path(sys.executable).parent / "checkpoint"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from checkpoint.cli import main; sys.exit(main())"]
+    return [sys.executable, "-m", "checkpoint"]
 
 
 def scan_cmd(db: Path, *roots: Path) -> list[str]:

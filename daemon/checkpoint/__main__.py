@@ -1,5 +1,5 @@
 """`python -m checkpoint ...`: the same as the `checkpoint` console script."""
 
-from checkpoint.cli import main
+from checkpoint.startup import main
 
 raise SystemExit(main())

@@ -164,7 +164,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"checkpoint: error in the settings: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
+        from checkpoint.startup import long_lived_imports
+
+        with long_lived_imports():
+            from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
 
         return serve(flags)  # the editor's settings come on top; a bad one is said in the editor
     try:

@@ -1,9 +1,9 @@
 """The layers of daemon/checkpoint import downwards only.
 
 - Below the front ends (everything but `checkpoint.cli`, `checkpoint.server`, `checkpoint.agent` and
-  `checkpoint.__main__`: the pipeline and the run layer, the store, the sources, the extractors,
-  config, model...) nothing imports a front end: a new front end (an MCP server, hooks) must be able
-  to reuse them whole.
+  the entry, `checkpoint.__main__` and `checkpoint.startup`: the pipeline and the run layer, the
+  store, the sources, the extractors, config, model...) nothing imports a front end: a new front end
+  (an MCP server, hooks) must be able to reuse them whole.
 - The daemon never imports the CLI: what they share is the run layer (`checkpoint.runner`).
 - The agent front ends (MCP server, hooks) import neither the CLI nor the daemon, and only the MCP
   server imports the MCP SDK; the CLI loads them only for `checkpoint mcp` / `checkpoint hook`, so
@@ -28,7 +28,8 @@ import checkpoint
 
 PACKAGE_DIR = Path(checkpoint.__file__).resolve().parent
 
-FRONT_ENDS = ("checkpoint.cli", "checkpoint.server", "checkpoint.agent", "checkpoint.__main__")
+FRONT_ENDS = ("checkpoint.cli", "checkpoint.server", "checkpoint.agent", "checkpoint.__main__",
+              "checkpoint.startup")
 
 
 @dataclass(frozen=True)
