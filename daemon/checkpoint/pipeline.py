@@ -119,11 +119,15 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     sizes = [_unread_bytes(found, row) for found, row in to_read] if two_processes else []  # none: all read here
 
     def child_reads(job: tuple[FoundFile, FileRow | None]) -> Iterator[FileStep]:
-        # The child only parses: this process redacts what it hands over (it has the time, storing
-        # waits on the child) and stores it.
+        # The child parses: this process redacts what it hands over (it has the time, storing waits on
+        # the child) and stores it, unless it falls far behind (see read_ahead's `finish`).
         return read_file(job[0], settings, job[1], handover=True)
 
-    with contextlib.closing(read_ahead.read_ahead(to_read, sizes, child_reads)) as read_there:
+    def child_redacts(step: FileStep) -> FileStep:
+        _redact_step(step, settings)
+        return step
+
+    with contextlib.closing(read_ahead.read_ahead(to_read, sizes, child_reads, child_redacts)) as read_there:
         for (found, row), steps in zip(to_read, read_there, strict=True):
             _ingest_file(store, found, settings, report, row, steps)
     _notice_vanished(store, report, seen, known)
@@ -230,7 +234,7 @@ class StoreBatch:
     session_id: str
     reader_state: dict[str, Any]
     batch: _Batch
-    redacted: bool  # False: read by a process that leaves redaction to the one that stores it
+    redacted: bool  # False: read by a process that left redaction to the one that stores it
 
 
 @dataclass
@@ -253,11 +257,8 @@ def _apply(store: Store, found: FoundFile, step: FileStep, settings: Settings, r
     elif isinstance(step, Unreadable):
         _unreadable(store, report, step.path, step.why)
     else:
+        _redact_step(step, settings)
         batch = step.batch
-        if not step.redacted:
-            redactor = redact.redactor(settings.redact, settings.redact_patterns)
-            if redactor.detectors:
-                _redact_batch(redactor, batch)
         added = store.ingest(
             step.cursor, found.role.agent, step.session_id, found.role.subagent, step.reader_state, batch.turns,
             batch.session, batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
@@ -405,6 +406,15 @@ def _ingest_database(store: Store, reader: DatabaseReader, path: Path, settings:
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)
+
+
+def _redact_step(step: FileStep, settings: Settings) -> None:
+    """A batch read for another process (read_file's `handover`) redacted, once, before it is stored."""
+    if isinstance(step, StoreBatch) and not step.redacted:
+        redactor = redact.redactor(settings.redact, settings.redact_patterns)
+        if redactor.detectors:
+            _redact_batch(redactor, step.batch)
+        step.redacted = True
 
 
 def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:

@@ -42,6 +42,8 @@ MIN_BYTES = 4 << 20
 CHILD_SHARE = 0.7
 # What the child may have written that this process has not taken yet (beyond one step).
 AHEAD_BYTES = 64 << 20
+# How far behind this process may fall before the child does the steps' `finish` work itself.
+FINISH_BEHIND = AHEAD_BYTES // 2
 _TAKEN = struct.Struct("<q")  # at offset 0 of the memfd: the end of what this process has taken
 DONE = object()  # _take's answer once a file's steps are all handed over
 
@@ -75,11 +77,15 @@ def child_share(sizes: Sequence[int]) -> set[int]:
     return theirs if given else set()
 
 
-def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], Iterator[Any]]
-               ) -> Generator[Iterator[Any] | None, None, None]:
+def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], Iterator[Any]],
+               finish: Callable[[Any], Any] | None = None) -> Generator[Iterator[Any] | None, None, None]:
     """For each job, in order: the steps the child reads for it, each as soon as it is handed over (an
     iterator that raises NotDelivered if the child stops partway), or None where this process is to
-    read it (its share, and every file after the child stopped)."""
+    read it (its share, and every file after the child stopped).
+
+    `finish`: work on a step that either process may do, left to this one. The child does it itself
+    once this one falls more than FINISH_BEHIND bytes behind, rather than wait for room later (a
+    session of 1 GB, whose store slows down as the session grows)."""
     theirs = child_share(sizes) if possible() else set()
     if not theirs:
         yield from (None for _ in jobs)
@@ -92,7 +98,7 @@ def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], 
         pid = os.fork()
         if pid == 0:  # the child
             os.close(announce_r)
-            _child(jobs, sorted(theirs), read, results, announce_w, parent)
+            _child(jobs, sorted(theirs), read, finish, results, announce_w, parent)
         os.close(announce_w)
         with os.fdopen(announce_r, "rb") as announced:
             handover = _Handover(announced, results, pid)
@@ -130,8 +136,8 @@ class _Handover:
         _stop(self.pid)
 
 
-def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator[Any]], out: int,
-           announce: int, parent: int) -> None:
+def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator[Any]],
+           finish: Callable[[Any], Any] | None, out: int, announce: int, parent: int) -> None:
     import pickle  # here and in _take: loaded only by a scan that forks
 
     code = 1
@@ -139,6 +145,8 @@ def _child(jobs: Sequence[Job], share: list[int], read: Callable[[Job], Iterator
         offset = _TAKEN.size
         for index in share:
             for step in read(jobs[index]):
+                if finish is not None and offset - _taken(out) > FINISH_BEHIND:
+                    step = finish(step)
                 # Pickled as it comes: a later step changes the reader state an earlier one holds.
                 blob = pickle.dumps(step, pickle.HIGHEST_PROTOCOL)
                 while (taken := _taken(out)) < offset and offset - taken + len(blob) > AHEAD_BYTES:

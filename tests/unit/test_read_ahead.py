@@ -104,6 +104,23 @@ def test_two_processes_store_what_one_does(corpus_name: str, corpus: Settings, t
     assert 0 < len(read_here) < one_report.files_read  # the child read the others
 
 
+@pytest.mark.parametrize("redacted_by", ["this process", "the child"])
+def test_what_the_child_reads_is_redacted_by_either_process_alike(
+    corpus: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, redacted_by: str
+) -> None:
+    """The child parses; this process redacts what it is handed, or the child does once this one is
+    far behind: either way the stored text is the serial scan's, with the same redactions counted."""
+    settings = replace(corpus, redact_patterns={"word": r"\b[Ff]iles?\b"})  # in several samples
+    one_report, one = scan(settings, tmp_path / "one" / "c.db", two_processes=False)
+    monkeypatch.setattr(read_ahead, "FINISH_BEHIND", -1 if redacted_by == "the child" else 1 << 60)
+    read_here = parent_reads(monkeypatch)
+    two_report, two = scan(settings, tmp_path / "two" / "c.db", two_processes=True)
+    assert sum(one_report.redacted.values()) > 20 and len(read_here) < one_report.files_read
+    assert not any(" files " in row[4] for row in two["turns"])
+    assert two == one
+    same_report(two_report, one_report)
+
+
 def test_how_a_file_is_cut_into_batches_changes_nothing_stored(
     corpus: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
