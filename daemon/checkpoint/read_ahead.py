@@ -15,8 +15,8 @@ announced on a pipe once written and stored here as soon as it is (a file of 1 G
 it is read), so that neither process waits for the other; but the child stays at most AHEAD_BYTES
 ahead of what this process has taken (whose offset the memfd's first bytes hold), and what is taken
 is released (its pages punched out), so that the memory a scan holds is bounded whatever the
-history's size. Only on Linux, only from a process with one
-thread (fork copies no other thread, and a lock one of them held would stay held in the child).
+history's size. Only on Linux, only from a process with one thread (fork copies no other thread,
+and a lock one of them held would stay held in the child).
 """
 
 from __future__ import annotations
