@@ -77,7 +77,7 @@ from scripts.bench_corpus import (
     write_session,
 )
 from scripts.bench_report import Figure, fmt, log, show
-from scripts.bench_snippets import FLOOR, LEAST_PIPELINE, SCAN_PHASES, STAT_FLOOR, TREE_FLOOR
+from scripts.bench_snippets import FAKE_API, FLOOR, LEAST_PIPELINE, SCAN_PHASES, STAT_FLOOR, TREE_FLOOR
 
 MB = 1_000_000
 
@@ -605,7 +605,8 @@ class Bench:
                 self.add(Figure(
                     f"extraction via Anthropic extractor + fake API ({chunks} chunks, c={concurrency})",
                     via_api, ideal, "s", "ratio <= 1.2", via_api <= 1.2 * ideal,
-                    note="the real extractor over HTTP to tests/support/fake_anthropic.py answering after L",
+                    note="the real extractor over HTTP to tests/support/fake_anthropic.py (a process of its "
+                         "own) answering after L",
                 ))
         finally:
             store.close()
@@ -619,22 +620,31 @@ class Bench:
             import anthropic
 
             from checkpoint.extract.anthropic import AnthropicExtractor
-            from tests.support.fake_anthropic import serve
         except ImportError as exc:
             log(f"skipping extraction through the fake API: {exc}")
             return None
         settings = config.Settings(db=store.path, sources=[], chunk_tokens=2000)
+        fake = subprocess.Popen([sys.executable, "-c", FAKE_API, str(latency)], cwd=REPO, env=self.env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert fake.stdin is not None and fake.stdout is not None
         try:
-            with serve(latency=latency) as fake:
-                client = anthropic.Anthropic(base_url=fake.base_url, api_key="bench", max_retries=0, timeout=30)
-                extractor = AnthropicExtractor(settings, client=client)
-                start = time.perf_counter()
-                report = runner.extract_due(store, extractor, runner.RunOptions(
-                    runner.Budget(max_requests=chunks), concurrency=concurrency))
-                wall = time.perf_counter() - start
-        except TypeError as exc:  # the extractor or the fake changed shape: say so, measure the rest
+            base_url = fake.stdout.readline().strip()
+            if not base_url:
+                log("skipping extraction through the fake API: it did not start")
+                return None
+            client = anthropic.Anthropic(base_url=base_url, api_key="bench", max_retries=0, timeout=30)
+            extractor = AnthropicExtractor(settings, client=client)
+            start = time.perf_counter()
+            report = runner.extract_due(store, extractor, runner.RunOptions(
+                runner.Budget(max_requests=chunks), concurrency=concurrency))
+            wall = time.perf_counter() - start
+        except TypeError as exc:  # the extractor changed shape: say so, measure the rest
             log(f"skipping extraction through the fake API: {exc}")
             return None
+        finally:
+            fake.stdin.close()
+            if fake.wait(timeout=30) != 0:
+                raise RuntimeError(f"the fake API failed (exit {fake.returncode}): see its stderr above")
         if report.captured != chunks:
             log(f"extraction through the fake API captured {report.captured} of {chunks}: {report.failures[:3]}")
             return None

@@ -1,6 +1,6 @@
 """The programs scripts/bench.py runs in fresh processes beside ours: the floors (python + orjson
 parsing every line), the least Python pipeline that stores the same turns, the scan's phases timed
-in one process, a bare walk and stat."""
+in one process, a bare walk and stat, the fake Anthropic API."""
 
 FLOOR = """
 import sys, orjson
@@ -97,4 +97,15 @@ for root in sys.argv[1:]:
     for dirpath, _, names in os.walk(root):
         for name in names:
             os.stat(os.path.join(dirpath, name))
+"""
+
+# The fake Anthropic API in a process of its own, as the real one is on another machine: its own CPU
+# (HTTP, JSON) then takes nothing from the extractor's threads. Says its address, serves until its
+# stdin closes; an error of its threads makes it exit non-zero.
+FAKE_API = """
+import sys
+from tests.support.fake_anthropic import serve
+with serve(latency=float(sys.argv[1])) as fake:
+    print(fake.base_url, flush=True)
+    sys.stdin.read()
 """
