@@ -22,30 +22,20 @@ import os
 import random
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 def _lines_and_strings(root: Path) -> list[str]:
+    from checkpoint.sources.base import strings_in
+
     out: list[str] = []
     for path in sorted(root.rglob("*.jsonl")):
         for line in path.read_text(errors="replace").splitlines():
             out.append(line)
             with contextlib.suppress(ValueError):
-                out += [s for s in _strings(json.loads(line)) if len(s) > 3]
+                out += [s for s in strings_in(json.loads(line)) if len(s) > 3]
     return out
 
 

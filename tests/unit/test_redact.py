@@ -10,7 +10,6 @@ import os
 import random
 import re
 import string
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from checkpoint.redact import anchors as anchor_derivation
 from checkpoint.redact import cache as redact_cache
 from checkpoint.redact import gate as anchor_gate
 from checkpoint.redact import plugins as detect_secrets_plugins
+from checkpoint.sources.base import strings_in
 from checkpoint.store import Store
 from scripts import secrets_corpus
 from tests.support.samples import SAMPLES
@@ -329,22 +329,12 @@ def _json_escaped(text: str, slash: bool) -> str:
 
 def _sample_texts() -> list[str]:
     """Every line of the real samples (JSON, escapes and all), and every string in them."""
-    def strings(value: object) -> Iterator[str]:
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, dict):
-            for v in value.values():
-                yield from strings(v)
-        elif isinstance(value, list):
-            for v in value:
-                yield from strings(v)
-
     out: list[str] = []
     for path in sorted(SAMPLES.rglob("*.jsonl")):
         for line in path.read_text(errors="replace").splitlines():
             out.append(line)
             with contextlib.suppress(ValueError):
-                out += [s for s in strings(json.loads(line)) if len(s) > 3]
+                out += [s for s in strings_in(json.loads(line)) if len(s) > 3]
     return out
 
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from checkpoint.sources.base import strings_in
+
 _TOOL_LINE = re.compile(r"^\[tool (\w+)\] (\{.*\})\s*$", re.MULTILINE)
 _PATCH_FILE = re.compile(r"^\*\*\* (Update|Add) File: (.+?)\s*$")
 MIN_DISTINCT = 8  # a line shorter than this ("}", "return x") says nothing about where we are
@@ -79,7 +81,7 @@ def _patches(text: str) -> Iterator[str]:
             args = json.loads(line[start:])
         except ValueError:
             continue
-        for value in _strings(args):
+        for value in strings_in(args):
             if "*** Begin Patch" in value:
                 found = True
                 yield value
@@ -87,15 +89,6 @@ def _patches(text: str) -> Iterator[str]:
         yield text[text.index("*** Begin Patch") :]
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
 
 
 def _patch_edits(patch: str, cwd: str | None) -> Iterator[Edit]:

@@ -255,6 +255,18 @@ def _split_joined(data: bytes, notes: list[str], original: Exception) -> tuple[l
     return objects, notes
 
 
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a decoded JSON value, depth first (keys left out)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_in(v)
+
+
 def text_of(value: Any) -> str:
     """Best-effort text of a content field that may be a string, one block, or a list of blocks."""
     if isinstance(value, str):
