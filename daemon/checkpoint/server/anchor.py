@@ -89,8 +89,6 @@ def _patches(text: str) -> Iterator[str]:
         yield text[text.index("*** Begin Patch") :]
 
 
-
-
 def _patch_edits(patch: str, cwd: str | None) -> Iterator[Edit]:
     """The new side of each hunk (context and added lines) of an apply_patch body."""
     path: str | None = None

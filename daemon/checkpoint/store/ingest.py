@@ -47,7 +47,6 @@ def _costs(rows: Sequence[tuple[Any, ...]]) -> list[chunker.TurnCost]:
     return [new(cost, (r[2], r[10], r[11])) for r in rows]
 
 
-
 _FILE_COLUMNS = (
     "path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
     " agent, session_id, subagent, reader_state, missing"
@@ -63,9 +62,6 @@ def _file_row(row: Sequence[Any]) -> FileRow:
         state_json=row[12],
         missing=bool(row[13]),
     )
-
-
-
 
 
 class IngestMixin(StoreBase):

@@ -39,7 +39,6 @@ class FileRow(NamedTuple):
         return state
 
 
-
 class Ingested(NamedTuple):
     turns: int  # turns added
     chunks: int  # chunks created for them
