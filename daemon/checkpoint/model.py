@@ -74,6 +74,15 @@ class FileCursor:
     head_len: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    """What an agent wrote to a file in one tool call: the file (absolute when the session's folder
+    was known) and the text written there (a whole file's content, or the new side of a change)."""
+
+    path: str
+    text: str
+
+
 @dataclass(slots=True)
 class TurnDraft:
     """A turn as a reader sees it; the store gives it its place (seq) in the session."""
@@ -85,6 +94,7 @@ class TurnDraft:
     timestamp: str | None = None
     message_id: str | None = None
     redacted: dict[str, int] | None = None  # secrets the pipeline replaced in `text`, by kind
+    edits: tuple[FileEdit, ...] = ()  # what the turn's tool calls wrote to files, in order
 
 
 class ScannedTurn(NamedTuple):

@@ -28,6 +28,7 @@ from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract.prompt import planned_header
 from checkpoint.model import (
     FileCursor,
+    FileEdit,
     LineProblem,
     ProblemKind,
     ReadProblem,
@@ -41,6 +42,7 @@ from checkpoint.model import (
 from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
+from checkpoint.sources.stored_edits import TOOL_CALL_MARK, stored_edits
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
     RawLine,
@@ -92,6 +94,7 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     process (see read_ahead); the database it writes is the same."""
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
+    store.backfill_edits(stored_edits, TOOL_CALL_MARK)  # once, for turns stored before edits were
     # One query, not one per file (a rescan of many files is stat-bound), of the files under the roots
     # only: the daemon's scan of one directory costs the same however many transcripts the store knows.
     known = store.file_cursors(under=[str(r) for r in report.roots])
@@ -183,7 +186,8 @@ class _Batch:
         # Pickled (read_ahead hands batches between processes) with each turn as a tuple of plain
         # values, which pickle writes and reads without a Python call; objects reduced one by one
         # cost 2-3x as much (a 100 MB session: 1.0 s of its CPU, against 0.45 s).
-        flat = [(d.id, d.role._value_, d.text, d.files, d.timestamp, d.message_id, d.redacted, line, tokens, header)
+        flat = [(d.id, d.role._value_, d.text, d.files, d.timestamp, d.message_id, d.redacted,
+                 tuple((e.path, e.text) for e in d.edits) if d.edits else (), line, tokens, header)
                 for d, line, tokens, header in self.turns]
         return _unpickled_batch, (flat, self.session, self.dropped, self.drop_records, self.problems, self.bytes)
 
@@ -195,8 +199,10 @@ def _unpickled_batch(flat: list[tuple[Any, ...]], session: SessionInfo | None, d
                      drop_records: Counter[str], problems: list[LineProblem], size: int) -> _Batch:
     batch = _Batch()
     new, roles = tuple.__new__, _ROLES
-    batch.turns = [new(ScannedTurn, (TurnDraft(i, roles[role], text, files, ts, message, found), line, tokens, header))
-                   for i, role, text, files, ts, message, found, line, tokens, header in flat]
+    batch.turns = [new(ScannedTurn, (TurnDraft(i, roles[role], text, files, ts, message, found,
+                                               tuple(FileEdit(*e) for e in edits) if edits else ()),
+                                     line, tokens, header))
+                   for i, role, text, files, ts, message, found, edits, line, tokens, header in flat]
     batch.session, batch.dropped, batch.drop_records, batch.problems, batch.bytes = (
         session, dropped, drop_records, problems, size)
     return batch
@@ -430,6 +436,7 @@ def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
             new_title = " ".join(result.text.split())[:120]  # the title a reader made of this prompt
         draft.text, draft.redacted = result.text, result.found
         turns[i] = ScannedTurn(draft, line_no, header + estimate_tokens(result.text), header)
+    _redact_edits(redactor, turns)
     if batch.session is not None and title:
         new_title = new_title if new_title is not None else redactor.redact(title).text
         if new_title != title:
@@ -438,6 +445,24 @@ def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
         fixed = redactor.redact_many([p.message for p in batch.problems])
         for i, result in fixed.items():
             batch.problems[i] = batch.problems[i]._replace(message=result.text)
+
+
+def _redact_edits(redactor: redact.Redactor, turns: list[ScannedTurn]) -> None:
+    """Secrets out of what the turns wrote to files, as out of their text (counted there: a call's
+    arguments in the text hold the same secret)."""
+    edited = [turn[0] for turn in turns if turn[0].edits]
+    if not edited:
+        return
+    texts = [edit.text for draft in edited for edit in draft.edits]
+    fixed = redactor.redact_many(texts)
+    if not fixed:
+        return
+    at = 0
+    for draft in edited:
+        count = len(draft.edits)
+        draft.edits = tuple(replace(edit, text=fixed[at + n].text) if at + n in fixed else edit
+                            for n, edit in enumerate(draft.edits))
+        at += count
 
 
 _REREAD = "re-read from the start (turns already stored are kept, not duplicated)"

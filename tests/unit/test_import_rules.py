@@ -188,3 +188,44 @@ def test_scan_status_and_hooks_start_without_the_heavy_packages(tmp_path: Path) 
         loaded = loaded_by(quiet + f"    cli.main({command!r})", env)
         assert "checkpoint" in loaded
         assert not loaded & {"mcp", "pydantic", "anthropic", "pygls"}, (command, loaded & {"mcp", "pydantic"})
+
+
+# How agents write their tool calls and reasoning into turn text: only sources/ holds it as code.
+AGENT_FORMATS = ("[tool ", "MultiEdit", "apply_patch", "(thinking)", "(reasoning)")
+
+
+def format_literals(root: Path) -> list[str]:
+    """String literals (not docstrings, not comments) outside `sources/` that hold an agent's format."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if within(module_name(path, root), ("checkpoint.sources",)):
+            continue
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and any(mark in node.value for mark in AGENT_FORMATS)):
+                found.append(f"{path}:{node.lineno}: {node.value[:60]!r}")
+    return found
+
+
+def test_only_the_sources_hold_an_agents_tool_call_format() -> None:
+    found = format_literals(PACKAGE_DIR)
+    assert not found, "an agent's turn-text format outside checkpoint.sources:\n" + "\n".join(found)
+
+
+def test_the_format_check_sees_literals_not_prose(tmp_path: Path) -> None:
+    root = tmp_path / "checkpoint"
+    (root / "sources").mkdir(parents=True)
+    (root / "sources" / "reader.py").write_text('TOOL = "[tool "\n')
+    (root / "server.py").write_text(
+        '"""Parses `[tool Edit]` lines."""\n'
+        "# (thinking) in a comment\n"
+        "def f() -> str:\n"
+        '    """MultiEdit, apply_patch."""\n'
+        '    return f"[tool {1}]" + "(reasoning) "\n'
+    )
+    assert [line.split(": ", 1)[0] for line in format_literals(root)] == [f"{root / 'server.py'}:5"] * 2

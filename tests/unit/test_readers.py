@@ -13,7 +13,7 @@ import pytest
 
 from checkpoint import pipeline
 from checkpoint.config import Settings
-from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, ReadProblem, Role, SessionInfo, TurnDraft
+from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, FileEdit, ReadProblem, Role, SessionInfo, TurnDraft
 from checkpoint.sources import READERS, locate, transcript_paths
 from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, decode_line, line_id
 from checkpoint.sources.claude_code import ClaudeCodeReader
@@ -120,7 +120,8 @@ def test_claude_prompt_edit_and_its_result() -> None:
         TurnDraft("u1", Role.USER, "rename foo to bar in a.py", (), "2026-01-05T10:00:00.000Z", None),
         TurnDraft("a1", Role.TOOL,
                   '[tool Edit] {"file_path":"/home/me/w/a.py","old_string":"foo","new_string":"bar",'
-                  '"replace_all":false}', (), "2026-01-05T10:00:02.000Z", "msg_1"),
+                  '"replace_all":false}', (), "2026-01-05T10:00:02.000Z", "msg_1",
+                  edits=(FileEdit("/home/me/w/a.py", "bar"),)),
         TurnDraft("u2", Role.TOOL, "[tool result]\nThe file /home/me/w/a.py has been updated.", ("/home/me/w/a.py",),
                   "2026-01-05T10:00:03.000Z", None),
     ]
@@ -585,7 +586,7 @@ def test_codex_turn_with_a_patch() -> None:
         TurnDraft(line_id(raw[3]), Role.USER, "rename foo to bar in a.py", (), "2026-01-05T10:00:01.002Z"),
         TurnDraft(line_id(raw[5]), Role.TOOL,
                   "[tool apply_patch] *** Begin Patch\n*** Update File: a.py\n@@\n-foo()\n+bar()\n*** End Patch\n",
-                  (), "2026-01-05T10:00:04.000Z"),
+                  (), "2026-01-05T10:00:04.000Z", edits=(FileEdit("/home/me/w/a.py", "bar()"),)),
         TurnDraft(line_id(raw[6]), Role.TOOL, "[patch applied]\nupdate /home/me/w/a.py", ("/home/me/w/a.py",),
                   "2026-01-05T10:00:04.300Z"),
         TurnDraft(line_id(raw[7]), Role.TOOL, "[tool result]\nSuccess. Updated the following files:\nM a.py\n", (),

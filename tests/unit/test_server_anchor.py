@@ -1,42 +1,9 @@
-"""Finding what a session wrote in its turns' text, and where it still is in a file."""
+"""Where what a session wrote to a file still is in it; the daemon's settings."""
 
 from __future__ import annotations
 
-import json
-
-from checkpoint.server.anchor import Edit, Span, edits_in, locate
+from checkpoint.server.anchor import Span, locate
 from checkpoint.server.settings import ServerSettings, engine_overrides, resolve
-
-
-def test_claude_edit_multiedit_and_write_calls_yield_what_they_wrote() -> None:
-    text = "\n".join([
-        "Let me change it.",
-        "[tool Edit] " + json.dumps({"file_path": "/w/a.py", "old_string": "x", "new_string": "y = 1\nz = 2"}),
-        "[tool MultiEdit] " + json.dumps({"file_path": "b.py", "edits": [
-            {"old_string": "a", "new_string": "first()"}, {"old_string": "b", "new_string": "second()"}]}),
-        "[tool Write] " + json.dumps({"file_path": "/w/c.py", "content": "print('hi')\n"}),
-        "[tool Bash] " + json.dumps({"command": "ls"}),
-    ])
-    assert edits_in(text, cwd="/w") == [
-        Edit("/w/a.py", "y = 1\nz = 2"), Edit("/w/b.py", "first()"), Edit("/w/b.py", "second()"),
-        Edit("/w/c.py", "print('hi')\n"),
-    ]
-
-
-def test_codex_apply_patch_raw_and_inside_json_arguments() -> None:
-    patch = "\n".join([
-        "*** Begin Patch", "*** Update File: src/q.py", "@@ class Queue:", " def put(self, job):",
-        "-    pass", "+    self.jobs.append(job)", "@@", "+def size(self):", "+    return len(self.jobs)",
-        "*** Add File: src/new.py", "+NEW = True", "*** Delete File: src/old.py", "*** End Patch",
-    ])
-    expected = [
-        Edit("/repo/src/q.py", "def put(self, job):\n    self.jobs.append(job)"),
-        Edit("/repo/src/q.py", "def size(self):\n    return len(self.jobs)"),
-        Edit("/repo/src/new.py", "NEW = True"),
-    ]
-    assert edits_in(f"[tool apply_patch] {patch}", cwd="/repo") == expected
-    as_json = "[tool shell] " + json.dumps({"command": ["apply_patch", patch]})
-    assert edits_in(as_json, cwd="/repo") == expected
 
 
 def test_locate_whole_text_then_longest_surviving_run_else_nothing() -> None:

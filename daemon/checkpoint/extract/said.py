@@ -1,8 +1,8 @@
 """What a person said in a turn, as whole sentences: the offline extractor's input.
 
 A turn's text as the readers give it also holds what nobody said in the session: the agent's
-private reasoning (`(thinking) ...`, `(reasoning) ...`), its tool calls (`[tool Name] {...}`, written
-after its text), machine notices the harness writes as user text (task notifications, slash-command
+private reasoning and its tool calls, written after its text (where they start: the turn-text owner,
+`sources.turn_text`), machine notices the harness writes as user text (task notifications, slash-command
 wrappers and their output, hook output, "[Request interrupted ...]"), terminal escape codes, code
 blocks and tables. This module removes those and splits the rest into sentences without ever
 cutting one: a sentence too long to be an item is left out whole, never shortened.
@@ -11,6 +11,8 @@ cutting one: a sentence too long to be an item is left out whole, never shortene
 from __future__ import annotations
 
 import re
+
+from checkpoint.sources.turn_text import not_said_from
 
 MIN_LEN, MAX_LEN = 15, 300
 
@@ -30,8 +32,6 @@ _MACHINE_BLOCK = re.compile(
     r"user-prompt-submit-hook|persisted-output)>.*?</\1>",
     re.DOTALL,
 )
-# From here to the end of a turn nothing was said: private reasoning, then tool calls.
-_NOT_SAID_FROM = re.compile(r"^(?:\((?:thinking|reasoning)\) |\[tool [^\]\n]+\] )", re.MULTILINE)
 _LIST_ITEM = re.compile(r"^(?:>\s*)*(?:[-*+]|\d+[.)])\s+")
 _QUOTE = re.compile(r"^(?:>\s*)+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*])")
@@ -44,9 +44,9 @@ def said_text(text: str) -> str:
     text = _ANSI.sub("", text)
     if text.lstrip().startswith(_MACHINE_TURN):
         return ""
-    cut = _NOT_SAID_FROM.search(text)
-    if cut:
-        text = text[: cut.start()]
+    cut = not_said_from(text)
+    if cut is not None:
+        text = text[:cut]
     return _MACHINE_BLOCK.sub("", text)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from checkpoint.model import Citation, ItemRecord, plain_text
+from checkpoint.model import Citation, FileEdit, ItemRecord, plain_text
 from checkpoint.server import anchor
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
@@ -53,7 +53,7 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
     items = store.items()
     by_id = {i.id: i for i in items}
     for item in items:
-        edits: list[anchor.Edit] | None = None
+        edits: list[FileEdit] | None = None
         seen: set[str] = set()
         for path in item.files:
             real = resolve(path, item.cwd)
@@ -62,11 +62,7 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
                 continue
             seen.add(uri)
             if edits is None:
-                edits = [
-                    edit
-                    for turn in store.turn_window(item.session_id, item.turn_ids)
-                    for edit in anchor.edits_in(turn.text, item.cwd)
-                ]
+                edits = store.edits_in_window(item.session_id, item.turn_ids)
             written = tuple(e.text for e in edits if resolve(e.path, item.cwd) == real)
             newer = by_id.get(item.superseded_by) if item.superseded_by else None
             out.setdefault(uri, []).append(Placement(item, path, written, newer))

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, SessionInfo, TurnDraft
+from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, FileEdit, SessionInfo, TurnDraft
 
 JsonObject = dict[str, Any]
 
@@ -62,6 +62,12 @@ class Reader(Protocol):
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         """Turn one decoded line into turns. `state` persists per file between calls and runs."""
+        ...
+
+    def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+        """What a call of this tool with these arguments (decoded JSON, or the raw text) wrote to
+        files, relative paths resolved against `cwd`: the same edits `parse` gives the call's turn.
+        The store asks it for turns stored before their edits were (turn_text.tool_calls)."""
         ...
 
 

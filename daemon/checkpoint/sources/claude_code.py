@@ -28,7 +28,8 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import AGENT_CONTEXT_MARK, Role, SessionInfo, TurnDraft
+from checkpoint.model import AGENT_CONTEXT_MARK, FileEdit, Role, SessionInfo, TurnDraft
+from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     EMPTY_TURN,
     UNKNOWN_RECORD,
@@ -41,6 +42,7 @@ from checkpoint.sources.base import (
     whole_record,
     worked_in,
 )
+from checkpoint.sources.edits import each_edit, file_edit
 from checkpoint.sources.gemini import chat_layout
 
 AGENT = "claude"
@@ -87,6 +89,9 @@ def project_slugs(cwd: Path) -> set[str]:
 
 class ClaudeCodeReader:
     agent = AGENT
+
+    def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+        return edits_of_call(name, arguments, cwd)
 
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
@@ -235,8 +240,7 @@ class ClaudeCodeReader:
         elif is_checkpoint_answer(content):
             out.dropped["checkpoint_context"] += len(str(content))
             content = ""
-        status = " (error)" if block.get("is_error") else ""
-        return f"[tool result{status}]\n{self._said(text_of(content), out)}"
+        return turn_text.tool_result(self._said(text_of(content), out), "error" if block.get("is_error") else None)
 
     def _assistant(self, obj: JsonObject, raw: bytes, state: JsonObject, out: ParsedLine) -> None:
         message = obj.get("message")
@@ -247,6 +251,7 @@ class ClaudeCodeReader:
             return
         texts: list[str] = []
         tool_calls: list[str] = []
+        edits: tuple[FileEdit, ...] = ()
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": text_of(content)}]
         message_id = message.get("id") if isinstance(message.get("id"), str) else None
@@ -261,17 +266,19 @@ class ClaudeCodeReader:
                 texts.append(block["text"])
             elif btype == "thinking" and isinstance(block.get("thinking"), str):
                 if block["thinking"].strip():
-                    texts.append(f"(thinking) {block['thinking']}")
+                    texts.append(turn_text.thinking(block["thinking"]))
                 else:  # display omitted: only a signature
                     out.dropped[EMPTY_TURN] += len(block["thinking"]) or 1
             elif btype == "redacted_thinking":
                 out.dropped["redacted_thinking"] += len(str(block.get("data", "")))
             elif btype in ("tool_use", "server_tool_use"):
                 tool_calls.append(_tool_call(block))
+                if block.get("name") in _EDIT_TOOLS:
+                    edits += edits_of_call(block["name"], block.get("input"), state.get("cwd"))
         role = Role.ASSISTANT if texts else Role.TOOL
         text = "\n".join(texts + tool_calls)
         if text:
-            out.add(TurnDraft(_id(obj, raw), role, text, (), _str(obj.get("timestamp")), message_id))
+            out.add(TurnDraft(_id(obj, raw), role, text, (), _str(obj.get("timestamp")), message_id, edits=edits))
 
     def _attachment(self, obj: JsonObject, raw: bytes, state: JsonObject, out: ParsedLine) -> None:
         attachment = obj.get("attachment")
@@ -431,7 +438,21 @@ def _tool_call(block: JsonObject) -> str:
         rendered = orjson.dumps(tool_input).decode() if tool_input is not None else ""
     except TypeError:
         rendered = str(tool_input)
-    return f"[tool {name}] {rendered}"
+    return turn_text.tool_call(str(name), rendered)
+
+
+_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
+
+
+def edits_of_call(name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+    """Edit and MultiEdit write their `new_string`s, Write its `content`, to `file_path`."""
+    if name not in _EDIT_TOOLS or not isinstance(arguments, dict):
+        return ()
+    path = arguments.get("file_path")
+    if name == "Write":
+        return tuple(file_edit(path, arguments.get("content"), cwd))
+    changes = arguments.get("edits") if name == "MultiEdit" else [arguments]
+    return tuple(each_edit(path, changes, "new_string", cwd))
 
 
 def _applied_files(result: object) -> tuple[str, ...]:

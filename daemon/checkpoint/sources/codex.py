@@ -34,7 +34,8 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.model import FileEdit, Role, SessionInfo, TurnDraft
+from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
     NO_WORDS,
@@ -49,6 +50,7 @@ from checkpoint.sources.base import (
     whole_record,
     worked_in,
 )
+from checkpoint.sources.edits import PATCH_START, decoded, patch_edits
 
 AGENT = "codex"
 _SESSION_IN_NAME = re.compile(
@@ -77,6 +79,10 @@ CALLS_REMEMBERED = 32
 
 class CodexReader:
     agent = AGENT
+
+    def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+        """apply_patch bodies, whatever the tool: apply_patch's own input, a shell command running it."""
+        return patch_edits(arguments, cwd)
 
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
@@ -141,6 +147,7 @@ class CodexReader:
         itype = item.get("type")
         text = ""
         role = Role.TOOL
+        edits: tuple[FileEdit, ...] = ()
         if itype == "message":
             who = item.get("role")
             content = item.get("content")
@@ -171,7 +178,8 @@ class CodexReader:
         elif itype == "reasoning":
             summary = item.get("summary")
             text = "\n".join(
-                f"(reasoning) {s['text']}" for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)
+                turn_text.reasoning(s["text"])
+                for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)
             ) if isinstance(summary, list) else ""
             if item.get("encrypted_content"):
                 out.dropped["encrypted_reasoning"] += len(str(item["encrypted_content"]))
@@ -179,7 +187,10 @@ class CodexReader:
         elif itype in ("function_call", "custom_tool_call"):
             name = item.get("name", "tool")
             body = item.get("arguments") if itype == "function_call" else item.get("input")
-            text = f"[tool {name}] {body if isinstance(body, str) else ''}"
+            body = body if isinstance(body, str) else ""
+            text = turn_text.tool_call(str(name), body)
+            if PATCH_START in body:
+                edits = self.edits_of_call(str(name), decoded(body), state.get("cwd"))
             if name in _SUBAGENT_WAITS and isinstance(item.get("call_id"), str):
                 waits: list[str] = state.setdefault("subagent_waits", [])
                 waits.append(item["call_id"])
@@ -190,7 +201,7 @@ class CodexReader:
                 # The sub-agents' final answers, which their own rollouts hold: only the call is kept.
                 out.dropped[SUBAGENT_COPY] += len(result)
                 result = "(the sub-agents' answers: in their own turns)"
-            text = f"[tool result]\n{result}"
+            text = turn_text.tool_result(result)
         elif itype == "local_shell_call":
             action = item.get("action")
             command = action.get("command") if isinstance(action, dict) else None
@@ -206,7 +217,7 @@ class CodexReader:
         else:
             out.dropped[UNKNOWN_RECORD] += len(raw)
             return
-        out.add(TurnDraft(_turn_id(raw, timestamp, state), role, text, (), timestamp))
+        out.add(TurnDraft(_turn_id(raw, timestamp, state), role, text, (), timestamp, edits=edits))
 
     def _event(
         self, event: JsonObject, raw: bytes, timestamp: str | None, state: JsonObject, out: ParsedLine

@@ -41,7 +41,8 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.model import FileEdit, Role, SessionInfo, TurnDraft
+from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
     EMPTY_TURN,
@@ -54,6 +55,7 @@ from checkpoint.sources.base import (
     line_id,
     worked_in,
 )
+from checkpoint.sources.edits import file_edit, patch_edits
 
 AGENT = "copilot"
 STATE_DIR = "session-state"
@@ -103,6 +105,17 @@ _COMPACTION_CALL = "model."
 class CopilotReader:
     agent = AGENT
 
+    def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+        """create (and write) write `file_text`, edit and str_replace_editor their `new_str` (or a
+        whole `file_text`), apply_patch its patch."""
+        if name == "apply_patch":
+            return patch_edits(arguments, cwd)
+        if name not in _EDIT_TOOLS or not isinstance(arguments, dict):
+            return ()
+        text = next((arguments[k] for k in ("file_text", "new_str", "content") if isinstance(arguments.get(k), str)),
+                    None)
+        return tuple(file_edit(arguments.get("path"), text, cwd))
+
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
 
@@ -142,7 +155,7 @@ class CopilotReader:
             # The message that follows repeats it as reasoningText, and names it as reasoningOpaque.
             for key in filter(None, (text, _str(data.get("reasoningId")))):
                 _remember(state, "reasoning", key, REASONING_REMEMBERED)
-            out.add(TurnDraft(turn_id, Role.ASSISTANT, f"(reasoning) {text}", (), timestamp))
+            out.add(TurnDraft(turn_id, Role.ASSISTANT, turn_text.reasoning(text), (), timestamp))
         elif kind in ("tool.execution_start", "tool.user_requested"):
             self._tool_start(data, turn_id, timestamp, state, out, by_user=kind == "tool.user_requested")
         elif kind == "tool.execution_complete":
@@ -210,7 +223,7 @@ class CopilotReader:
             if reasoning in known or (data.get("reasoningOpaque") or None) in known:
                 out.dropped["reasoning_copy"] += len(reasoning)  # an assistant.reasoning event held it
             else:
-                parts.append(f"(reasoning) {reasoning}")  # after the text: what was said comes first
+                parts.append(turn_text.reasoning(reasoning))  # after the text: what was said comes first
         if parts:
             out.add(TurnDraft(turn_id, Role.ASSISTANT, "\n".join(parts), (), timestamp,
                               _str(data.get("messageId")) or None))
@@ -235,8 +248,9 @@ class CopilotReader:
             # The sub-agent's prompt is its first user message: kept there.
             out.dropped[SUBAGENT_COPY] += len(arguments["prompt"]) or 1
             arguments = {k: v for k, v in arguments.items() if k != "prompt"}
-        text = f"[tool {name}{' (run by the user)' if by_user else ''}] {_rendered(arguments)}".rstrip()
-        out.add(TurnDraft(turn_id, Role.TOOL, text, (), timestamp))
+        text = turn_text.tool_call(name, _rendered(arguments), by_user=by_user).rstrip()
+        edits = self.edits_of_call(name, arguments, _str(state.get("cwd")) or None) if name in _EDIT_TOOLS else ()
+        out.add(TurnDraft(turn_id, Role.TOOL, text, (), timestamp, edits=edits))
 
     def _tool_result(self, data: JsonObject, turn_id: str, timestamp: str | None, state: JsonObject,
                      out: ParsedLine) -> None:
@@ -264,7 +278,7 @@ class CopilotReader:
         if not ok and isinstance(error, dict) and isinstance(error.get("message"), str):
             text = "\n".join(t for t in (text, error["message"]) if t)
         files = _edited(data, call) if ok else ()
-        out.add(TurnDraft(turn_id, Role.TOOL, f"[tool result{'' if ok else ' (error)'}]\n{text}", files, timestamp))
+        out.add(TurnDraft(turn_id, Role.TOOL, turn_text.tool_result(text, None if ok else "error"), files, timestamp))
 
     # -- session facts ----------------------------------------------------------------------------
 

@@ -47,7 +47,8 @@ from typing import Any
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.model import FileEdit, Role, SessionInfo, TurnDraft
+from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
     UNKNOWN_RECORD,
@@ -59,6 +60,7 @@ from checkpoint.sources.base import (
     text_of,
     worked_in,
 )
+from checkpoint.sources.edits import file_edit
 from checkpoint.sources.tailer import SETTLE_SECONDS
 
 AGENT = "gemini"
@@ -80,6 +82,13 @@ _ROOTS_REMEMBERED = 4096  # project roots by hash (a projects.json lists every p
 
 class GeminiReader:
     agent = AGENT
+
+    def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+        """write_file writes its `content`, replace (edit, in older versions) its `new_string`."""
+        if name not in _WRITE_TOOLS or not isinstance(arguments, dict):
+            return ()
+        path = arguments.get("file_path") or arguments.get("absolute_path") or arguments.get("path")
+        return tuple(file_edit(path, arguments.get("content" if name == "write_file" else "new_string"), cwd))
 
     def __init__(self) -> None:
         # sha256 of a project root -> the root, from the `.project_root` files seen when locating.
@@ -235,7 +244,7 @@ class GeminiReader:
     def _reply(self, msg: JsonObject, mid: str, text: str, timestamp: str | None, state: JsonObject,
                out: ParsedLine) -> None:
         thoughts = msg.get("thoughts")
-        thought_text = [f"(thinking) {_thought(t)}" for t in thoughts if isinstance(t, dict)] \
+        thought_text = [turn_text.thinking(_thought(t)) for t in thoughts if isinstance(t, dict)] \
             if isinstance(thoughts, list) else []
         said = "\n".join(t for t in (*thought_text, text) if t.strip())
         if said.strip():
@@ -260,8 +269,9 @@ class GeminiReader:
         args = call.get("args")
         if _remember(state, "calls", call_id):
             rendered = orjson.dumps(args).decode() if args is not None else ""
-            out.add(TurnDraft(self._id(state, f"call:{call_id}"), Role.TOOL, f"[tool {name}] {rendered}", (),
-                              _str(call.get("timestamp")) or timestamp, mid))
+            out.add(TurnDraft(self._id(state, f"call:{call_id}"), Role.TOOL, turn_text.tool_call(name, rendered), (),
+                              _str(call.get("timestamp")) or timestamp, mid,
+                              edits=self.edits_of_call(name, args, _str(state.get("cwd")))))
         else:
             out.dropped[copy_policy] += 1
         status = call.get("status")
@@ -275,8 +285,8 @@ class GeminiReader:
         body = _result_text(result)
         if _remember(state, "results", call_id):
             body = _not_checkpoints(body, out)
-            marker = "" if status == "success" else f" ({status})"
-            out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL, f"[tool result{marker}]\n{body}",
+            marker = None if status == "success" else str(status)
+            out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL, turn_text.tool_result(body, marker),
                               files, _str(call.get("timestamp")) or timestamp, mid))
         else:
             out.dropped["tool_result_copy"] += len(body) or 1
@@ -294,7 +304,7 @@ class GeminiReader:
             self._subagent_result(call_id, [{"functionResponse": response}], state, out)
         elif _remember(state, "results", call_id):
             body = _not_checkpoints(body, out)
-            out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL, f"[tool result]\n{body}", (),
+            out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL, turn_text.tool_result(body), (),
                               timestamp, mid))
         else:
             out.dropped["tool_result_copy"] += len(body) or 1
@@ -303,7 +313,7 @@ class GeminiReader:
         body = _result_text(result)
         if _remember(state, "results", call_id):
             out.add(TurnDraft(self._id(state, f"result:{call_id}"), Role.TOOL,
-                              "[tool result]\n(the sub-agent's answer: in its own turns)", ()))
+                              turn_text.tool_result("(the sub-agent's answer: in its own turns)"), ()))
         out.dropped["subagent_copy"] += len(body) or 1
 
     # -- session facts ----------------------------------------------------------------------------

@@ -47,7 +47,8 @@ from urllib.parse import quote
 
 import orjson
 
-from checkpoint.model import Role, SessionInfo, TurnDraft
+from checkpoint.model import FileEdit, Role, SessionInfo, TurnDraft
+from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
     UNKNOWN_RECORD,
@@ -59,6 +60,7 @@ from checkpoint.sources.base import (
     line_id,
     worked_in,
 )
+from checkpoint.sources.edits import file_edit, patch_edits
 
 AGENT = "opencode"
 _DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]+)?\.db")
@@ -75,6 +77,9 @@ MESSAGES_PER_READ = 5000  # a long session is read on in several scans; memory s
 
 class OpencodeReader:
     agent = AGENT
+
+    def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+        return edits_of_call(name, arguments, cwd)
 
     def claims_name(self, name: str) -> bool:
         # The -wal file too: opencode's writes land there first, and the watcher must wake for them.
@@ -197,8 +202,9 @@ def _message(message: JsonObject, mid: str, parts: list[tuple[str, str]], state:
     times = message.get("time")
     stamp = _iso(times.get("created")) if isinstance(times, dict) else None
     path = message.get("path")
-    if isinstance(path, dict) and isinstance(path.get("cwd"), str) and path["cwd"]:
-        worked_in(path["cwd"], state, out, _session)
+    cwd = path["cwd"] if isinstance(path, dict) and isinstance(path.get("cwd"), str) and path["cwd"] else None
+    if cwd:
+        worked_in(cwd, state, out, _session)
     summary = role is Role.ASSISTANT and message.get("summary") is True
     key = f"{AGENT}:{message.get('role')}:{times.get('created') if isinstance(times, dict) else mid}:".encode()
     repeats: Counter[str] = Counter()
@@ -221,12 +227,14 @@ def _message(message: JsonObject, mid: str, parts: list[tuple[str, str]], state:
                     state["titled"] = True
                     out.session = _session(out.session, title=" ".join(text.split())[:120])
         elif kind == "reasoning":
-            out.add(TurnDraft(turn_id, Role.ASSISTANT, f"(reasoning) {text}" if text.strip() else "", (), stamp, mid))
+            said = turn_text.reasoning(text) if text.strip() else ""
+            out.add(TurnDraft(turn_id, Role.ASSISTANT, said, (), stamp, mid))
         elif kind == "tool":
             tool_text, files, (policy, copied) = _tool(part)
             if copied:
                 out.dropped[policy] += copied
-            out.add(TurnDraft(turn_id, Role.TOOL, tool_text, files, stamp, mid))
+            edits = _edits(part, cwd)
+            out.add(TurnDraft(turn_id, Role.TOOL, tool_text, files, stamp, mid, edits=edits))
         elif kind == "file":
             url = part.get("url")
             if isinstance(url, str) and url.startswith("data:"):
@@ -253,7 +261,7 @@ def _tool(part: JsonObject) -> tuple[str, tuple[str, ...], tuple[str, int]]:
     state = part.get("state") if isinstance(part.get("state"), dict) else {}
     assert isinstance(state, dict)
     given = state.get("input")
-    text = f"[tool {name}] {orjson.dumps(given).decode() if given else ''}".rstrip()
+    text = turn_text.tool_call(name, orjson.dumps(given).decode() if given else "").rstrip()
     left_out = (SUBAGENT_COPY, 0)
     status = state.get("status")
     if status == "completed":
@@ -265,9 +273,9 @@ def _tool(part: JsonObject) -> tuple[str, tuple[str, ...], tuple[str, int]]:
         elif is_checkpoint_answer(result):
             left_out = (CHECKPOINT_CONTEXT, len(result))
             result = ""
-        text += f"\n[tool result]\n{result}"
+        text += "\n" + turn_text.tool_result(result)
     elif status == "error":
-        text += f"\n[tool error]\n{state.get('error') or ''}"
+        text += "\n" + turn_text.tool_error(str(state.get("error") or ""))
     files: list[str] = []
     if name in _EDIT_TOOLS and status == "completed":
         for value in (given if isinstance(given, dict) else {}, state.get("metadata") or {}):
@@ -276,6 +284,30 @@ def _tool(part: JsonObject) -> tuple[str, tuple[str, ...], tuple[str, int]]:
                     if isinstance(value.get(field), str) and value[field] not in files:
                         files.append(value[field])
     return text, tuple(files), left_out
+
+
+def _edits(part: JsonObject, cwd: str | None) -> tuple[FileEdit, ...]:
+    name = part.get("tool")
+    if name not in _EDIT_TOOLS:
+        return ()
+    call = part.get("state")
+    return edits_of_call(str(name), call.get("input") if isinstance(call, dict) else None, cwd)
+
+
+def edits_of_call(name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
+    """write writes its `content`, edit its `newString`, multiedit each of its edits' `newString`,
+    patch and apply_patch their `patchText`, to `filePath`."""
+    if name not in _EDIT_TOOLS or not isinstance(arguments, dict):
+        return ()
+    if name in ("patch", "apply_patch"):
+        return patch_edits(arguments.get("patchText") or arguments, cwd)
+    path = arguments.get("filePath")
+    if name == "multiedit":
+        changes = arguments.get("edits")
+        return tuple(edit for change in changes if isinstance(change, dict)
+                     for edit in file_edit(change.get("filePath") or path, change.get("newString"), cwd)) \
+            if isinstance(changes, list) else ()
+    return tuple(file_edit(path, arguments.get("content" if name == "write" else "newString"), cwd))
 
 
 def _json(data: object) -> JsonObject:

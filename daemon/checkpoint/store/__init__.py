@@ -21,6 +21,7 @@ from checkpoint.config import LEASE_SECONDS
 from checkpoint.store.agent_reads import AgentReadsMixin
 from checkpoint.store.chunks import ChunksMixin
 from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message
+from checkpoint.store.edits import EditsMixin
 from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
@@ -69,6 +70,6 @@ __all__ = [
 
 class Store(
     IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
-    ForgettingMixin, RunsMixin, StoreBase,
+    ForgettingMixin, RunsMixin, EditsMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

@@ -72,7 +72,8 @@ class ForgettingMixin(StoreBase):
             removed["items kept for other sessions"] = _keep_items_other_sessions_said(c, session_id)
             for table, column in (
                 ("item_aliases", "session_id"), ("items", "session_id"), ("chunks", "session_id"),
-                ("turns", "session_id"), ("drops", "session_id"), ("problems", "session_id"),
+                ("turn_edits", "session_id"), ("turns", "session_id"), ("drops", "session_id"),
+                ("problems", "session_id"),
                 ("session_usage", "session_id"), ("redactions", "session_id"), ("files", "session_id"),
                 ("session_cwds", "session_id"),
                 ("sessions", "id"),

@@ -24,6 +24,8 @@ _INSERT_TURN = (
     " header_tokens, chunked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
 )
 
+_INSERT_EDIT = "INSERT OR IGNORE INTO turn_edits (turn_id, n, session_id, path, text) VALUES (?,?,?,?,?)"
+
 
 def _turn_rows(
     turns: Sequence[ScannedTurn], session_id: str, seq: int, path: str, chunked: int
@@ -157,6 +159,11 @@ class IngestMixin(StoreBase):
                 rows = _turn_rows(added, session_id, seq, cursor.path, chunked)
                 c.executemany(_INSERT_TURN, rows)
             c.execute("RELEASE new_turns")
+            # what the turns' tool calls wrote to files (few turns have any)
+            edits = [(turn[0].id, n, session_id, edit.path, edit.text)
+                     for turn in added if turn[0].edits for n, edit in enumerate(turn[0].edits)]
+            if edits:
+                c.executemany(_INSERT_EDIT, edits)
             redacted: Counter[str] = Counter()
             for turn in added:
                 if turn[0].redacted:

@@ -12,6 +12,7 @@ from checkpoint.ledger import TURN_BY_RANK, TURN_RANK, TurnState
 from checkpoint.model import (
     ChunkState,
     Citation,
+    FileEdit,
     ItemKind,
     ItemRecord,
     ItemSource,
@@ -256,28 +257,49 @@ class QueriesMixin(LeasesMixin):
         """The exchange around the given turns, in order: from the user prompt at or before the first
         of them up to the next user prompt after the last (the tool calls that carried out what they
         say), at most `limit` turns either side."""
-        if not turn_ids:
+        window = self._window(session_id, turn_ids, limit)
+        if window is None:
             return []
+        return [
+            WindowTurn(id=tid, seq=seq, role=Role(role), text=text, files=tuple(orjson.loads(files)))
+            for tid, seq, role, text, files in self.conn.execute(
+                "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
+                " ORDER BY seq",
+                (session_id, *window),
+            )
+        ]
+
+    def edits_in_window(self, session_id: str, turn_ids: Sequence[str], limit: int = 200) -> list[FileEdit]:
+        """What the turns of `turn_window` wrote to files, in order."""
+        window = self._window(session_id, turn_ids, limit)
+        if window is None:
+            return []
+        return [
+            FileEdit(path, text)
+            for path, text in self.conn.execute(
+                "SELECT e.path, e.text FROM turns t JOIN turn_edits e ON e.turn_id = t.id"
+                " WHERE t.session_id = ? AND t.seq BETWEEN ? AND ? ORDER BY t.seq, e.n",
+                (session_id, *window),
+            )
+        ]
+
+    def _window(self, session_id: str, turn_ids: Sequence[str], limit: int) -> tuple[int, int] | None:
+        """The first and last seq of `turn_window`; None: none of the turns is stored."""
+        if not turn_ids:
+            return None
         first, last = self.conn.execute(
             f"SELECT min(seq), max(seq) FROM turns WHERE session_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
             [session_id, *turn_ids],
         ).fetchone()
         if first is None:
-            return []
+            return None
         roles = self.conn.execute(
             "SELECT seq, role FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
             (session_id, first - limit, last + limit),
         ).fetchall()
         start = max((seq for seq, role in roles if seq <= first and role == Role.USER), default=first - limit)
         end = min((seq - 1 for seq, role in roles if seq > last and role == Role.USER), default=last + limit)
-        return [
-            WindowTurn(id=tid, seq=seq, role=Role(role), text=text, files=tuple(orjson.loads(files)))
-            for tid, seq, role, text, files in self.conn.execute(
-                "SELECT id, seq, role, text, files FROM turns WHERE session_id = ? AND seq BETWEEN ? AND ?"
-                " ORDER BY seq",
-                (session_id, start, end),
-            )
-        ]
+        return start, end
 
     def item_summary(self, session_ids: Sequence[str] | None = None) -> ItemSummary:
         """Item counts by kind (dismissed left out) and by state, and when an item last changed."""

@@ -352,6 +352,27 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        # What a turn's tool calls wrote to files (the readers' FileEdit records), stored beside the
+        # turn: diagnostics anchor on them. Turns stored before this have none; the back-fill named
+        # in `backfills` derives theirs from their stored text once (Store.backfill_edits).
+        "turn edits",
+        (
+            """
+            CREATE TABLE turn_edits (
+                turn_id TEXT NOT NULL REFERENCES turns(id),
+                n INTEGER NOT NULL,                     -- its place among the turn's edits
+                session_id TEXT NOT NULL REFERENCES sessions(id),
+                path TEXT NOT NULL,
+                text TEXT NOT NULL,
+                PRIMARY KEY (turn_id, n)
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX turn_edits_session ON turn_edits (session_id)",
+            "CREATE TABLE backfills (name TEXT PRIMARY KEY) WITHOUT ROWID",
+            "INSERT INTO backfills (name) SELECT 'turn_edits' WHERE EXISTS (SELECT 1 FROM turns)",
+        ),
+    ),
 )
 
 
