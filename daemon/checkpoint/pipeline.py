@@ -38,7 +38,7 @@ from checkpoint.model import (
     TurnDraft,
     Usage,
 )
-from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
+from checkpoint.sources import READERS, FoundFile, find, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
@@ -102,17 +102,17 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     for root, path in transcript_paths(report.roots, report.problems, own_runs):
         row = known.get(path)
         if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
-            role = locate(Path(path))
-            if role is None:
+            found = find(Path(path))
+            if found is None:
                 continue
-            reader = READERS[role.agent]
+            reader = READERS[found.role.agent]
             if isinstance(reader, DatabaseReader):
                 # Many sessions in one file, each stored as "<path>#<session id>": seen with it.
                 sessions = {p: r for p, r in known.items() if p.startswith(path + "#")}
                 _ingest_database(store, reader, Path(path), settings, report, sessions)
                 seen.update(sessions)
             else:
-                to_read.append((FoundFile(Path(path), role), row))
+                to_read.append((found, row))
         report.files_seen += 1
         seen.add(path)
         report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
@@ -306,6 +306,7 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
         except OSError as exc:
             yield Unreadable(path, exc)
             return
+    reader_state.update(found.facts)  # what the claim learnt beside the file (Gemini CLI's project roots)
     reader = READERS[found.role.agent]
     skim: Skim | None = getattr(reader, "skim", None) if SKIM else None  # an optional Skims method
     redactor = redact.OFF if handover else redact.redactor(settings.redact, settings.redact_patterns)
