@@ -14,7 +14,7 @@ import sqlite3
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -38,7 +38,7 @@ from checkpoint.model import (
     TurnDraft,
     Usage,
 )
-from checkpoint.sources import READERS, FoundFile, find, transcript_paths
+from checkpoint.sources import EXPIRING, READERS, FoundFile, find, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
@@ -542,16 +542,17 @@ def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
 
 def flag_at_risk(
     sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = config.AT_RISK_DAYS,
-    now: float | None = None,
+    now: float | None = None, agents: Collection[str] = EXPIRING,
 ) -> list[SessionCounts]:
-    """Set `deletes_in_days` of every session with a Claude transcript on disk (whole days until
-    Claude Code deletes its newest one: cleanupPeriodDays after its mtime) and flag it `at_risk` when
-    that is at most `at_risk_days` away while some of its turns are not captured. Returns those flagged."""
+    """Set `deletes_in_days` of every session of `agents` (those whose CLI deletes old transcripts:
+    Claude Code) with a transcript on disk (whole days until Claude Code deletes its newest one:
+    cleanupPeriodDays after its mtime) and flag it `at_risk` when that is at most `at_risk_days` away
+    while some of its turns are not captured. Returns those flagged."""
     cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
     now = time.time() if now is None else now
     flagged = []
     for s in sessions:
-        if s.newest_file_mtime is None:
+        if s.newest_file_mtime is None or s.agent not in agents:
             continue
         left = cleanup - (now - s.newest_file_mtime) / DAY
         s.deletes_in_days = max(0, math.floor(left))

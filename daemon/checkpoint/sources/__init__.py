@@ -25,6 +25,8 @@ from checkpoint.sources.tailer import SETTLE_SECONDS
 # layouts come first.
 READERS: dict[str, Reader] = {reader.agent: reader for reader in (
     CodexReader(), GeminiReader(), CopilotReader(), OpencodeReader(), ClaudeCodeReader())}
+# The agents whose CLI deletes old transcripts (a reader that `Expires`): their sessions can be at risk.
+EXPIRING = frozenset(agent for agent, reader in READERS.items() if getattr(reader, "deletes_old_transcripts", False))
 
 
 @dataclass(frozen=True)

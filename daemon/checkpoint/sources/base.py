@@ -108,6 +108,14 @@ class Reader(Protocol):
         ...
 
 
+class Expires(Protocol):
+    """What a reader may also offer (the registry asks with getattr): its agent deletes a transcript
+    some days after it was last written (Claude Code: cleanupPeriodDays), so that the sessions whose
+    turns are not captured yet are at risk, and extracted first."""
+
+    deletes_old_transcripts: bool
+
+
 @dataclass
 class SessionRead:
     """One session of a database source (many sessions in one file) and what was read of it since

@@ -93,6 +93,7 @@ def project_slugs(cwd: Path) -> set[str]:
 
 class ClaudeCodeReader:
     agent = AGENT
+    deletes_old_transcripts = True  # cleanupPeriodDays after its last write (config.claude_cleanup_days)
 
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
