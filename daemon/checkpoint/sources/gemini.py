@@ -32,7 +32,8 @@ only what is new. What is not turned into turns, counted by policy:
 
 The workspace: the project root whose sha256 is the file's `projectHash`, found among the workspace
 directories the session context lists, a sub-agent's `directories`, or the `.project_root` file
-gemini-cli keeps in the project's folder (read when the file is located).
+gemini-cli keeps in the project's folder and its `projects.json` (read by discovery beside the file,
+carried into the file's state by the claim).
 """
 
 from __future__ import annotations
