@@ -219,8 +219,8 @@ class SessionCounts:
     usage: Usage = field(default_factory=Usage)
     redacted: dict[str, int] = field(default_factory=dict)  # secrets replaced before storing, by kind
     # Claude Code deletes a transcript once it is cleanupPeriodDays old (by mtime): the newest of the
-    # session's Claude transcripts still on disk, and (set by pipeline.flag_at_risk) whether it goes
-    # soon while turns are not captured yet.
+    # session's transcripts still on disk, and (set by pipeline.flag_at_risk, for the agents that
+    # delete old transcripts) whether it goes soon while turns are not captured yet.
     newest_file_mtime: float | None = None
     at_risk: bool = False
     deletes_in_days: int | None = None

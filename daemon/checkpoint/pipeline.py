@@ -14,7 +14,7 @@ import sqlite3
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -39,7 +39,7 @@ from checkpoint.model import (
     TurnDraft,
     Usage,
 )
-from checkpoint.sources import READERS, FoundFile, locate, transcript_paths
+from checkpoint.sources import EXPIRING, READERS, FoundFile, find, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.stored_edits import TOOL_CALL_MARK, stored_edits
@@ -105,17 +105,17 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     for root, path in transcript_paths(report.roots, report.problems, own_runs):
         row = known.get(path)
         if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
-            role = locate(Path(path))
-            if role is None:
+            found = find(Path(path))
+            if found is None:
                 continue
-            reader = READERS[role.agent]
+            reader = READERS[found.role.agent]
             if isinstance(reader, DatabaseReader):
                 # Many sessions in one file, each stored as "<path>#<session id>": seen with it.
                 sessions = {p: r for p, r in known.items() if p.startswith(path + "#")}
                 _ingest_database(store, reader, Path(path), settings, report, sessions)
                 seen.update(sessions)
             else:
-                to_read.append((FoundFile(Path(path), role), row))
+                to_read.append((found, row))
         report.files_seen += 1
         seen.add(path)
         report.files_per_root[root] = report.files_per_root.get(root, 0) + 1
@@ -312,6 +312,7 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
         except OSError as exc:
             yield Unreadable(path, exc)
             return
+    reader_state.update(found.facts)  # what the claim learnt beside the file (Gemini CLI's project roots)
     reader = READERS[found.role.agent]
     skim: Skim | None = getattr(reader, "skim", None) if SKIM else None  # an optional Skims method
     redactor = redact.OFF if handover else redact.redactor(settings.redact, settings.redact_patterns)
@@ -566,16 +567,17 @@ def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
 
 def flag_at_risk(
     sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = config.AT_RISK_DAYS,
-    now: float | None = None,
+    now: float | None = None, agents: Collection[str] = EXPIRING,
 ) -> list[SessionCounts]:
-    """Set `deletes_in_days` of every session with a Claude transcript on disk (whole days until
-    Claude Code deletes its newest one: cleanupPeriodDays after its mtime) and flag it `at_risk` when
-    that is at most `at_risk_days` away while some of its turns are not captured. Returns those flagged."""
+    """Set `deletes_in_days` of every session of `agents` (those whose CLI deletes old transcripts:
+    Claude Code) with a transcript on disk (whole days until Claude Code deletes its newest one:
+    cleanupPeriodDays after its mtime) and flag it `at_risk` when that is at most `at_risk_days` away
+    while some of its turns are not captured. Returns those flagged."""
     cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
     now = time.time() if now is None else now
     flagged = []
     for s in sessions:
-        if s.newest_file_mtime is None:
+        if s.newest_file_mtime is None or s.agent not in agents:
             continue
         left = cleanup - (now - s.newest_file_mtime) / DAY
         s.deletes_in_days = max(0, math.floor(left))

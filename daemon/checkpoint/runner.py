@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from checkpoint import config, redact
+from checkpoint import config, redact, sources
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
 from checkpoint.extract.prompt import quoted_header_files, turn_labels
@@ -186,7 +186,7 @@ def extract_due(
     budget, lease_seconds = options.budget, options.lease_seconds
     redactor = options.redactor if options.redactor is not None else redact.redactor()
     cleanup = config.claude_cleanup_days() if options.cleanup_days is None else options.cleanup_days
-    urgent = store.claude_sessions_older_than(store.clock() - (cleanup - options.at_risk_days) * DAY)
+    urgent = store.sessions_older_than(store.clock() - (cleanup - options.at_risk_days) * DAY, sources.EXPIRING)
     full_spans: dict[tuple[str, int], list[tuple[int, int, str]]] = {}  # split turns being sent
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait  # not for scan: its start is measured
 

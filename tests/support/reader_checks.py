@@ -61,3 +61,21 @@ def assert_torn_appends_read_the_same(store: Store, settings: Settings, files: I
         assert sorted(turns(other)) == torn
     finally:
         other.close()
+
+
+def assert_written_in_pieces_reads_the_same(store: Store, settings: Settings, path: Path, versions: Sequence[bytes],
+                                            turns: Callable[[Store], Sequence[Any]], whole_db: Path) -> None:
+    """The file at `path` written as each of `versions` in turn (a log's prefixes cut at any byte, a
+    database's successive states), scanned after each: the turns stored are those a fresh database
+    (at whole_db) stores from the last version alone."""
+    for data in versions:
+        path.write_bytes(data)
+        pipeline.scan(store, settings)
+    pieces = sorted(turns(store))
+
+    other = Store(whole_db)
+    try:
+        pipeline.scan(other, replace(settings, db=whole_db))
+        assert sorted(turns(other)) == pieces
+    finally:
+        other.close()

@@ -26,7 +26,7 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract.anthropic import AnthropicExtractor
-from checkpoint.sources import claimed, locate, transcript_paths
+from checkpoint.sources import claimed, find, locate, transcript_paths
 from checkpoint.sources.base import FileRole
 from checkpoint.sources.gemini import GeminiReader
 from checkpoint.store import Store
@@ -198,8 +198,8 @@ def test_locate_claims_chats_only_and_the_session_is_named_inside(tmp_path: Path
     main.write_text("not json\n")
     assert locate(main) == FileRole("gemini", main.stem)
     assert locate(project / "chats" / parent / "d955d0b7.jsonl") == FileRole("gemini", parent, subagent=True)
-    assert GeminiReader().locate(project / "logs" / "session-x.jsonl") is None
-    assert GeminiReader().locate(project / "chats" / "session-x.jsonl.tmp-12") is None
+    assert locate(project / "logs" / "session-x.jsonl", [GeminiReader()]) is None
+    assert locate(project / "chats" / "session-x.jsonl.tmp-12", [GeminiReader()]) is None
     # Discovery lists what some reader claims by name: Gemini's legacy .json sessions, no other JSON.
     for name in ("session-2025-10-18T14-57-f86f5318.json", "logs.json", "projects.json", "agent-a1.meta.json"):
         (project / "chats" / name).write_text("{}")
@@ -220,8 +220,9 @@ def test_workspace_from_project_root_file_and_relative_paths(tmp_path: Path) -> 
     (project / "chats").mkdir(parents=True)
     (project / ".project_root").write_text(root)
     reader = GeminiReader()
-    assert reader.locate(project / "chats" / "session-x-1234abcd.jsonl") == FileRole("gemini", "session-x-1234abcd")
-    state: dict[str, object] = {}
+    found = find(project / "chats" / "session-x-1234abcd.jsonl", [reader])
+    assert found is not None and found.role == FileRole("gemini", "session-x-1234abcd")
+    state = dict(found.facts)  # what the pipeline starts the file's reading with
     meta = {"sessionId": "s-1", "projectHash": hashlib.sha256(root.encode()).hexdigest(), "kind": "main"}
     first = reader.parse(meta, json.dumps(meta).encode(), state)
     assert first.session is not None and first.session.cwd == root

@@ -178,7 +178,7 @@ def test_names_claimed_and_a_file_that_is_no_opencode_database_said(
                         "opencode.jsonl") if reader.claims_name(n)] == ["opencode.db", "opencode.db-wal",
                                                                          "opencode-beta2.db"]
     assert sources.claimed("a.jsonl") and sources.claimed("opencode.db") and not sources.claimed("opencode.log")
-    assert reader.locate(root / "opencode.db-wal") is None  # discovered with it, read through it
+    assert sources.locate(root / "opencode.db-wal", [reader]) is None  # discovered with it, read through it
 
     (root / "opencode.db").write_bytes(b"not a database at all\n" * 100)
     report = pipeline.scan(store, oc_settings)

@@ -39,13 +39,13 @@ def test_events_files_are_the_copilot_readers_and_the_folder_is_the_session(tmp_
     assert locate(state / SID / "events.jsonl") == FileRole("copilot", SID)
     assert locate(state / f"{SID}.jsonl") == FileRole("copilot", SID)  # the older layout
     # Not a Claude transcript, though the Claude reader claims almost any .jsonl it is shown.
-    assert READERS["claude"].locate(state / SID / "events.jsonl") is None
+    assert locate(state / SID / "events.jsonl", [READERS["claude"]]) is None
     assert list(READERS).index("copilot") < list(READERS).index("claude")
     # Other files under ~/.copilot are nobody's transcripts: a .jsonl the agent left in the session's
     # own files/ folder is not a session.
-    assert READER.locate(tmp_path / ".copilot" / "logs" / "process-1.jsonl") is None
+    assert locate(tmp_path / ".copilot" / "logs" / "process-1.jsonl", [READER]) is None
     assert locate(state / SID / "files" / "notes.jsonl") is None
-    assert READER.locate(state / SID / "workspace.yaml") is None
+    assert locate(state / SID / "workspace.yaml", [READER]) is None
     assert READER.claims_name("events.jsonl") and not READER.claims_name("workspace.yaml")
 
 

@@ -357,11 +357,11 @@ def test_claude_locate_main_and_subagent_files(tmp_path: Path) -> None:
 def test_claude_legacy_subagent_file_is_claimed_once_its_session_is_known(tmp_path: Path) -> None:
     legacy = tmp_path / "agent-b2c3d4e.jsonl"
     legacy.write_bytes(b"")
-    assert CLAUDE.locate(legacy) is None
+    assert locate(legacy, [CLAUDE]) is None
     legacy.write_bytes(b'{"type":"user","sessionId":"' + S.encode() + b'","message":{"role":"us')
-    assert CLAUDE.locate(legacy) == FileRole("claude", S, subagent=True)  # the envelope names it already
+    assert locate(legacy, [CLAUDE]) == FileRole("claude", S, subagent=True)  # the envelope names it already
     legacy.write_bytes(b'{"type":"summary","summary":"no session here"}\n')
-    assert CLAUDE.locate(legacy) == FileRole("claude", None, subagent=True)  # the content cannot tell
+    assert locate(legacy, [CLAUDE]) == FileRole("claude", None, subagent=True)  # the content cannot tell
 
 
 def _write_lines(path: Path, records: list[dict[str, Any]]) -> None:
@@ -796,4 +796,4 @@ def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> No
     assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]
     assert warnings == []
     assert set(READERS) == {"claude", "codex", "gemini", "copilot", "opencode"}
-    assert CLAUDE.locate(rollout) is None and CODEX.locate(session_file) is None
+    assert locate(rollout, [CLAUDE]) is None and locate(session_file, [CODEX]) is None

@@ -8,6 +8,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,6 +46,44 @@ class FileRole:
     subagent: bool = False
 
 
+@dataclass(frozen=True)
+class Look:
+    """What a reader must see of a file to say whether it is its own (`Reader.looks_at`)."""
+
+    head: int = 0  # the file's first bytes `locate` needs (0: the path alone tells)
+    whole: bool = False  # all of the file (a whole-JSON transcript: its id is inside the object)
+    beside: tuple[Path, ...] = ()  # small files near it whose content the claim carries to the reading
+
+
+@dataclass(frozen=True)
+class Head:
+    """What discovery read of a file, once, for every reader's `locate` (which does no I/O): as many
+    of its first bytes as the readers asked for, and the files beside it they named."""
+
+    data: bytes
+    regular: bool = True  # False: no regular file, or unreadable (not read: reading it says what it is)
+    ended: bool = True  # `data` is all of the file
+    settled: bool = True  # unchanged for the tailer's SETTLE_SECONDS (a writer that stopped)
+    beside: Mapping[Path, bytes] = field(default_factory=dict)  # the files named in a Look that could be read
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A reader's "mine": the session the file belongs to, and what the claim learnt for the reading."""
+
+    role: FileRole
+    # Seeds the reader's per-file state before each reading (what the files beside it said).
+    facts: JsonObject = field(default_factory=dict)
+
+
+class Refusal(Enum):
+    NOT_MINE = "not mine"
+    NOT_YET = "not yet"  # the head is too short or incomplete to tell: asked again once the file grew
+
+
+NOT_MINE, NOT_YET = Refusal.NOT_MINE, Refusal.NOT_YET
+
+
 class Reader(Protocol):
     """One transcript format. Adding a format means one module with one of these, registered."""
 
@@ -56,8 +95,12 @@ class Reader(Protocol):
         line by line (see the tailer's `whole_file`)."""
         ...
 
-    def locate(self, path: Path) -> FileRole | None:
-        """Claim a file found under a root (None: not this format's file)."""
+    def looks_at(self, path: Path) -> Look:
+        """What of this file (found under a root) `locate` needs to see: from the path alone."""
+        ...
+
+    def locate(self, path: Path, head: Head) -> Claim | Refusal:
+        """Mine, not mine, or not yet, from the path and what discovery read (no I/O of its own)."""
         ...
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
@@ -69,6 +112,14 @@ class Reader(Protocol):
         files, relative paths resolved against `cwd`: the same edits `parse` gives the call's turn.
         The store asks it for turns stored before their edits were (turn_text.tool_calls)."""
         ...
+
+
+class Expires(Protocol):
+    """What a reader may also offer (the registry asks with getattr): its agent deletes a transcript
+    some days after it was last written (Claude Code: cleanupPeriodDays), so that the sessions whose
+    turns are not captured yet are at risk, and extracted first."""
+
+    deletes_old_transcripts: bool
 
 
 @dataclass

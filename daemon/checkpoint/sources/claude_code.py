@@ -32,10 +32,16 @@ from checkpoint.model import AGENT_CONTEXT_MARK, FileEdit, Role, SessionInfo, Tu
 from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     EMPTY_TURN,
+    NOT_MINE,
+    NOT_YET,
     UNKNOWN_RECORD,
+    Claim,
     FileRole,
+    Head,
     JsonObject,
+    Look,
     ParsedLine,
+    Refusal,
     is_checkpoint_answer,
     line_id,
     text_of,
@@ -43,7 +49,7 @@ from checkpoint.sources.base import (
     worked_in,
 )
 from checkpoint.sources.edits import each_edit, file_edit
-from checkpoint.sources.gemini import chat_layout
+from checkpoint.sources.layout import CODEX_ROLLOUT, COPILOT_STATE_DIR, chat_layout
 
 AGENT = "claude"
 DESKTOP_SESSIONS = "local-agent-mode-sessions"  # Claude Desktop: <...>/.claude/projects/<slug>/<session>.jsonl
@@ -89,6 +95,7 @@ def project_slugs(cwd: Path) -> set[str]:
 
 class ClaudeCodeReader:
     agent = AGENT
+    deletes_old_transcripts = True  # cleanupPeriodDays after its last write (config.claude_cleanup_days)
 
     def edits_of_call(self, name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
         return edits_of_call(name, arguments, cwd)
@@ -96,24 +103,22 @@ class ClaudeCodeReader:
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
 
-    def locate(self, path: Path) -> FileRole | None:
-        if path.suffix != ".jsonl" or path.name == "journal.jsonl" or "tool-results" in path.parts:
-            return None
-        if path.name.startswith("rollout-") or chat_layout(path):
-            return None  # Codex's and Gemini CLI's, also before their readers claim them
-        if "session-state" in path.parts[:-1]:
-            return None  # Copilot CLI's folder: its events files are the Copilot reader's, the rest nobody's
-        if DESKTOP_SESSIONS in path.parts and not _under_projects(path):
-            return None  # Claude Desktop's own files beside its sessions' transcripts
+    def looks_at(self, path: Path) -> Look:
+        # A legacy sub-agent file beside the sessions names its session only in its lines.
+        return Look(head=HEAD_BYTES) if _legacy_subagent(path) else Look()
+
+    def locate(self, path: Path, head: Head) -> Claim | Refusal:
+        if not _claude_path(path):
+            return NOT_MINE
         if path.name.startswith("agent-"):
             # <session>/subagents/[workflows/<wf>/]agent-*.jsonl: the session is the nearest ancestor
             # named like a session; legacy agent-*.jsonl beside sessions learn it from their content.
             for ancestor in path.parents:
                 if ancestor.name == "subagents" and ancestor.parent.name:
-                    return FileRole(AGENT, ancestor.parent.name, subagent=True)
-            known, session_id = _legacy_parent_session(path)
-            return FileRole(AGENT, session_id, subagent=True) if known else None
-        return FileRole(AGENT, path.stem)
+                    return Claim(FileRole(AGENT, ancestor.parent.name, subagent=True))
+            known, session_id = _legacy_parent_session(head)
+            return Claim(FileRole(AGENT, session_id, subagent=True)) if known else NOT_YET
+        return Claim(FileRole(AGENT, path.stem))
 
     def skim(self, raw: bytes, state: JsonObject) -> str | None:
         """A progress copy (most lines of a real session: hook and bash progress) known from its
@@ -489,17 +494,31 @@ def _seen_before(message_id: str, block: JsonObject, state: JsonObject) -> bool:
     return False
 
 
-def _legacy_parent_session(path: Path) -> tuple[bool, str | None]:
+def _claude_path(path: Path) -> bool:
+    """Whether the path may be a Claude Code transcript (the others' layouts and Claude Code's own
+    files that hold no session are not)."""
+    if path.suffix != ".jsonl" or path.name == "journal.jsonl" or "tool-results" in path.parts:
+        return False
+    if path.name.startswith(CODEX_ROLLOUT) or chat_layout(path):
+        return False  # Codex's and Gemini CLI's, also before their readers claim them
+    if COPILOT_STATE_DIR in path.parts[:-1]:
+        return False  # Copilot CLI's folder: its events files are the Copilot reader's, the rest nobody's
+    # Claude Desktop's own files beside its sessions' transcripts are not
+    return DESKTOP_SESSIONS not in path.parts or _under_projects(path)
+
+
+def _legacy_subagent(path: Path) -> bool:
+    return (path.name.startswith("agent-") and _claude_path(path)
+            and not any(a.name == "subagents" and a.parent.name for a in path.parents))
+
+
+def _legacy_parent_session(found: Head) -> tuple[bool, str | None]:
     """The parent session of a legacy agent-*.jsonl (beside the session files): the sessionId of its
     lines. (False, None) while the file holds no complete line yet: claiming it then would file its
     turns under a made-up session for good."""
-    if not path.is_file():
-        return True, None  # a FIFO (opening it waits for a writer), a directory: the reading says so
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        return True, None  # let the reading report it
+    if not found.regular:
+        return True, None  # a FIFO (opening it waits for a writer), a directory, unreadable: the reading says so
+    head = found.data[:HEAD_BYTES]
     for line in head.split(b"\n")[:-1]:
         try:
             obj = orjson.loads(line)
@@ -511,4 +530,3 @@ def _legacy_parent_session(path: Path) -> tuple[bool, str | None]:
     if match:
         return True, match.group(1).decode("utf-8", errors="replace")
     return b"\n" in head or len(head) == HEAD_BYTES, None
-

@@ -39,10 +39,16 @@ from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
     NO_WORDS,
+    NOT_MINE,
+    NOT_YET,
     UNKNOWN_RECORD,
+    Claim,
     FileRole,
+    Head,
     JsonObject,
+    Look,
     ParsedLine,
+    Refusal,
     is_checkpoint_answer,
     is_checkpoint_context,
     line_id,
@@ -51,6 +57,7 @@ from checkpoint.sources.base import (
     worked_in,
 )
 from checkpoint.sources.edits import PATCH_START, decoded, patch_edits
+from checkpoint.sources.layout import CODEX_ROLLOUT
 
 AGENT = "codex"
 _SESSION_IN_NAME = re.compile(
@@ -87,16 +94,19 @@ class CodexReader:
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
 
-    def locate(self, path: Path) -> FileRole | None:
-        if not path.name.startswith("rollout-") or path.suffix != ".jsonl":
-            return None
+    def looks_at(self, path: Path) -> Look:
+        return Look(head=HEAD_BYTES) if _rollout(path) else Look()
+
+    def locate(self, path: Path, head: Head) -> Claim | Refusal:
+        if not _rollout(path):
+            return NOT_MINE
         match = _SESSION_IN_NAME.search(path.name)
-        parent = _parent_thread(path)
+        parent = _parent_thread(head)
         if parent is None:
-            return None  # its first line is not written yet: claimed once it is
+            return NOT_YET  # its first line is not written yet: claimed once it is
         if parent:
-            return FileRole(AGENT, parent, subagent=True)
-        return FileRole(AGENT, match.group(1) if match else path.stem)
+            return Claim(FileRole(AGENT, parent, subagent=True))
+        return Claim(FileRole(AGENT, match.group(1) if match else path.stem))
 
     def skim(self, raw: bytes, state: JsonObject) -> str | None:
         """An event that holds no words (token counts, rate limits: a third of a real rollout's
@@ -279,17 +289,17 @@ def _web_search(action: object) -> str:
     return f"[web search{' ' + kind if isinstance(kind, str) and kind != 'search' else ''}] {what}".rstrip()
 
 
-def _parent_thread(path: Path) -> str | None:
+def _rollout(path: Path) -> bool:
+    return path.name.startswith(CODEX_ROLLOUT) and path.suffix == ".jsonl"
+
+
+def _parent_thread(found: Head) -> str | None:
     """The parent thread of a sub-agent rollout, named in its first line's `session_meta`; "" for
     a rollout of its own (or one whose first line says nothing: a legacy file, a bad line); None
     while the first line is not complete yet (claiming it then would file it under itself for good)."""
-    if not path.is_file():
-        return ""  # a FIFO, a directory: the reading says what it is
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        return ""
+    if not found.regular:
+        return ""  # a FIFO, a directory, unreadable: the reading says what it is
+    head = found.data[:HEAD_BYTES]
     end = head.find(b"\n")
     if end < 0:
         return "" if len(head) == HEAD_BYTES else None

@@ -46,19 +46,24 @@ from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
     EMPTY_TURN,
+    NOT_MINE,
     UNKNOWN_RECORD,
+    Claim,
     FileRole,
+    Head,
     JsonObject,
+    Look,
     ParsedLine,
+    Refusal,
     is_checkpoint_answer,
     is_checkpoint_context,
     line_id,
     worked_in,
 )
 from checkpoint.sources.edits import file_edit, patch_edits
+from checkpoint.sources.layout import COPILOT_STATE_DIR
 
 AGENT = "copilot"
-STATE_DIR = "session-state"
 EVENTS = "events.jsonl"
 _SESSION_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 SUBAGENT_COPY = "subagent_copy"
@@ -119,14 +124,17 @@ class CopilotReader:
     def claims_name(self, name: str) -> bool:
         return name.endswith(".jsonl")
 
-    def locate(self, path: Path) -> FileRole | None:
+    def looks_at(self, path: Path) -> Look:
+        return Look()  # the folder names the session
+
+    def locate(self, path: Path, head: Head) -> Claim | Refusal:
         if path.suffix != ".jsonl":
-            return None
-        if path.name == EVENTS and path.parent.parent.name == STATE_DIR and path.parent.name:
-            return FileRole(AGENT, path.parent.name)
-        if path.parent.name == STATE_DIR and _SESSION_NAME.fullmatch(path.stem):
-            return FileRole(AGENT, path.stem)  # the older layout: one file per session, by its id
-        return None
+            return NOT_MINE
+        if path.name == EVENTS and path.parent.parent.name == COPILOT_STATE_DIR and path.parent.name:
+            return Claim(FileRole(AGENT, path.parent.name))
+        if path.parent.name == COPILOT_STATE_DIR and _SESSION_NAME.fullmatch(path.stem):
+            return Claim(FileRole(AGENT, path.stem))  # the older layout: one file per session, by its id
+        return NOT_MINE
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()

@@ -32,7 +32,8 @@ only what is new. What is not turned into turns, counted by policy:
 
 The workspace: the project root whose sha256 is the file's `projectHash`, found among the workspace
 directories the session context lists, a sub-agent's `directories`, or the `.project_root` file
-gemini-cli keeps in the project's folder (read when the file is located).
+gemini-cli keeps in the project's folder and its `projects.json` (read by discovery beside the file,
+carried into the file's state by the claim).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,17 +51,23 @@ from checkpoint.model import FileEdit, Role, SessionInfo, TurnDraft
 from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
+    NOT_MINE,
+    NOT_YET,
     UNKNOWN_RECORD,
+    Claim,
     FileRole,
+    Head,
     JsonObject,
+    Look,
     ParsedLine,
+    Refusal,
     is_checkpoint_answer,
     is_checkpoint_context,
     text_of,
     worked_in,
 )
 from checkpoint.sources.edits import file_edit
-from checkpoint.sources.tailer import SETTLE_SECONDS
+from checkpoint.sources.layout import chat_layout
 
 AGENT = "gemini"
 _INJECTED = ("<session_context>", "<hook_context>")
@@ -77,7 +83,8 @@ _METADATA_KEYS = frozenset({"sessionId", "projectHash", "startTime", "lastUpdate
                             "summary", "messages", "memoryScratchpad"})
 HEAD_BYTES = 64 << 10  # the metadata record (ids, times, a sub-agent's directories) fits in this
 REMEMBERED = 512  # message and call ids whose turns were read, per file (copies come soon after)
-_ROOTS_REMEMBERED = 4096  # project roots by hash (a projects.json lists every project ever opened)
+PROJECT_ROOT = ".project_root"  # in the project's folder: the root it is for
+PROJECTS = "projects.json"  # beside tmp/: every project's root and its folder's short name
 
 
 class GeminiReader:
@@ -90,54 +97,33 @@ class GeminiReader:
         path = arguments.get("file_path") or arguments.get("absolute_path") or arguments.get("path")
         return tuple(file_edit(path, arguments.get("content" if name == "write_file" else "new_string"), cwd))
 
-    def __init__(self) -> None:
-        # sha256 of a project root -> the root, from the `.project_root` files seen when locating.
-        self._roots: dict[str, str] = {}
-        self._registry_seen: dict[str, int] = {}  # projects.json read, by its mtime
-
     def claims_name(self, name: str) -> bool:
         # Older gemini-cli wrote one pretty-printed JSON object per session, rewritten whole.
         return name.endswith(".jsonl") or (name.startswith("session-") and name.endswith(".json"))
 
-    def locate(self, path: Path) -> FileRole | None:
+    def looks_at(self, path: Path) -> Look:
         layout = chat_layout(path)
-        if layout == "session":
-            self._learn_root(path.parent.parent)
-            session_id = _session_in_head(path)
-            return None if session_id is None else FileRole(AGENT, session_id)
-        if layout == "legacy":
-            self._learn_root(path.parent.parent)
-            session_id = _session_in_whole(path)
-            return None if session_id is None else FileRole(AGENT, session_id)
+        if layout is None:
+            return Look()
+        project = _project_dir(path, layout)
+        beside = (project / PROJECT_ROOT, project.parent.parent / PROJECTS)
         if layout == "subagent":
-            self._learn_root(path.parent.parent.parent)
-            return FileRole(AGENT, path.parts[-2], subagent=True)
-        return None
+            return Look(beside=beside)
+        return Look(head=HEAD_BYTES, whole=layout == "legacy", beside=beside)
 
-    def _learn_root(self, project_dir: Path) -> None:
-        """Remember project roots by their sha256 (a file's projectHash): the project folder's
-        `.project_root`, and every project of gemini-cli's `projects.json` (which also names the
-        roots of folders still named by their hash, from before the short names)."""
-        try:
-            roots = [(project_dir / ".project_root").read_text("utf-8").strip()]
-        except (OSError, UnicodeDecodeError):
-            roots = []
-        registry = project_dir.parent.parent / "projects.json"
-        try:
-            stamp = registry.stat().st_mtime_ns
-            if stamp != self._registry_seen.get(str(registry)):
-                self._registry_seen[str(registry)] = stamp
-                data = orjson.loads(registry.read_bytes())
-                projects = data.get("projects") if isinstance(data, dict) else None
-                if isinstance(projects, dict):
-                    roots.extend(p for p in projects if isinstance(p, str))
-        except (OSError, orjson.JSONDecodeError):
-            pass  # no registry (older versions) or a broken one: the other sources name the root
-        for root in roots:
-            if root:
-                self._roots[hashlib.sha256(root.encode()).hexdigest()] = root
-        while len(self._roots) > _ROOTS_REMEMBERED:
-            del self._roots[next(iter(self._roots))]
+    def locate(self, path: Path, head: Head) -> Claim | Refusal:
+        layout = chat_layout(path)
+        if layout is None:
+            return NOT_MINE
+        if layout == "subagent":
+            role = FileRole(AGENT, path.parts[-2], subagent=True)
+        else:
+            session_id = _session_in_head(path, head) if layout == "session" else _session_in_whole(path, head)
+            if session_id is None:
+                return NOT_YET
+            role = FileRole(AGENT, session_id)
+        roots = _project_roots(_project_dir(path, layout), head)
+        return Claim(role, {"project_roots": roots} if roots else {})
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         out = ParsedLine()
@@ -165,8 +151,8 @@ class GeminiReader:
         directories = meta.get("directories")
         if isinstance(directories, list):
             self._workspace([d for d in directories if isinstance(d, str)], state, out)
-        elif meta["projectHash"] in self._roots:
-            self._workspace([self._roots[meta["projectHash"]]], state, out)
+        elif (root := _known_root(state, meta["projectHash"])) is not None:
+            self._workspace([root], state, out)
         if isinstance(meta.get("messages"), list):  # a whole session in one record (a converted .json)
             for message in meta["messages"]:
                 if isinstance(message, dict) and isinstance(message.get("id"), str):
@@ -339,8 +325,8 @@ class GeminiReader:
             return
         digest = state.get("hash")
         own = next((c for c in candidates if hashlib.sha256(c.encode()).hexdigest() == digest), None)
-        if own is None and isinstance(digest, str) and digest in self._roots:
-            own = self._roots[digest]
+        if own is None and isinstance(digest, str):
+            own = _known_root(state, digest)
         chosen = own or candidates[0]
         # A root checked against the hash is the session's for good; an unchecked one only stands in.
         if not state.get("cwd_verified") and (own is not None or "cwd" not in state) and state.get("cwd") != chosen:
@@ -357,35 +343,50 @@ class GeminiReader:
         return f"gemini:{state.get('sid', '')}:{key}"
 
 
-def chat_layout(path: Path) -> str | None:
-    """"session" for <tmp>/<project>/chats/session-*.jsonl, "subagent" for
-    <tmp>/<project>/chats/<parent session>/<id>.jsonl, else None (the logs/ and tool-outputs/ beside
-    chats/ hold no sessions). Other readers leave these paths alone, even before this one claims them."""
-    parts = path.parts
-    if path.suffix == ".json" and len(parts) >= 4 and parts[-2] == "chats" and parts[-4] == "tmp" \
-            and path.name.startswith("session-"):
-        return "legacy"
-    if path.suffix != ".jsonl":
+def _project_dir(path: Path, layout: str) -> Path:
+    return path.parent.parent.parent if layout == "subagent" else path.parent.parent
+
+
+def _project_roots(project_dir: Path, head: Head) -> list[str]:
+    """The roots the project folder may be for: its `.project_root`, and those gemini-cli's
+    `projects.json` gives this folder (by its short name, or by the root's sha256 for a folder still
+    named by its hash, from before the short names). The reading keeps the one whose sha256 is the
+    file's projectHash, gemini-cli's own key."""
+    roots: list[str] = []
+    try:
+        root = head.beside.get(project_dir / PROJECT_ROOT, b"").decode("utf-8").strip()
+    except UnicodeDecodeError:
+        root = ""
+    if root:
+        roots.append(root)
+    try:
+        data = orjson.loads(head.beside.get(project_dir.parent.parent / PROJECTS, b"null"))
+    except orjson.JSONDecodeError:
+        data = None  # a broken registry: the other sources name the root
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if isinstance(projects, dict):
+        folder = project_dir.name
+        roots.extend(p for p, name in projects.items() if isinstance(p, str) and p not in roots
+                     and (name == folder or hashlib.sha256(p.encode()).hexdigest() == folder))
+    return roots
+
+
+def _known_root(state: JsonObject, digest: str) -> str | None:
+    """The root the files beside this one named (the claim's facts) whose sha256 is `digest`."""
+    roots = state.get("project_roots")
+    if not isinstance(roots, list):
         return None
-    if len(parts) >= 4 and parts[-2] == "chats" and parts[-4] == "tmp" and path.name.startswith("session-"):
-        return "session"
-    if len(parts) >= 5 and parts[-3] == "chats" and parts[-5] == "tmp":
-        return "subagent"
-    return None
+    return next((r for r in roots if isinstance(r, str) and hashlib.sha256(r.encode()).hexdigest() == digest), None)
 
 
-def _session_in_head(path: Path) -> str | None:
+def _session_in_head(path: Path, found: Head) -> str | None:
     """The session id of the file's first record (the file name holds only 8 of its characters);
     None while that record is not complete (claimed then, the file would be filed under its name for
     good); the name when the first line is no metadata record (or the path is no regular file: the
     reading says what it is)."""
-    if not path.is_file():
+    if not found.regular:
         return path.stem
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        return path.stem
+    head = found.data[:HEAD_BYTES]
     end = head.find(b"\n")
     if end < 0:
         return path.stem if len(head) == HEAD_BYTES else None
@@ -397,19 +398,16 @@ def _session_in_head(path: Path) -> str | None:
     return session_id if isinstance(session_id, str) and session_id else path.stem
 
 
-def _session_in_whole(path: Path) -> str | None:
+def _session_in_whole(path: Path, found: Head) -> str | None:
     """The session id of a legacy whole-JSON session. None while it is not one whole object and was
     written in the last seconds (being written); the name when it is no session object, so that
     reading it says what is wrong."""
-    try:
-        data = path.read_bytes()
-        recent = time.time() - path.stat().st_mtime < SETTLE_SECONDS
-    except OSError:
+    if not found.regular:
         return path.stem
     try:
-        record = orjson.loads(data)
+        record = orjson.loads(found.data)
     except orjson.JSONDecodeError:
-        return None if recent else path.stem
+        return path.stem if found.settled else None
     session_id = record.get("sessionId") if isinstance(record, dict) else None
     return session_id if isinstance(session_id, str) and session_id else path.stem
 

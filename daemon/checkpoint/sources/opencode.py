@@ -51,10 +51,15 @@ from checkpoint.model import FileEdit, Role, SessionInfo, TurnDraft
 from checkpoint.sources import turn_text
 from checkpoint.sources.base import (
     CHECKPOINT_CONTEXT,
+    NOT_MINE,
     UNKNOWN_RECORD,
+    Claim,
     FileRole,
+    Head,
     JsonObject,
+    Look,
     ParsedLine,
+    Refusal,
     SessionRead,
     is_checkpoint_answer,
     line_id,
@@ -85,10 +90,13 @@ class OpencodeReader:
         # The -wal file too: opencode's writes land there first, and the watcher must wake for them.
         return _DB_NAME.fullmatch(name.removesuffix("-wal")) is not None
 
-    def locate(self, path: Path) -> FileRole | None:
+    def looks_at(self, path: Path) -> Look:
+        return Look()  # a database: its name says so, its sessions are read by read_sessions
+
+    def locate(self, path: Path, head: Head) -> Claim | Refusal:
         if _DB_NAME.fullmatch(path.name) is None:
-            return None
-        return FileRole(AGENT, None)  # many sessions: each one's role comes with its records
+            return NOT_MINE
+        return Claim(FileRole(AGENT, None))  # many sessions: each one's role comes with its records
 
     def parse(self, obj: JsonObject, raw: bytes, state: JsonObject) -> ParsedLine:
         """Not a line format: read_sessions reads it. A line handed here is no opencode record."""

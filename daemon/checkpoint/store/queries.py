@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -142,20 +142,23 @@ class QueriesMixin(LeasesMixin):
             if hold.session_id in sessions:
                 sessions[hold.session_id].held.append(hold)
         for session_id, mtime_ns in self.conn.execute(
-            "SELECT session_id, max(mtime_ns) FROM files WHERE agent = 'claude' AND missing = 0"
+            "SELECT session_id, max(mtime_ns) FROM files WHERE missing = 0"
             " AND session_id IS NOT NULL GROUP BY session_id"
         ):
             if session_id in sessions:
                 sessions[session_id].newest_file_mtime = mtime_ns / 1e9
         return list(sessions.values())
 
-    def claude_sessions_older_than(self, mtime: float) -> list[str]:
-        """Sessions whose newest Claude transcript still on disk was last written before `mtime`."""
+    def sessions_older_than(self, mtime: float, agents: Collection[str]) -> list[str]:
+        """Sessions whose newest transcript of these agents still on disk was last written before
+        `mtime` (the caller names the agents: those whose CLI deletes old transcripts)."""
+        if not agents:
+            return []
         return [
             r[0] for r in self.conn.execute(
-                "SELECT session_id FROM files WHERE agent = 'claude' AND missing = 0 AND session_id IS NOT NULL"
-                " GROUP BY session_id HAVING max(mtime_ns) < ?",
-                (int(mtime * 1e9),),
+                f"SELECT session_id FROM files WHERE agent IN ({','.join('?' * len(agents))}) AND missing = 0"
+                " AND session_id IS NOT NULL GROUP BY session_id HAVING max(mtime_ns) < ?",
+                (*agents, int(mtime * 1e9)),
             )
         ]
 
