@@ -32,6 +32,7 @@ const COLLAPSIBLE: Record<Collapsible, vscode.TreeItemCollapsibleState> = {
   expanded: vscode.TreeItemCollapsibleState.Expanded,
 };
 
+/** A node's row as VS Code's TreeItem: what its view leaves out stays unset. */
 export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem {
   const view = nodeView(node, now);
   const t = new vscode.TreeItem(view.label, COLLAPSIBLE[view.collapsible]);
