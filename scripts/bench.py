@@ -50,24 +50,18 @@ import json
 import math
 import os
 import random
-import select
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from checkpoint import config, pipeline, runner
-from checkpoint.answer import Extraction
-from checkpoint.extract.heuristic import HeuristicExtractor
-from checkpoint.extract.prompt import render_chunk, render_request
-from checkpoint.model import ChunkInput
 from checkpoint.store import Store
 from scripts.bench_corpus import (
     append_turn,
@@ -76,91 +70,29 @@ from scripts.bench_corpus import (
     write_many,
     write_session,
 )
+from scripts.bench_extractors import Recorder, Sleeper, text_bytes
+from scripts.bench_process import (
+    CCUSAGE_VERSION,
+    LspClient,
+    Sample,
+    checkpoint_cmd,
+    cpu_seconds,
+    floor_cmd,
+    fresh_db,
+    install_ccusage,
+    median_of,
+    run,
+    scan_cmd,
+    sum_of,
+)
 from scripts.bench_report import Figure, fmt, log, show
-from scripts.bench_snippets import FAKE_API, FLOOR, LEAST_PIPELINE, SCAN_PHASES, STAT_FLOOR, TREE_FLOOR
+from scripts.bench_snippets import FAKE_API, LEAST_PIPELINE, SCAN_PHASES, STAT_FLOOR, TREE_FLOOR
 
 MB = 1_000_000
 
 REPO = Path(__file__).resolve().parents[1]
 IDLE_SETTLE_SECONDS = 5.0
 REAL_CORPUS = Path(os.environ.get("CHECKPOINT_REAL_SAMPLES") or REPO.parent / "shared" / "samples" / "real")
-
-# -- running things ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Sample:
-    wall: float  # seconds from spawn to exit
-    rss_mb: float  # the child's own peak resident set
-    cpu: float = 0.0  # the child's user + system CPU seconds (steadier than wall on a busy machine)
-    stdout: str = ""
-
-
-def run(cmd: Sequence[str], env: dict[str, str], capture: bool = False) -> Sample:
-    """Run a command to completion in a fresh process: its wall time and its own peak RSS."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err.read().decode()[-2000:]}")
-        cpu = usage.ru_utime + usage.ru_stime
-        return Sample(wall, usage.ru_maxrss / 1024, cpu, out.read().decode() if capture else "")
-
-
-CCUSAGE_VERSION = json.loads((Path(__file__).parent / "bench-tools" / "package.json").read_text())[
-    "dependencies"]["ccusage"]
-
-
-def install_ccusage() -> str | None:
-    """The pinned ccusage launcher, installed by scripts/install-bench-tools.sh (cached); None without npm."""
-    if shutil.which("npm") is None or shutil.which("node") is None:
-        return None
-    script = Path(__file__).parent / "install-bench-tools.sh"
-    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        log(f"install-bench-tools.sh failed: {done.stderr.strip()[-500:]}")
-        return None
-    launcher = Path(done.stdout.strip().splitlines()[-1]) / "ccusage"
-    return str(launcher) if launcher.exists() else None
-
-
-def _sum(*samples: Sample) -> Sample:
-    return Sample(sum(s.wall for s in samples), max(s.rss_mb for s in samples), sum(s.cpu for s in samples))
-
-
-def checkpoint_cmd() -> list[str]:
-    script = Path(sys.executable).parent / "checkpoint"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "checkpoint"]
-
-
-def scan_cmd(db: Path, *roots: Path) -> list[str]:
-    cmd = [*checkpoint_cmd(), "scan", "--db", str(db)]
-    for root in roots:
-        cmd += ["--source", str(root)]
-    return cmd
-
-
-def floor_cmd(path: Path) -> list[str]:
-    return [sys.executable, "-c", FLOOR, str(path)]
-
-
-def median_of(samples: Sequence[Sample]) -> Sample:
-    return Sample(statistics.median(s.wall for s in samples), max(s.rss_mb for s in samples),
-                  statistics.median(s.cpu for s in samples))
-
-
-def fresh_db(directory: Path, name: str) -> Path:
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(directory / name) + suffix).unlink(missing_ok=True)
-    return directory / name
-
 
 # -- the figures ------------------------------------------------------------------------------------
 
@@ -279,7 +211,7 @@ class Bench:
             lambda: run([sys.executable, "-c", TREE_FLOOR, str(claude), str(codex)], self.env),
         ]
         if ccusage is not None:
-            runs.append(lambda: _sum(
+            runs.append(lambda: sum_of(
                 run([ccusage, "claude", "session", "--json", "--offline"],
                     {**env, "CLAUDE_CONFIG_DIR": str(homes / "claude")}),
                 run([ccusage, "codex", "session", "--json", "--offline"], {**env, "CODEX_HOME": str(homes / "codex")})))
@@ -454,10 +386,10 @@ class Bench:
         with self.daemon(db, projects) as (proc, client):
             with contextlib.suppress(TimeoutError):
                 client.wait_for(lambda m: False, timeout=IDLE_SETTLE_SECONDS)
-            before = _cpu_seconds(proc.pid)
+            before = cpu_seconds(proc.pid)
             with contextlib.suppress(TimeoutError):
                 client.wait_for(lambda m: False, timeout=seconds)  # reads (and drops) what it sends
-            return _cpu_seconds(proc.pid) - before
+            return cpu_seconds(proc.pid) - before
 
     def daemon_latency(self, sessions: int, runs: int) -> None:
         """An appended exchange until `checkpoint/status` counts it and until its diagnostic shows, in a
@@ -505,14 +437,14 @@ class Bench:
     @contextlib.contextmanager
     def daemon(
         self, db: Path, projects: Path, folders: Sequence[str] = ()
-    ) -> Iterator[tuple[subprocess.Popen[bytes], _LspClient]]:
+    ) -> Iterator[tuple[subprocess.Popen[bytes], LspClient]]:
         """`checkpoint serve` over stdio, from spawn until its first status; shut down on leaving."""
         env = {**self.env, "CHECKPOINT_DB": str(db), "CHECKPOINT_SOURCES": str(projects)}
         proc = subprocess.Popen([*checkpoint_cmd(), "serve"], env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
             assert proc.stdin is not None and proc.stdout is not None
-            client = _LspClient(proc.stdin, proc.stdout)
+            client = LspClient(proc.stdin, proc.stdout)
             client.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "processId": os.getpid(), "rootUri": None, "capabilities": {},
                 "workspaceFolders": [{"uri": Path(f).as_uri(), "name": Path(f).name} for f in folders],
@@ -541,7 +473,7 @@ class Bench:
         path.parent.mkdir(parents=True)
         settings = config.Settings(db=self.work / "growing.db", sources=[root / "claude" / "projects"])
         store = Store(settings.db)
-        recorder = _Recorder()
+        recorder = Recorder()
         naive = 0
         try:
             step = math.ceil(len(lines) / checkpoints)
@@ -551,8 +483,8 @@ class Bench:
                 pipeline.scan(store, settings)
                 report = runner.extract_due(store, recorder, runner.RunOptions(concurrency=1))
                 assert report.ok, report.failures
-                naive += _text_bytes(store, session_id)
-            text = _text_bytes(store, session_id)
+                naive += text_bytes(store, session_id)
+            text = text_bytes(store, session_id)
         finally:
             store.close()
         ours = recorder.chunk_bytes / text
@@ -591,7 +523,7 @@ class Bench:
             pipeline.scan(store, settings)
             assert store.due_count() >= 2 * chunks, "not enough chunks for two runs"
             start = time.perf_counter()
-            report = runner.extract_due(store, _Sleeper(latency), runner.RunOptions(
+            report = runner.extract_due(store, Sleeper(latency), runner.RunOptions(
                 runner.Budget(max_requests=chunks), concurrency=concurrency))
             wall = time.perf_counter() - start
             assert report.captured == chunks, report
@@ -651,97 +583,6 @@ class Bench:
         return wall
 
 
-class _Recorder:
-    """The heuristic extractor, recording what a model extractor would be sent for each chunk."""
-
-    name = "recorder"
-    description = "records the bytes of every request"
-
-    def __init__(self) -> None:
-        self.inner = HeuristicExtractor()
-        self.chunk_bytes = 0  # render_chunk: the transcript block
-        self.request_bytes = 0  # render_request: the whole user message
-        self.text_bytes = 0  # the turns' own text in those chunks
-        self.calls = 0
-        self.turns = 0
-        self.seen: set[tuple[str, int]] = set()
-        self.lock = threading.Lock()
-
-    def extract(self, chunk: ChunkInput) -> Extraction:
-        rendered = len(render_chunk(chunk).encode())
-        request = sum(len(part.encode()) for part in render_request(chunk))
-        with self.lock:
-            self.chunk_bytes += rendered
-            self.request_bytes += request
-            self.text_bytes += sum(len(t.text.encode()) for t in chunk.turns)
-            self.calls += 1
-            self.turns += len(chunk.turns)
-            self.seen.update((t.turn_id, t.part) for t in chunk.turns)
-        extraction = self.inner.extract(chunk)
-        return extraction.model_copy(update={"extractor": self.name})
-
-
-class _Sleeper:
-    name = "sleeper"
-    description = "sleeps, as a model answering would"
-
-    def __init__(self, latency: float) -> None:
-        self.latency = latency
-
-    def extract(self, chunk: ChunkInput) -> Extraction:
-        time.sleep(self.latency)
-        return Extraction(chunk_id=chunk.chunk_id, items=[], extractor=self.name)
-
-
-def _text_bytes(store: Store, session_id: str) -> int:
-    counts = {s.id: s.turns for s in store.session_counts()}
-    return sum(len(store.turn_text(session_id, seq).encode()) for seq in range(1, counts[session_id] + 1))
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a running process, from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class _LspClient:
-    """Just enough JSON-RPC over stdio to start a language server and hear from it."""
-
-    def __init__(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
-        self.stdin = stdin
-        self.stdout = stdout
-        self.buffer = b""
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message).encode()
-        self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.stdin.flush()
-
-    def wait_for(self, match: Callable[[dict[str, Any]], bool], timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        for message in self._messages(deadline):
-            if match(message):
-                return message
-        raise TimeoutError("no matching message from the server")
-
-    def _messages(self, deadline: float) -> Iterator[dict[str, Any]]:
-        fd = self.stdout.fileno()
-        while True:
-            head, sep, rest = self.buffer.partition(b"\r\n\r\n")
-            if sep:
-                length = next(int(v) for k, _, v in (h.partition(b":") for h in head.split(b"\r\n"))
-                              if k.strip().lower() == b"content-length")
-                if len(rest) >= length:
-                    self.buffer = rest[length:]
-                    yield json.loads(rest[:length])
-                    continue
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                return
-            data = os.read(fd, 1 << 16)
-            if not data:
-                return
-            self.buffer += data
 
 
 PARTS = ("seed", "real", "big", "rescan", "gb", "warm", "latency", "bytes", "extract")

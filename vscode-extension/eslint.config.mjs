@@ -17,4 +17,9 @@ export default tseslint.config(
     },
   },
   { files: ['e2e/**/*.mjs'], rules: { 'no-console': 'off' } },
+  {
+    // The panel's nodes are plain data, unit-tested without VS Code: only tree.ts turns them into TreeItems.
+    files: ['src/treeNodes.ts', 'test/treeNodes.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'treeNodes.ts is plain data; tree.ts talks to VS Code.' }] }] },
+  },
 );

@@ -67,7 +67,7 @@ export const SettingIds = {
 /**
  * Tree items' contextValue, which the manifest's `view/item/context` menus match with
  * `viewItem == ...` and `viewItem =~ /^checkpoint\.item\b.../`. An item's value is
- * `checkpoint.item state-<state> [files] [source] [superseded]` (see tree.ts itemContext).
+ * `checkpoint.item state-<state> [files] [source] [superseded]` (see treeNodes.ts itemContext).
  */
 export const ContextValues = {
   message: `${PREFIX}.message`,

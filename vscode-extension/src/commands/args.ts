@@ -1,7 +1,7 @@
 /** What a command was invoked on: nothing (palette, status bar), a panel node, or an id. Pure. */
 
 import type { Item } from '../protocol';
-import type { Node } from '../tree';
+import type { Node } from '../treeNodes';
 import { UserError } from './guard';
 
 /** The session a Checkpoint Now is for: none from the palette or status bar, a session node from the panel. */

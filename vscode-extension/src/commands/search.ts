@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { KIND_TITLE } from '../constants';
 import { DaemonNotRunningError } from '../lifecycle';
 import type { Item, SearchHit, SearchResponse } from '../protocol';
-import { oneLine } from '../tree';
+import { oneLine } from '../treeNodes';
 import type { CommandDeps } from './guard';
 import { openItem } from './navigate';
 

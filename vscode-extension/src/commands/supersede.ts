@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 
 import { KIND_TITLE, ServerCommands } from '../constants';
 import type { Item, SupersedeArgs, SupersedeResult } from '../protocol';
-import { oneLine } from '../tree';
+import { oneLine } from '../treeNodes';
 import { itemFromArg, requireItem } from './args';
 import { UserError, type CommandDeps } from './guard';
 import { whereSaid } from './search';

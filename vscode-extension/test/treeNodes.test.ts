@@ -1,0 +1,325 @@
+/**
+ * The panel's nodes as plain data (src/treeNodes.ts), tested without VS Code: this file imports no
+ * `vscode`, mock or real.
+ */
+import { describe, expect, it } from 'vitest';
+
+import {
+  chainChildren,
+  groupChildren,
+  itemContext,
+  nodeView,
+  oneLine,
+  relativeTime,
+  rootNodes,
+  sessionChildren,
+  type Node,
+  type NodeView,
+} from '../src/treeNodes';
+import { item, session, status } from './fixtures';
+
+const NOW = new Date('2026-01-05T13:00:00.000Z');
+
+type ItemNode = Extract<Node, { type: 'item' }>;
+
+describe('rootNodes', () => {
+  it('lists the sessions of a status notification, most recent first', () => {
+    const nodes = rootNodes({
+      phase: 'running',
+      status: status({
+        sessions: [
+          session({ id: 'old', last_ts: '2026-01-01T00:00:00Z' }),
+          session({ id: 'new', last_ts: '2026-01-05T12:00:00Z' }),
+          session({ id: 'none', last_ts: null }),
+        ],
+      }),
+    });
+    expect(nodes.map((n) => (n.type === 'session' ? n.session.id : n.type))).toEqual(['new', 'old', 'none']);
+  });
+
+  it('explains an empty workspace scope and how to widen it', () => {
+    const [node] = rootNodes({ phase: 'running', status: status({ sessions: [], scope: 'workspace' }) });
+    expect(node).toMatchObject({ type: 'message', label: 'No agent sessions for this workspace yet.' });
+    expect(node.type === 'message' && node.detail).toContain('checkpoint.scope');
+  });
+
+  it('explains where transcripts are looked for when nothing was found at all', () => {
+    const [node] = rootNodes({ phase: 'running', status: status({ sessions: [], scope: 'all' }) });
+    expect(node).toMatchObject({ type: 'message', label: 'No agent sessions found yet.' });
+    expect(node.type === 'message' && node.detail).toContain('checkpoint.sources');
+  });
+
+  it('explains a failed daemon, with its cause, a log link and a restart', () => {
+    const nodes = rootNodes({ phase: 'failed', error: 'spawn checkpoint ENOENT' });
+    expect(nodes[0]).toMatchObject({ label: 'The Checkpoint daemon is not running.', detail: 'spawn checkpoint ENOENT' });
+    expect(nodes.map((n) => n.type === 'message' && n.command)).toEqual([
+      'checkpoint.showLog',
+      'checkpoint.showLog',
+      'checkpoint.restartDaemon',
+    ]);
+  });
+
+  it('says the daemon is starting, and that it waits for the first status', () => {
+    expect(rootNodes({ phase: 'starting' })[0]).toMatchObject({ label: 'Starting the Checkpoint daemon…' });
+    expect(rootNodes({ phase: 'running' })[0]).toMatchObject({ label: 'Waiting for the daemon’s first status…' });
+  });
+
+  it('puts the last error above the sessions', () => {
+    const nodes = rootNodes({ phase: 'running', status: status({ last_error: 'disk full' }) });
+    expect(nodes[0]).toMatchObject({ type: 'message', label: 'Last error: disk full' });
+    expect(nodes[1].type).toBe('session');
+  });
+
+  it('lists the fetched sessions when none is in the workspace, instead of saying there are none', () => {
+    const other = session({ id: 'other', cwd: '/elsewhere', workspace: null });
+    const lean = status({ scope: 'all', sessions: [], sessions_total: 1, others_version: 'v1' });
+    expect(rootNodes({ phase: 'running', status: lean }, [other])).toEqual([{ type: 'session', session: other }]);
+  });
+});
+
+describe('sessionChildren', () => {
+  const s = session();
+
+  it('groups the session’s items by kind in a fixed order, leaving out dismissed and other sessions’ items', () => {
+    const items = [
+      item({ id: 'q', kind: 'question', statement: 'Should we shard?' }),
+      item({ id: 'd1', kind: 'decision' }),
+      item({ id: 'c', kind: 'constraint', statement: 'Must run offline.' }),
+      item({ id: 'd2', kind: 'decision', state: 'dismissed' }),
+      item({ id: 'other', session_id: 'someone-else' }),
+    ];
+    const nodes = sessionChildren(s, items);
+    expect(nodes.map((n) => n.type === 'group' && [n.kind, n.items.map((i) => i.id)])).toEqual([
+      ['decision', ['d1']],
+      ['constraint', ['c']],
+      ['question', ['q']],
+    ]);
+    const group = nodes[0] as Extract<Node, { type: 'group' }>;
+    expect(groupChildren(group)).toEqual([{ type: 'item', item: items[1] }]);
+  });
+
+  it('shows failing causes first', () => {
+    const nodes = sessionChildren(session({ causes: ['timeout'] }), [item()]);
+    expect(nodes[0]).toEqual({ type: 'cause', sessionId: s.id, text: 'timeout', index: 0 });
+  });
+
+  it('explains a session with nothing captured yet', () => {
+    const nodes = sessionChildren(session({ captured: 0, pending: 40 }), []);
+    expect(nodes).toEqual([
+      { type: 'message', id: `msg:no-items:${s.id}`, label: 'Nothing captured yet: 40 turns pending.', icon: 'info' },
+    ]);
+  });
+
+  it('explains a fully captured session without items', () => {
+    const nodes = sessionChildren(session({ pending: 0, captured: 40 }), []);
+    expect(nodes[0]).toMatchObject({ label: 'No decisions, constraints or open questions in this session.' });
+  });
+
+  it('shows an items request failure under the session', () => {
+    const nodes = sessionChildren(s, new Error('request timed out'));
+    expect(nodes).toEqual([
+      {
+        type: 'message',
+        id: `msg:items-error:${s.id}`,
+        label: 'Could not load items: request timed out',
+        icon: 'error',
+        command: 'checkpoint.showLog',
+      },
+    ]);
+  });
+});
+
+describe('nodeView', () => {
+  it('shows a session with title, agent, time, captured/pending/failed counts and why it is stuck', () => {
+    const s = session({ failed: 2, causes: ['x'], dropped: { base64_image: { records: 3, chars: 900 } }, problems: 1 });
+    expect(nodeView({ type: 'session', session: s }, NOW)).toEqual<NodeView>({
+      id: 'session:sess-aaaa-1111',
+      label: 'Refactor the parser',
+      collapsible: 'collapsed',
+      description: 'claude · 3 h ago · 30 captured · 10 pending · 2 failed',
+      tooltip: [
+        'Refactor the parser',
+        'Folder: /home/dev/proj',
+        'Session: sess-aaaa-1111 (claude)',
+        'Last turn: 2026-01-05T10:00:00.000Z',
+        '40 turns: 30 captured, 10 pending, 2 failed.',
+        'Failing: x',
+        'Not sent, by policy: base64_image 3 records',
+        '1 transcript lines could not be read.',
+      ].join('\n'),
+      icon: { id: 'warning' },
+      contextValue: 'checkpoint.session',
+    });
+  });
+
+  it('marks a session with pending turns as waiting and a finished one as passed', () => {
+    expect(nodeView({ type: 'session', session: session() }, NOW).icon).toEqual({ id: 'clock' });
+    expect(nodeView({ type: 'session', session: session({ pending: 0, captured: 40 }) }, NOW).icon).toEqual({ id: 'pass' });
+  });
+
+  it('falls back to the folder name, then the id, for an untitled session', () => {
+    expect(nodeView({ type: 'session', session: session({ title: null }) }).label).toBe('proj');
+    expect(nodeView({ type: 'session', session: session({ title: null, cwd: null }) }).label).toBe('sess-aaaa-11');
+  });
+
+  it('shows a message with its detail as description and tooltip, and its command', () => {
+    const node: Node = { type: 'message', id: 'm', label: 'Not running.', detail: 'ENOENT', icon: 'error', command: 'checkpoint.showLog' };
+    expect(nodeView(node)).toEqual<NodeView>({
+      id: 'm',
+      label: 'Not running.',
+      collapsible: 'none',
+      description: 'ENOENT',
+      tooltip: 'Not running.\nENOENT',
+      icon: { id: 'error' },
+      contextValue: 'checkpoint.message',
+      command: { command: 'checkpoint.showLog', title: 'Not running.' },
+    });
+    expect(nodeView({ type: 'message', id: 'w', label: 'Waiting…', icon: 'loading~spin' })).toEqual<NodeView>({
+      id: 'w',
+      label: 'Waiting…',
+      collapsible: 'none',
+      icon: { id: 'loading~spin' },
+      contextValue: 'checkpoint.message',
+    });
+  });
+
+  it('shows a failing cause on one line, whole in its tooltip', () => {
+    expect(nodeView({ type: 'cause', sessionId: 's', text: 'rate\nlimited', index: 1 })).toEqual<NodeView>({
+      id: 'cause:s:1',
+      label: 'Failing: rate limited',
+      collapsible: 'none',
+      tooltip: 'rate\nlimited',
+      icon: { id: 'warning' },
+      contextValue: 'checkpoint.cause',
+    });
+  });
+
+  it('shows a kind group with its count, expanded', () => {
+    expect(nodeView({ type: 'group', sessionId: 's', kind: 'question', items: [item(), item()] })).toEqual<NodeView>({
+      id: 'group:s:question',
+      label: 'Open questions',
+      collapsible: 'expanded',
+      description: '2',
+      icon: { id: 'question' },
+      contextValue: 'checkpoint.group question',
+    });
+  });
+
+  it('shows an item’s statement as plain text on one line, and clicks through to its code', () => {
+    const node: Node = {
+      type: 'item',
+      item: item({ statement: '<script>alert(1)</script>\n**bold** [x](command:evil)', files: ['/a/b.py', '/a/c.py'] }),
+    };
+    expect(nodeView(node)).toEqual<NodeView>({
+      id: 'item:item-1',
+      label: '<script>alert(1)</script> **bold** [x](command:evil)',
+      collapsible: 'none',
+      description: 'b.py +1',
+      tooltip: [
+        'Decision: <script>alert(1)</script>\n**bold** [x](command:evil)',
+        'Why: One file, transactions.',
+        'Files: /a/b.py, /a/c.py',
+        'From: /home/dev/.claude/projects/p/s.jsonl:12 (2026-01-05T10:00:00Z)',
+        'State: new · extractor heuristic · confidence 0.8',
+      ].join('\n'),
+      icon: { id: 'milestone' },
+      contextValue: 'checkpoint.item state-new files source',
+      command: { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] },
+    });
+  });
+
+  it('opens the transcript on click when the item names no files, and shows its state', () => {
+    const node: Node = { type: 'item', item: item({ files: [], state: 'accepted' }) };
+    const view = nodeView(node);
+    expect(view.command).toEqual({ command: 'checkpoint.openTranscript', title: 'Open Transcript at Turn', arguments: [node] });
+    expect(view.description).toBe('accepted');
+    expect(view.icon).toEqual({ id: 'verified' });
+    expect(view.contextValue).toBe('checkpoint.item state-accepted source');
+  });
+
+  it('gives an item with neither files nor a source no click, and an empty description', () => {
+    const view = nodeView({ type: 'item', item: item({ files: [], sources: [] }) });
+    expect(view.command).toBeUndefined();
+    expect(view.description).toBe('');
+  });
+});
+
+describe('helpers', () => {
+  it('itemContext lists state, files and source flags', () => {
+    expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed');
+  });
+
+  it('oneLine flattens whitespace and truncates', () => {
+    expect(oneLine('a\n\n b\tc')).toBe('a b c');
+    expect(oneLine('x'.repeat(10), 5)).toBe('xxxx…');
+  });
+
+  it('relativeTime reads ISO strings and epoch seconds', () => {
+    expect(relativeTime('2026-01-05T12:59:30Z', NOW)).toBe('just now');
+    expect(relativeTime('2026-01-05T12:15:00Z', NOW)).toBe('45 min ago');
+    expect(relativeTime(NOW.getTime() / 1000 - 2 * 86400, NOW)).toBe('2 d ago');
+    expect(relativeTime('2025-06-01T00:00:00Z', NOW)).toBe('2025-06-01');
+    expect(relativeTime(null, NOW)).toBe('no time');
+  });
+});
+
+describe('supersession chains in the panel', () => {
+  const old = item({ id: 'old', statement: 'We use vLLM for serving.', superseded_by: 'new' });
+  const newer = item({ id: 'new', statement: 'We moved to SGLang.', supersedes: ['old'], session_id: 'sess-other' });
+  const related = new Map([
+    ['old', old],
+    ['new', newer],
+  ]);
+
+  it('shows a superseded item dimmed, with its own icon, naming the newer item, and a context flag', () => {
+    const view = nodeView({ type: 'item', item: old, related }, NOW);
+    expect(view.label).toBe('We use vLLM for serving.');
+    expect(view.description).toBe('superseded by “We moved to SGLang.” · store.py');
+    expect(view.icon).toEqual({ id: 'history', color: 'disabledForeground' });
+    expect(view.contextValue).toBe('checkpoint.item state-new files source superseded');
+    expect(view.tooltip).toContain('Superseded by: “We moved to SGLang.” (new)');
+    expect(view.collapsible).toBe('collapsed');
+  });
+
+  it('names the newer item by id when it could not be looked up, and is then not expandable', () => {
+    const view = nodeView({ type: 'item', item: old, related: new Map([['old', old]]) }, NOW);
+    expect(view.description).toBe('superseded by item new · store.py');
+    expect(view.collapsible).toBe('none');
+  });
+
+  it('a current item is not marked; one that replaced others says how many', () => {
+    const current = nodeView({ type: 'item', item: item() }, NOW);
+    expect(current.contextValue).not.toContain('superseded');
+    expect(current.icon).toEqual({ id: 'milestone' });
+    const view = nodeView({ type: 'item', item: newer, related }, NOW);
+    expect(view.description).toBe('supersedes 1 · store.py');
+    expect(view.tooltip).toContain('Supersedes: “We use vLLM for serving.” (old)');
+  });
+
+  it('expands to the newer item, which expands onward only (never back to where it came from)', () => {
+    const [next] = chainChildren({ type: 'item', item: old, related });
+    expect(next).toEqual({ type: 'item', item: newer, related, chain: { parentId: 'item:old', direction: 'newer' } });
+    const view = nodeView(next, NOW);
+    expect(view.id).toBe('item:old>newer:new');
+    expect(view.description).toBe('→ replaced it · store.py');
+    expect(view.command?.command).toBe('checkpoint.goToCode');
+    expect(chainChildren(next as ItemNode)).toEqual([]);
+    const [back] = chainChildren({ type: 'item', item: newer, related });
+    expect(back).toEqual({ type: 'item', item: old, related, chain: { parentId: 'item:new', direction: 'older' } });
+    expect(nodeView(back, NOW).description).toBe('← replaced by it · superseded by “We moved to SGLang.” · store.py');
+    expect(chainChildren(back as ItemNode)).toEqual([]);
+  });
+
+  it('follows a longer chain to its end, one step per level', () => {
+    const a = item({ id: 'a', superseded_by: 'c' });
+    const b = item({ id: 'b', superseded_by: 'c', supersedes: ['a'] });
+    const c = item({ id: 'c', supersedes: ['b'] });
+    // superseded_by names the newest; the chain a -> b -> c is walked through `supersedes` back from c.
+    const chain = new Map([['a', a], ['b', b], ['c', c]]);
+    const [fromC] = chainChildren({ type: 'item', item: c, related: chain });
+    expect(fromC).toMatchObject({ item: { id: 'b' } });
+    const [fromB] = chainChildren(fromC as ItemNode);
+    expect(fromB).toMatchObject({ item: { id: 'a' } });
+    expect(nodeView(fromB, NOW).id).toBe('item:c>older:b>older:a');
+  });
+});
