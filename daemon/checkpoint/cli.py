@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 import checkpoint
 from checkpoint import config, pipeline
+from checkpoint.extract import registry
 from checkpoint.model import (
     Citation,
     ItemKind,
@@ -74,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     now.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     # The names are checked by the settings, as the config file's and the environment's are: an unknown
     # one is refused in one line that says where it came from (argparse's choices would print usage too).
-    now.add_argument("--extractor", metavar="{" + ",".join(config.EXTRACTORS) + "}",
-                     help="which extractor runs (default: chosen automatically; env CHECKPOINT_EXTRACTOR)")
+    now.add_argument("--extractor", metavar="{" + ",".join(registry.NAMES) + "}",
+                     help="which extractor runs (default: chosen automatically; env CHECKPOINT_EXTRACTOR): "
+                          + "; ".join(f"{e.name}: {e.description.rstrip('.')}" for e in registry.ENTRIES))
     now.add_argument("--session", help="only this session")
     now.add_argument("--max-requests", type=int, help="run budget: model requests (env CHECKPOINT_MAX_REQUESTS)")
     now.add_argument("--max-tokens", type=int,

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+# The extractors' names: the registry imports no extractor (every command's start is measured).
+from checkpoint.extract import registry
+
 # The defaults, here and nowhere else (the layers below take them from here).
 CHUNK_TOKENS = 16_000  # estimated tokens per chunk; a turn larger than this is cut into parts
 MAX_LINE_BYTES = 16 << 20  # a longer transcript line is skipped (and said), never held in memory
@@ -70,9 +73,9 @@ def config_file() -> Path:
     return base / "checkpoint" / "config.toml"
 
 
-# The extractors a user may ask for by name (`extractor`); unset (None): chosen automatically
-# (extract/choose.py). Any other name is refused, never replaced by another extractor.
-EXTRACTORS = ("anthropic", "claude-code", "codex", "heuristic")
+# The extractors a user may ask for by name (`extractor`), as registered (extract/registry.py); unset
+# (None): chosen automatically (extract/choose.py). Any other name is refused, never replaced by another.
+EXTRACTORS = registry.NAMES
 
 
 class SettingsError(ValueError):

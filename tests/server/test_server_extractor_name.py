@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from checkpoint.extract.registry import NAMES
 from checkpoint.server.protocol import CMD_NOW
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
 REFUSED = ("Checkpoint: ignoring the editor's engine settings: options: extractor: unknown extractor {!r} (known: "
-           "anthropic, claude-code, codex, heuristic; leave it unset to choose automatically)")
+           + ", ".join(NAMES) + "; leave it unset to choose automatically)")
 
 
 async def test_an_unknown_extractor_in_the_editors_settings_is_said_and_not_used(tmp_path: Path) -> None:

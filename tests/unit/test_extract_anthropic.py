@@ -20,7 +20,8 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.anthropic import AnthropicExtractor, price_of
+from checkpoint.extract.anthropic import AnthropicExtractor
+from checkpoint.extract.models import price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT
 from checkpoint.extract.schema import SCHEMA, Answer
 from checkpoint.model import ChunkInput, ChunkState, FileCursor, Role, ScannedTurn, TurnDraft, TurnSlice

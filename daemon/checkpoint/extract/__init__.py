@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from checkpoint.model import ChunkInput, Usage
-from checkpoint.redact.outside import hide_secrets
 
 if TYPE_CHECKING:
     from checkpoint.answer import Extraction
@@ -29,6 +28,10 @@ class ExtractionError(Exception):
         fit_tokens: int | None = None,
         usage: Usage | None = None,
     ) -> None:
+        # Imported here: config reads the extractors' names from this package (registry.py) at every
+        # command's start, which needs no redaction tables.
+        from checkpoint.redact.outside import hide_secrets
+
         cause = hide_secrets(cause)  # it is stored (chunks.cause) and shown: an API error may quote a key
         super().__init__(cause)
         self.cause = cause

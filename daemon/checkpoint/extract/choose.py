@@ -1,16 +1,20 @@
 """Which extractor a run uses, and the sentence that says which and why. Shared by every front end
-(the CLI prints the sentence, the daemon logs it or shows it once); nothing here prints."""
+(the CLI prints the sentence, the daemon logs it or shows it once); nothing here prints.
+
+An extractor asked for by name is built from its registry entry (registry.py) when it can run, and
+the offline one stands in, said aloud, when it cannot. The automatic choice (no name) is this
+module's policy: Claude through the SDK when credentials are set; else through the user's `claude`
+CLI when it runs and is logged in; else the offline heuristic."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from checkpoint.config import Settings
 from checkpoint.extract import Extractor
-from checkpoint.redact.outside import hide_secrets
+from checkpoint.extract.registry import BY_NAME, OFFLINE, ExtractorEntry, credentials_variable
 
-OFFLINE = "the offline heuristic extractor (phrase rules, no network)"
+OFFLINE_SAID = "the offline heuristic extractor (phrase rules, no network)"
 
 
 @dataclass(frozen=True)
@@ -20,52 +24,38 @@ class ExtractorChoice:
     fallback: bool  # the offline extractor stands in for Claude (no credentials): worth telling the user
 
 
-def credentials_variable() -> str | None:
-    """Which variable holds the credentials the SDK will use (never its value)."""
-    return next((v for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(v)), None)
-
-
 def choose_extractor(settings: Settings) -> ExtractorChoice:
-    """Claude through the SDK when credentials are set (or asked for); else Claude through the user's
-    `claude` CLI when it runs and is logged in (or asked for); else the offline heuristic."""
-    from checkpoint.extract.heuristic import HeuristicExtractor  # loads pydantic: not for scan or status
-
     wanted = settings.extractor
-    credentials = credentials_variable()
-    if wanted == "heuristic":
-        return ExtractorChoice(HeuristicExtractor(), f"Using {OFFLINE}, as configured.", fallback=False)
-    if wanted == "codex":  # only when asked for: never part of the automatic choice
-        from checkpoint.extract.codex import CodexExtractor, codex_unavailable
+    if wanted is not None:
+        return _asked_for(BY_NAME[wanted], settings)
+    if (credentials := credentials_variable()) is not None:
+        return _chosen(BY_NAME["anthropic"], settings, f"{credentials} is set")
+    cli = BY_NAME["claude-code"]
+    ready = cli.readiness(settings)
+    if ready.ready:
+        return _chosen(cli, settings, "no ANTHROPIC_API_KEY set; the claude CLI is logged in")
+    return ExtractorChoice(_offline(settings), f"No ANTHROPIC_API_KEY set and {ready.said}: using {OFFLINE_SAID}.",
+                           fallback=True)
 
-        missing = codex_unavailable(settings)
-        if missing is not None:
-            why = (f"The Codex extractor was asked for, but {missing}: using the offline heuristic extractor "
-                   f"instead (phrase rules, no network).")
-            return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
-        codex = CodexExtractor(settings)
-        return ExtractorChoice(codex, f"Using {codex.description} (as configured).", fallback=False)
-    if wanted == "claude-code" or (wanted is None and credentials is None):
-        from checkpoint.extract.claude_code import ClaudeCodeExtractor, cli_status
 
-        status = cli_status(settings.claude_command)
-        if status.usable:
-            cli = ClaudeCodeExtractor(settings)
-            why = "as configured" if wanted else "no ANTHROPIC_API_KEY set; the claude CLI is logged in"
-            return ExtractorChoice(cli, f"Using {cli.description}: {status.cause} ({why}).",
-                                   fallback=False)
-        if wanted == "claude-code":
-            why = (f"The claude-code extractor was asked for, but {status.cause}: using the offline heuristic "
-                   "extractor instead (phrase rules, no network).")
-            return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
-        return ExtractorChoice(HeuristicExtractor(), f"No ANTHROPIC_API_KEY set and {status.cause}: using {OFFLINE}.",
-                               fallback=True)
-    if credentials is None:  # "anthropic" asked for: every other case without credentials is above
-        why = ("The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is "
-               "set: using the offline heuristic extractor instead (phrase rules, no network).")
-        return ExtractorChoice(HeuristicExtractor(), why, fallback=True)
-    from checkpoint.extract.anthropic import AnthropicExtractor  # the SDK loads only when it is used
+def _asked_for(entry: ExtractorEntry, settings: Settings) -> ExtractorChoice:
+    if entry.name == OFFLINE:
+        return ExtractorChoice(_offline(settings), f"Using {OFFLINE_SAID}, as configured.", fallback=False)
+    ready = entry.readiness(settings)
+    if not ready.ready:
+        why = (f"The {entry.title} extractor was asked for, but {ready.said}: using the offline heuristic "
+               "extractor instead (phrase rules, no network).")
+        return ExtractorChoice(_offline(settings), why, fallback=True)
+    return _chosen(entry, settings, "as configured", ready.said)
 
-    extractor = AnthropicExtractor(settings)
-    why = "as configured" if wanted == "anthropic" else f"{credentials} is set"
-    where = f" at {hide_secrets(os.environ['ANTHROPIC_BASE_URL'])}" if os.environ.get("ANTHROPIC_BASE_URL") else ""
-    return ExtractorChoice(extractor, f"Using {extractor.description}{where} ({why}).", fallback=False)
+
+def _chosen(entry: ExtractorEntry, settings: Settings, why: str, said: str | None = None) -> ExtractorChoice:
+    """`entry`'s extractor, said with what it runs as (its readiness, unless already found) and why."""
+    if said is None:
+        said = entry.readiness(settings).said
+    extractor = entry.factory(settings)
+    return ExtractorChoice(extractor, f"Using {extractor.description}{said} ({why}).", fallback=False)
+
+
+def _offline(settings: Settings) -> Extractor:
+    return BY_NAME[OFFLINE].factory(settings)

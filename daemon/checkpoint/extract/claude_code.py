@@ -18,15 +18,15 @@ One process per chunk and per attempt:
   accepts only an API key, not the subscription login this extractor exists for.
 - `--system-prompt`: prompt.SYSTEM_PROMPT replaces Claude Code's agent prompt.
 
-Retries are ours, as in anthropic.py: `CLAUDE_CODE_MAX_RETRIES=0` turns off Claude Code's own (10 by
-default, with backoff, on 5xx/529/429 and dropped connections), so every attempt is counted, backed
-off (settings.retry_delay .. retry_max_delay) and its cause kept. `API_TIMEOUT_MS` gives it our
+Retries are ours (retry.py), as anthropic.py's: `CLAUDE_CODE_MAX_RETRIES=0` turns off Claude Code's own
+(10 by default, with backoff, on 5xx/529/429 and dropped connections), so every attempt is counted,
+backed off (settings.retry_delay .. retry_max_delay) and its cause kept. `API_TIMEOUT_MS` gives it our
 request timeout; the process is killed after that plus a margin for its start.
 
 Fallback models: the same order as the SDK extractor (settings.model, then settings.fallback_models),
-driven here rather than by `--fallback-model`, so that each model's window is checked before it is
-sent a chunk and each attempt is counted. Windows and prices are the published ones (anthropic.py):
-the CLI reports neither before a request.
+driven here (fallback.py) rather than by `--fallback-model`, so that each model's window is checked
+before it is sent a chunk and each attempt is counted. Windows and prices are the published ones
+(models.py): the CLI reports neither before a request.
 
 Cost: `total_cost_usd` as Claude Code reports it (list price). A subscription user is not billed by
 the token: the figure is what the run would cost on the API, and what budgets count.
@@ -36,22 +36,23 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
+from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.anthropic import Fit, Window, _Failed, calibrated_estimate, model_facts, price_of
+from checkpoint.extract.fallback import model_order, models_said, through_models
+from checkpoint.extract.models import Calibration, Fit, chunk_budget, output_reserve, price_of, published_window
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
@@ -170,33 +171,22 @@ def _child_env(settings: Settings | None) -> dict[str, str]:
 
 # -- the extractor -----------------------------------------------------------------------------------
 
-Sleep = Callable[[float], None]
-
 
 class ClaudeCodeExtractor:
     name = NAME
 
     def __init__(self, settings: Settings, sleep: Sleep = time.sleep) -> None:
         self.settings = settings
-        self.models = [settings.model, *[m for m in settings.fallback_models if m != settings.model]]
-        fallbacks = f", falling back to {', '.join(self.models[1:])}" if len(self.models) > 1 else ""
-        self.description = f"Claude through the Claude Code CLI ({self.models[0]}{fallbacks}; the CLI's own login)"
+        self.models = model_order(settings)
+        self.description = f"Claude through the Claude Code CLI ({models_said(self.models)}; the CLI's own login)"
         self.sleep = sleep
+        self.retry = RetryPolicy.from_settings(settings)
         self.workdir = extractor_workdir(settings.db)
         self._lock = threading.Lock()
         self._checked: CliStatus | None = None
-        self._seen_estimate = 0
-        self._seen_usage = Usage()
+        self._calibration = Calibration()
 
     # -- windows, sizes and prices ------------------------------------------------------------------
-
-    def window(self, model: str) -> Window:
-        facts, known = model_facts(model)
-        return Window(facts.max_input_tokens, facts.max_output_tokens,
-                      "published figures" if known else "assumed (unknown model)")
-
-    def _reserve(self, window: Window) -> int:
-        return max(1, min(self.settings.output_tokens, window.max_output_tokens))
 
     def overhead_estimate(self, chunk: ChunkInput | None = None) -> int:
         known = render_request(chunk)[0] if chunk is not None else ""
@@ -204,21 +194,20 @@ class ClaudeCodeExtractor:
                 + CLI_OVERHEAD_TOKENS)
 
     def measure(self, model: str, chunk: ChunkInput) -> Fit:
-        """The local estimate only: the CLI offers no count_tokens."""
-        window = self.window(model)
+        """The local estimate against the published window only: the CLI offers no count_tokens."""
+        window = published_window(model)
         overhead = self.overhead_estimate(chunk)
-        return Fit(model, overhead + chunk.token_estimate, window, self._reserve(window), False, overhead)
+        return Fit(model, overhead + chunk.token_estimate, window, output_reserve(window, self.settings.output_tokens),
+                   False, overhead)
 
     def chunk_budget(self) -> int:
-        window = self.window(self.models[0])
-        return max(MIN_CHUNK_TOKENS, window.max_input_tokens - self._reserve(window) - self.overhead_estimate())
+        window = published_window(self.models[0])
+        return chunk_budget(window, output_reserve(window, self.settings.output_tokens), self.overhead_estimate())
 
     def estimate(self, chunk_tokens: int, chunks: int = 1) -> Usage:
         """As the SDK extractor's: calibrated on this run's answers, else from the price table."""
         sent = chunk_tokens + chunks * self.overhead_estimate()
-        with self._lock:
-            seen_est, seen = self._seen_estimate, replace(self._seen_usage)
-        return calibrated_estimate(price_of(self.models[0]), sent, chunks, self.settings.output_tokens, seen_est, seen)
+        return self._calibration.estimate(price_of(self.models[0]), sent, chunks, self.settings.output_tokens)
 
     # -- extraction ----------------------------------------------------------------------------------
 
@@ -236,56 +225,23 @@ class ClaudeCodeExtractor:
     def extract(self, chunk: ChunkInput) -> Extraction:
         usage = Usage()
         self._ready(usage)
-        causes: list[str] = []
-        resplit: tuple[str, int] | None = None
-        for i, model in enumerate(self.models):
-            role = "primary" if i == 0 else "fallback"
-            fit = self.measure(model, chunk)
-            if not fit.ok:
-                target = fit.fit_tokens(chunk.token_estimate)
-                if i == 0:
-                    raise ExtractionError(f"{model}: {fit.describe()}; re-splitting", too_large=True,
-                                          fit_tokens=target, usage=usage)
-                causes.append(f"fallback {model} refused: {fit.describe()}")
-                if resplit is None and target is not None:
-                    resplit = (model, target)
-                continue
-            outcome = self._ask(model, chunk, usage)
-            if isinstance(outcome, Extraction):
-                return outcome
-            said = f"{role} {model} {outcome.cause}" if i or causes else f"{model}: {outcome.cause}"
-            if outcome.kind == "too_large":
-                raise ExtractionError("; ".join([*causes, said + "; re-splitting"]), too_large=True, usage=usage)
-            if outcome.kind == "fatal":
-                raise ExtractionError("; ".join([*causes, said]), retryable=False, usage=usage)
-            causes.append(f"{role} {model} {outcome.cause}")
-        if resplit is not None:
-            model, target = resplit
-            raise ExtractionError("; ".join(causes) + f"; re-splitting to fit {model}", too_large=True,
-                                  fit_tokens=target, usage=usage)
-        raise ExtractionError("; ".join(causes), usage=usage)
+        return through_models(self.models, chunk, usage, lambda model: self.measure(model, chunk),
+                              lambda model, _fit: self._ask(model, chunk, usage))
 
-    def _ask(self, model: str, chunk: ChunkInput, usage: Usage) -> Extraction | _Failed:
-        """Up to max_attempts runs of the CLI for one model."""
-        failure = _Failed("transient", "gave no answer")
-        attempts = max(1, self.settings.max_attempts)
-        for attempt in range(1, attempts + 1):
+    def _ask(self, model: str, chunk: ChunkInput, usage: Usage) -> Extraction | Failed:
+        """One model's attempts (the retry policy's): one run of the CLI each."""
+        def once() -> Extraction | Failed:
             outcome = self._run(model, chunk, usage)
-            if isinstance(outcome, Extraction):
-                return outcome.model_copy(update={"usage": usage})
-            failure = outcome
-            if failure.kind in ("too_large", "fatal", "refused", "rejected"):
-                return failure
-            if attempt < attempts:
-                self.sleep(self._delay(attempt))
-        return _Failed(failure.kind, f"{failure.cause} after {attempts} attempts")
+            return outcome.model_copy(update={"usage": usage}) if isinstance(outcome, Extraction) else outcome
+
+        return self.retry.run(once, self.sleep)
 
     def command(self, model: str) -> list[str]:
         return [shutil.which(self.settings.claude_command) or self.settings.claude_command, "-p",
                 "--output-format", "json", "--json-schema", json.dumps(SCHEMA), "--no-session-persistence",
                 "--tools", "", "--safe-mode", "--system-prompt", SYSTEM_PROMPT, "--model", model]
 
-    def _run(self, model: str, chunk: ChunkInput, usage: Usage) -> Extraction | _Failed:
+    def _run(self, model: str, chunk: ChunkInput, usage: Usage) -> Extraction | Failed:
         """One process: the request on stdin, one JSON result on stdout."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         usage.requests += 1  # a process that fails before its request is counted too: every attempt is
@@ -293,7 +249,7 @@ class ClaudeCodeExtractor:
             proc = subprocess.Popen(self.command(model), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, cwd=self.workdir, env=_child_env(self.settings))
         except OSError as exc:
-            return _Failed("fatal", f"`{self.settings.claude_command}` could not be started ({exc.strerror}): "
+            return Failed("fatal", f"`{self.settings.claude_command}` could not be started ({exc.strerror}): "
                                     "install Claude Code or set claude_command")
         try:
             out, err = proc.communicate("".join(render_request(chunk)),
@@ -301,7 +257,7 @@ class ClaudeCodeExtractor:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            return _Failed("transient", "timed out (the claude process was killed)")
+            return Failed("transient", "timed out (the claude process was killed)")
         try:
             result = json.loads(out)
         except ValueError:
@@ -309,20 +265,14 @@ class ClaudeCodeExtractor:
         if not isinstance(result, dict):
             how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited {proc.returncode}"
             detail = _last_line(err or out)
-            return _Failed("transient", f"claude {how} without a result" + (f" ({detail})" if detail else ""))
+            return Failed("transient", f"claude {how} without a result" + (f" ({detail})" if detail else ""))
         spent = _usage_of(model, result)
         usage.add(replace(spent, requests=0))
         outcome = read_result(result)
-        if isinstance(outcome, _Failed):
+        if isinstance(outcome, Failed):
             return outcome
-        with self._lock:
-            self._seen_estimate += chunk.token_estimate + self.overhead_estimate(chunk)
-            self._seen_usage.add(spent)
+        self._calibration.record(chunk.token_estimate + self.overhead_estimate(chunk), spent)
         return Extraction(chunk_id=chunk.chunk_id, items=outcome, extractor=self.name, model=model)
-
-    def _delay(self, attempt: int) -> float:
-        base = self.settings.retry_delay * 2 ** (attempt - 1)
-        return float(min(self.settings.retry_max_delay, base * (1 + random.random() / 4)))
 
 
 def _usage_of(model: str, result: Mapping[str, Any]) -> Usage:
@@ -342,26 +292,26 @@ def _usage_of(model: str, result: Mapping[str, Any]) -> Usage:
     return usage
 
 
-def read_result(result: Mapping[str, Any]) -> list[ItemDraft] | _Failed:
+def read_result(result: Mapping[str, Any]) -> list[ItemDraft] | Failed:
     """The drafts of a successful result, or why there are none (the kind decides what happens next)."""
     stop = result.get("stop_reason")
     if result.get("is_error") is not True and result.get("subtype") == "success":
         if stop in ("max_tokens", "model_context_window_exceeded"):
-            return _Failed("too_large", f"answer truncated (stop_reason {stop})")
+            return Failed("too_large", f"answer truncated (stop_reason {stop})")
         answer = result.get("structured_output")
         if not isinstance(answer, dict):
             text = result.get("result")
             answer = text if isinstance(text, str) and text.strip() else None
         if answer is None:
-            return _Failed("malformed", "the result held no structured_output")
+            return Failed("malformed", "the result held no structured_output")
         try:
             return read_answer(answer)
         except MalformedAnswer as exc:
-            return _Failed("malformed", str(exc))
+            return Failed("malformed", str(exc))
     return classify_error(result)
 
 
-def classify_error(result: Mapping[str, Any]) -> _Failed:
+def classify_error(result: Mapping[str, Any]) -> Failed:
     status = result.get("api_error_status")
     status = status if isinstance(status, int) and not isinstance(status, bool) else None
     text = result.get("result")
@@ -372,24 +322,24 @@ def classify_error(result: Mapping[str, Any]) -> _Failed:
     detail = f": {text}" if text else ""
     subtype = str(result.get("subtype") or "")
     if result.get("terminal_reason") == "prompt_too_long" or status == 413 or _TOO_LONG.search(text):
-        return _Failed("too_large", f"prompt too long{detail}")
+        return Failed("too_large", f"prompt too long{detail}")
     if result.get("stop_reason") == "refusal":
-        return _Failed("refused", f"refused to answer{detail}")
+        return Failed("refused", f"refused to answer{detail}")
     if status in (401, 403) or (status is None and _LOGIN.search(text)):
-        return _Failed("fatal", f"Claude Code's login was refused ({status or 'no login'}{detail}): {FIX_LOGIN}")
+        return Failed("fatal", f"Claude Code's login was refused ({status or 'no login'}{detail}): {FIX_LOGIN}")
     if status == 402 or "credit balance" in text.lower():
-        return _Failed("fatal", f"billing error ({status or 'no credit'}{detail})")
+        return Failed("fatal", f"billing error ({status or 'no credit'}{detail})")
     if status == 529 or "overloaded" in text.lower():
-        return _Failed("transient", "overloaded (529)")
+        return Failed("transient", "overloaded (529)")
     if status == 429:
-        return _Failed("transient", f"rate limited (429){detail}")
+        return Failed("transient", f"rate limited (429){detail}")
     if status is not None and (status >= 500 or status in (408, 409)):
-        return _Failed("transient", f"server error ({status})")
+        return Failed("transient", f"server error ({status})")
     if status == 404:
-        return _Failed("rejected", f"model not found (404){detail}")
+        return Failed("rejected", f"model not found (404){detail}")
     if status is not None:
-        return _Failed("rejected", f"request rejected ({status}){detail}")
+        return Failed("rejected", f"request rejected ({status}){detail}")
     if subtype == "error_max_structured_output_retries":
-        return _Failed("malformed", f"gave no answer matching the schema ({subtype})")
-    return _Failed("transient", f"failed ({subtype or 'error'}{detail})")
+        return Failed("malformed", f"gave no answer matching the schema ({subtype})")
+    return Failed("transient", f"failed ({subtype or 'error'}{detail})")
 

@@ -33,22 +33,21 @@ from __future__ import annotations
 import copy
 import json
 import os
-import random
 import re
 import shutil
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from checkpoint.answer import Extraction
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
@@ -98,12 +97,6 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 ANSWER_SCHEMA = strict_schema(SCHEMA)
-
-
-@dataclass
-class _Failed:
-    kind: Literal["transient", "malformed", "too_large", "fatal"]
-    cause: str
 
 
 @dataclass
@@ -170,24 +163,21 @@ _MODEL = re.compile(r"model_not_found|model .{0,80}(does not exist|not found|not
 _REFUSED = re.compile(r"\b40[03]\b|invalid_request_error|bad request", re.IGNORECASE)
 
 
-def classify(message: str) -> _Failed:
+def classify(message: str) -> Failed:
     """What a failed turn's message means for the chunk (and for the run)."""
     short = hide_secrets(" ".join(message.split()))[:300]  # before cutting: half a key matches nothing
     if _TOO_LARGE.search(message):
-        return _Failed("too_large", f"prompt too long ({short})")
+        return Failed("too_large", f"prompt too long ({short})")
     if _AUTH.search(message):
-        return _Failed("fatal", f"authentication failed ({short}): run `codex login`, or check the key of the "
+        return Failed("fatal", f"authentication failed ({short}): run `codex login`, or check the key of the "
                                 f"provider in codex_config")
     if _QUOTA.search(message):
-        return _Failed("fatal", f"usage limit reached ({short}); the chunks stay due for a later run")
+        return Failed("fatal", f"usage limit reached ({short}); the chunks stay due for a later run")
     if _MODEL.search(message):
-        return _Failed("fatal", f"model refused ({short}): check codex_model")
+        return Failed("fatal", f"model refused ({short}): check codex_model")
     if _REFUSED.search(message):  # the same request shape goes with every chunk: none would fare better
-        return _Failed("fatal", f"request refused ({short})")
-    return _Failed("transient", short or "turn failed")
-
-
-Sleep = Callable[[float], None]
+        return Failed("fatal", f"request refused ({short})")
+    return Failed("transient", short or "turn failed")
 
 
 class CodexExtractor:
@@ -202,6 +192,7 @@ class CodexExtractor:
         model = self.model or "its default model"
         self.description = f"the Codex CLI ({model}, through `{self.command} exec`)"
         self.sleep = sleep
+        self.retry = RetryPolicy.from_settings(settings)
         self._lock = threading.Lock()
         self._prepared = False
         self._logged_in = False
@@ -273,31 +264,25 @@ class CodexExtractor:
             raise ExtractionError(f"codex: cannot prepare its working folder {self.workdir}: {exc}",
                                   retryable=False) from None
         self._check_login()
-        attempts = max(1, self.settings.max_attempts)
-        failure = _Failed("transient", "gave no answer")
-        for attempt in range(1, attempts + 1):
-            outcome = self._once(chunk, usage)
-            if isinstance(outcome, Extraction):
-                return outcome
-            failure = outcome
-            if failure.kind == "fatal":
-                raise ExtractionError(f"codex: {failure.cause}", retryable=False, usage=usage)
-            if failure.kind == "too_large":
-                raise ExtractionError(f"codex: {failure.cause}; re-splitting", too_large=True, usage=usage)
-            if attempt < attempts:
-                self.sleep(self._delay(attempt))
-        raise ExtractionError(f"codex: {failure.cause} after {attempts} attempts", usage=usage)
+        outcome = self.retry.run(lambda: self._once(chunk, usage), self.sleep)
+        if not isinstance(outcome, Failed):
+            return outcome
+        if outcome.kind == "fatal":
+            raise ExtractionError(f"codex: {outcome.cause}", retryable=False, usage=usage)
+        if outcome.kind == "too_large":
+            raise ExtractionError(f"codex: {outcome.cause}; re-splitting", too_large=True, usage=usage)
+        raise ExtractionError(f"codex: {outcome.cause}", usage=usage)  # its cause says how many attempts
 
-    def _once(self, chunk: ChunkInput, usage: Usage) -> Extraction | _Failed:
+    def _once(self, chunk: ChunkInput, usage: Usage) -> Extraction | Failed:
         head, transcript = render_request(chunk)
         try:
             proc = subprocess.Popen(self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                                     cwd=self.workdir, start_new_session=True)
         except FileNotFoundError:
-            return _Failed("fatal", f"`{self.command}` not found: {INSTALL_HINT}")
+            return Failed("fatal", f"`{self.command}` not found: {INSTALL_HINT}")
         except OSError as exc:
-            return _Failed("fatal", f"`{self.command}` could not start ({exc})")
+            return Failed("fatal", f"`{self.command}` could not start ({exc})")
         timeout = self.settings.request_timeout
         try:
             stdout, stderr = proc.communicate(head + "\n" + transcript, timeout=timeout)
@@ -305,7 +290,7 @@ class CodexExtractor:
             _kill_group(proc)
             proc.communicate()
             usage.requests += 1
-            return _Failed("transient", f"timed out after {timeout:g} s")
+            return Failed("transient", f"timed out after {timeout:g} s")
         events = read_events(stdout)
         spent = events.usage
         spent.requests = 1 + events.reconnects
@@ -314,23 +299,19 @@ class CodexExtractor:
             try:
                 items = read_answer(events.answer)
             except MalformedAnswer as exc:
-                return _Failed("malformed", str(exc))
+                return Failed("malformed", str(exc))
             return Extraction(chunk_id=chunk.chunk_id, items=items, extractor=self.name, model=self.model,
                               usage=usage)
         if events.failure is not None and events.started:
             return classify(events.failure)
         if events.started and proc.returncode != 0:  # ended mid-turn (a signal, a crash): worth another try
             said = hide_secrets(_last_line(stderr) or "no message")[:200]
-            return _Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said})")
+            return Failed("transient", f"`{self.command} exec` ended mid-turn (exit {proc.returncode}: {said})")
         # Codex stopped before a turn began: its config, its home or its arguments. No chunk fares better.
         said = events.failure or _last_line(stderr) or f"exit {proc.returncode}"
         if proc.returncode == 0:
-            return _Failed("malformed", "gave no answer")
-        return _Failed("fatal", f"`{self.command} exec` failed before the request ({hide_secrets(said)[:300]})")
-
-    def _delay(self, attempt: int) -> float:
-        base = self.settings.retry_delay * 2 ** (attempt - 1)
-        return float(min(self.settings.retry_max_delay, base * (1 + random.random() / 4)))
+            return Failed("malformed", "gave no answer")
+        return Failed("fatal", f"`{self.command} exec` failed before the request ({hide_secrets(said)[:300]})")
 
 
 def _last_line(text: str) -> str:

@@ -1,0 +1,149 @@
+"""Every extractor a user may ask for by name, registered once: its name, a one-line description, the
+settings it reads, how to build it and whether it can run here.
+
+Read by config (the names a setting may take: config.EXTRACTORS, which the daemon's and the CLI's
+settings are checked against), choose.py (building the one asked for, or saying why it cannot run),
+the CLI's help, and vscode-extension/package.json (its `checkpoint.extractor` enum and descriptions
+must equal this table: tests/unit/test_extractor_registry.py).
+
+Importing this module imports no extractor: `checkpoint scan`, `status` and the hooks load config,
+which reads the names here, and must start without the SDK, pydantic or a subprocess. Each factory
+and readiness check imports its extractor's module when called.
+
+A new extractor: its module in extract/, an entry here, its settings in config.Settings (and the
+editor's setting description in package.json, which the test checks).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from checkpoint.config import Settings
+    from checkpoint.extract import Extractor
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether an extractor can run with these settings on this machine, found without calling a model."""
+
+    ready: bool
+    # Not ready: why not, as a clause naming the fix ("`codex` is not on PATH (...)"). Ready: what it
+    # runs as, said after its description ("", " at https://gateway", ": Claude Code 2.1.328, claude.ai login").
+    said: str = ""
+
+
+@dataclass(frozen=True)
+class ExtractorEntry:
+    name: str  # the value of the `extractor` setting
+    title: str  # how a sentence names it: "The {title} extractor was asked for, but ..."
+    description: str  # one line for the CLI's help and the editor's setting
+    settings: tuple[str, ...]  # the config.Settings fields it reads (besides the run's own: budgets, chunks)
+    factory: Callable[[Settings], Extractor]
+    readiness: Callable[[Settings], Readiness]
+
+
+# -- the SDK extractor --------------------------------------------------------------------------------
+
+
+def credentials_variable() -> str | None:
+    """Which variable holds the credentials the Anthropic SDK will use (never its value)."""
+    return next((v for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(v)), None)
+
+
+def _anthropic(settings: Settings) -> Extractor:
+    from checkpoint.extract.anthropic import AnthropicExtractor  # the SDK loads only when it is used
+
+    return AnthropicExtractor(settings)
+
+
+def _anthropic_ready(settings: Settings) -> Readiness:
+    if credentials_variable() is None:
+        return Readiness(False, "neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set")
+    base_url = os.environ.get("ANTHROPIC_BASE_URL")
+    if not base_url:
+        return Readiness(True)
+    from checkpoint.redact.outside import hide_secrets  # a gateway's URL may carry its credentials
+
+    return Readiness(True, f" at {hide_secrets(base_url)}")
+
+
+# -- the Claude Code CLI extractor ----------------------------------------------------------------------
+
+
+def _claude_code(settings: Settings) -> Extractor:
+    from checkpoint.extract.claude_code import ClaudeCodeExtractor
+
+    return ClaudeCodeExtractor(settings)
+
+
+def _claude_code_ready(settings: Settings) -> Readiness:
+    from checkpoint.extract.claude_code import cli_status
+
+    status = cli_status(settings.claude_command)
+    return Readiness(True, f": {status.cause}") if status.usable else Readiness(False, status.cause)
+
+
+# -- the Codex CLI extractor ----------------------------------------------------------------------------
+
+
+def _codex(settings: Settings) -> Extractor:
+    from checkpoint.extract.codex import CodexExtractor
+
+    return CodexExtractor(settings)
+
+
+def _codex_ready(settings: Settings) -> Readiness:
+    from checkpoint.extract.codex import codex_unavailable
+
+    missing = codex_unavailable(settings)
+    return Readiness(True) if missing is None else Readiness(False, missing)
+
+
+# -- the offline extractor ------------------------------------------------------------------------------
+
+
+def _heuristic(settings: Settings) -> Extractor:
+    from checkpoint.extract.heuristic import HeuristicExtractor  # loads pydantic: not for scan or status
+
+    return HeuristicExtractor()
+
+
+def _always_ready(settings: Settings) -> Readiness:
+    return Readiness(True)
+
+
+# The model extractors' common settings: the retry policy (retry.py) and each request's timeout.
+_RETRIES = ("max_attempts", "retry_delay", "retry_max_delay", "request_timeout")
+_CLAUDE = ("model", "fallback_models", "output_tokens", *_RETRIES)
+
+ENTRIES: tuple[ExtractorEntry, ...] = (
+    ExtractorEntry(
+        "anthropic", "Claude",
+        "Claude through the Anthropic API (needs an API key: ANTHROPIC_API_KEY, "
+        "or Checkpoint: Set API Key in VS Code).",
+        _CLAUDE, _anthropic, _anthropic_ready),
+    ExtractorEntry(
+        "claude-code", "claude-code",
+        "Claude through your installed Claude Code CLI and its login (a Claude subscription works; no API key).",
+        ("claude_command", "db", *_CLAUDE), _claude_code, _claude_code_ready),
+    ExtractorEntry(
+        "codex", "Codex",
+        "OpenAI models through your installed Codex CLI and its login (codex exec).",
+        ("codex_command", "codex_model", "codex_config", "db", *_RETRIES), _codex, _codex_ready),
+    ExtractorEntry(
+        "heuristic", "heuristic",
+        "The offline phrase-rule extractor; no network.",
+        (), _heuristic, _always_ready),
+)
+BY_NAME: dict[str, ExtractorEntry] = {entry.name: entry for entry in ENTRIES}
+NAMES: tuple[str, ...] = tuple(BY_NAME)
+OFFLINE = "heuristic"  # the extractor that always runs: it stands in for one that cannot
+
+# The `extractor` setting left unset ("auto" in the editor): choose.py's automatic choice.
+AUTOMATIC = "auto"
+AUTOMATIC_DESCRIPTION = ("Claude through the API when an API key is set, else your Claude Code login when the "
+                         "claude CLI is logged in, else the offline heuristic extractor (the daemon says which).")
