@@ -10,7 +10,7 @@ positives on benign text and on the real sample transcripts.
 - "samples": every line of the real public transcripts (/work/shared/samples and tests/data, which
   their sources sanitised): what is redacted there is counted, by kind, as benign false positives.
 
-Used by tests/unit/test_redact.py and tests/e2e/test_privacy.py; run it to print the figures, for
+Used by tests/unit/redact/test_redact.py and tests/e2e/test_privacy.py; run it to print the figures, for
 the detectors of this checkout or, with --baseline REV, of a git revision (its daemon/ is read with
 `git archive` into a temporary directory and this script runs again against it):
 

@@ -25,9 +25,10 @@ from checkpoint.answer import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.extract.prompt import SYSTEM_PROMPT
 from checkpoint.model import ItemKind, ItemRecord, ItemSource, ItemState
 from checkpoint.server.diagnostics import hover_text, md_text
-from tests.e2e.test_bad_input import SESSION, Home, claude_record, line
+from tests.support.cli_home import SESSION, Home
 from tests.support.cli_run import Result, item_markers, query
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
+from tests.support.fake_api_home import claude_home, marker, turn_id
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> **bold** [link](https://evil.example/)"
@@ -38,25 +39,6 @@ HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> **bold** [lin
 def fake() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as server:
         yield server
-
-
-def claude_home(tmp_path: Path, fake: FakeAnthropic, texts: list[str]) -> Home:
-    h = Home(tmp_path)
-    h.env.update(fake.env(), CHECKPOINT_EXTRACTOR="anthropic")
-    config = tmp_path / "config.toml"
-    config.write_text("output_tokens = 60000\n")  # room for absurd answers, so they are not cut short
-    h.env["CHECKPOINT_CONFIG"] = str(config)
-    h.path.write_bytes(b"".join(line(claude_record(n, text)) for n, text in enumerate(texts, start=1)))
-    return h
-
-
-def marker(n: int) -> str:
-    """A marker the fake's default responder recognises (hex digits)."""
-    return f"marker-00{n:02d}ab"
-
-
-def turn_id(n: int) -> str:
-    return f"00000000-0000-4000-8000-{n:012d}"
 
 
 def items(h: Home) -> list[dict[str, Any]]:

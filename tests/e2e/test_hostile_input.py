@@ -1,9 +1,9 @@
-"""Hostile transcripts, end to end through the real `checkpoint` process (extends test_bad_input.py,
-whose helpers it uses): records sharing a line (`}{`, a space, a run of NUL bytes between them),
-NUL runs, half a UTF-16 character, a torn last line, a 100 MB line still being written, JSON bombs,
-symlink loops, files that cannot be read (a FIFO, a directory named like a transcript, chmod 000
-where that holds), a file that shrinks while it is being read, a file replaced by another session's,
-and a root with 5,000 sessions.
+"""Hostile transcripts, end to end through the real `checkpoint` process (extends test_bad_input.py;
+both use tests/support/cli_home.py): records sharing a line (`}{`, a space, a run of NUL bytes
+between them), NUL runs, half a UTF-16 character, a torn last line, a 100 MB line still being
+written, JSON bombs, symlink loops, files that cannot be read (a FIFO, a directory named like a
+transcript, chmod 000 where that holds), a file that shrinks while it is being read, a file
+replaced by another session's, and a root with 5,000 sessions.
 
 Every corpus is generated here (nothing big is committed). Each case is said precisely (file, line,
 what was wrong) on stderr and under `problems` in `status --json`; the good turns around it are
@@ -26,7 +26,7 @@ from checkpoint import pipeline
 from checkpoint.model import FileCursor
 from checkpoint.sources import tailer
 from checkpoint.sources.tailer import SETTLE_SECONDS, TailEvent
-from tests.e2e.test_bad_input import (
+from tests.support.cli_home import (
     MAX_LINE,
     SESSION,
     TAIL,

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from checkpoint.store import Store
-from tests.e2e.test_bad_input import SESSION
-from tests.e2e.test_hostile_answers import claude_home, marker, turn_id
+from tests.support.cli_home import SESSION
 from tests.support.cli_run import query, start
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
+from tests.support.fake_api_home import claude_home, marker, turn_id
 
 LEASE_SECONDS = 0.5
 

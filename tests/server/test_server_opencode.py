@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.lsp_support import Daemon, server_env
+from tests.support.paths import DATA_DIR
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
-DATA = Path(__file__).resolve().parents[1] / "data" / "opencode" / "sessions.tar.gz"
+DATA = DATA_DIR / "opencode" / "sessions.tar.gz"
 
 
 async def test_writes_into_opencodes_wal_are_read_at_once(tmp_path: Path) -> None:

@@ -26,8 +26,8 @@ from checkpoint import pipeline, read_ahead
 from checkpoint.config import Settings
 from checkpoint.model import LineProblem, Role, ScannedTurn, SessionInfo, TurnDraft
 from checkpoint.store import CursorMoved, Store
-from tests.unit.test_samples import build_tree
-from tests.unit.test_skim import REAL
+from tests.support.sample_tree import build_tree
+from tests.support.samples import REAL
 
 Tables = dict[str, list[tuple[Any, ...]]]
 CLOCK = {"updated_at", "seen_at", "created_at"}

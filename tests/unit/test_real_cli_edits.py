@@ -19,8 +19,9 @@ from checkpoint.config import Settings
 from checkpoint.model import FileEdit
 from checkpoint.server.anchor import Span, locate
 from checkpoint.store import Store
+from tests.support.paths import DATA_DIR
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA_DIR
 
 
 def _stored_edits(store: Store) -> list[tuple[str, FileEdit]]:

@@ -4,16 +4,22 @@ relevance, and the same words in another workspace stay another item."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 
+from checkpoint import pipeline, runner
 from checkpoint.answer import ItemDraft
+from checkpoint.config import Settings
+from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import ChunkInput, ItemKind, ItemState, Role, TurnSlice
 from checkpoint.store import Store
 from checkpoint.store.search import chunk_terms, file_expression
 from tests.support import item_corpus
+from tests.support.claude_code_lines import S, assistant, user
+from tests.support.codex_lines import CODEX_ID, codex_line, write_rollout
 
 
 def _draft(statement: str, turn: str, same_as: str | None = None, files: tuple[str, ...] = ()) -> ItemDraft:
@@ -117,3 +123,33 @@ def test_choosing_known_items_at_10000_items_in_a_workspace_is_quick(tmp_path: P
     known = store.known_items_for(chunk, 30)
     assert len(known) == 30
     assert time.perf_counter() - started < 0.5  # loose for a shared machine: scripts/bench_search.py measures
+
+
+# -- every folder a session worked in --------------------------------------------------------------
+
+
+def test_a_session_counts_for_every_folder_it_worked_in(settings: Settings, store: Store,
+                                                        roots: tuple[Path, Path]) -> None:
+    """A Claude session that cd'd from /w/app to /w/lib, and a Codex rollout whose later turn ran in
+    /w/lib: both belong to /w/lib too (and stay in /w/app); a folder neither worked in finds neither."""
+    claude = roots[0] / "-w-app" / f"{S}.jsonl"
+    claude.parent.mkdir(parents=True)
+    moved = [user("u1", "start") | {"cwd": "/w/app"},
+             assistant("a1", "msg_1", {"type": "text", "text": "We'll use marker-moved-on."}) | {"cwd": "/w/lib"}]
+    claude.write_text("".join(json.dumps(r) + "\n" for r in moved))
+    rollout = write_rollout(roots[1] / "2026" / "12" / "01" / f"rollout-2026-12-01T10-00-00-{CODEX_ID}.jsonl",
+                            codex_line("session_meta", {"id": CODEX_ID, "cwd": "/w/app"}),
+                            codex_line("turn_context", {"cwd": "/w/lib/"}),
+                            codex_line("response_item", {"type": "message", "role": "assistant", "content": [
+                                {"type": "output_text", "text": "We'll use marker-codex-moved."}]}))
+    pipeline.scan(store, settings)
+    assert rollout.exists()
+    ids = {S, CODEX_ID}
+    assert {s.id for s in store.workspace_sessions(["/w/lib"])} == ids
+    assert {s.id for s in store.workspace_sessions(["/w/app"])} == ids
+    assert {s.id for s in store.workspace_sessions(["/w/li"])} == set()  # a prefix that is no folder
+    assert {s.cwd for s in store.session_counts()} == {"/w/app"}  # the session's own cwd: its first
+    runner.extract_due(store, HeuristicExtractor())
+    assert len(store.workspace_items(["/w/lib"]).items) == 2
+    assert store.search("marker", workspaces=["/w/lib"]).hits
+    assert not store.search("marker", workspaces=["/elsewhere"]).hits

@@ -19,16 +19,12 @@ from checkpoint.sources.base import NO_WORDS, ParsedLine, Reader
 from checkpoint.sources.claude_code import ClaudeCodeReader
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.tailer import RawLine, tail
-
-REPO = Path(__file__).resolve().parents[2]
-# The larger real corpus the project keeps beside its repositories (../shared/samples/real), where
-# this checkout has it; CHECKPOINT_REAL_SAMPLES names it elsewhere (a worktree).
-REAL = Path(os.environ.get("CHECKPOINT_REAL_SAMPLES") or REPO.parent / "shared" / "samples" / "real")
-DATA = REPO / "tests" / "data"
+from tests.support.paths import DATA_DIR
+from tests.support.samples import REAL
 
 
 def _transcripts() -> list[Path]:
-    found = sorted(p for p in DATA.rglob("*.jsonl") if locate(p) is not None)
+    found = sorted(p for p in DATA_DIR.rglob("*.jsonl") if locate(p) is not None)
     if REAL.is_dir():
         found += sorted(p for p in REAL.rglob("*.jsonl") if locate(p) is not None)
     return found

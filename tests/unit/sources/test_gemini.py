@@ -32,9 +32,10 @@ from checkpoint.sources.gemini import GeminiReader
 from checkpoint.store import Store
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.gemini_transcripts import MARKERS, PROMPTS, SUBAGENT_PROMPT, THOUGHT
+from tests.support.paths import DATA_DIR
 from tests.support.reader_checks import assert_each_once, assert_rescans_add_nothing, assert_torn_appends_read_the_same
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "real_cli" / "gemini.tar.gz"
+CORPUS = DATA_DIR / "real_cli" / "gemini.tar.gz"
 TurnRow = tuple[str, str, str, str, str]
 
 

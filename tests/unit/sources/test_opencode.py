@@ -28,9 +28,10 @@ from checkpoint.config import Settings
 from checkpoint.sources.opencode import OpencodeReader
 from checkpoint.store import Store
 from tests.support.opencode_sessions import FORK_PROMPT, MARKERS, PROMPTS, SUBAGENT_PROMPT
+from tests.support.paths import DATA_DIR
 from tests.support.reader_checks import assert_each_once, assert_each_one_item
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "opencode" / "sessions.tar.gz"
+DATA = DATA_DIR / "opencode" / "sessions.tar.gz"
 
 
 @pytest.fixture

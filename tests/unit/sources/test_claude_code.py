@@ -1,5 +1,6 @@
-"""The Claude Code and Codex readers: synthetic lines in the shapes docs/architecture.md
-("Transcript formats") describes, and the real public samples under tests/data/samples/."""
+"""The Claude Code reader: synthetic lines in the shapes docs/architecture.md ("Transcript formats")
+describes and Claude Code 2.1.3xx writes (queued prompts, machine notifications, empty thinking and
+blank turns, terminal escapes, unknown record types), and the real public samples under tests/data/samples/."""
 
 from __future__ import annotations
 
@@ -13,95 +14,24 @@ import pytest
 
 from checkpoint import pipeline
 from checkpoint.config import Settings
-from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, FileEdit, ReadProblem, Role, SessionInfo, TurnDraft
-from checkpoint.sources import READERS, locate, transcript_paths
-from checkpoint.sources.base import FileRole, LineError, ParsedLine, Reader, decode_line, line_id
-from checkpoint.sources.claude_code import ClaudeCodeReader
-from checkpoint.sources.codex import CodexReader
+from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, FileEdit, Role, SessionInfo, TurnDraft
+from checkpoint.sources import locate
+from checkpoint.sources.base import FileRole, ParsedLine, line_id
 from checkpoint.sources.tailer import SETTLE_SECONDS
 from checkpoint.store import Store
-from tests.support.samples import SAMPLES
+from tests.support.claude_code_lines import CLAUDE, S, assistant, env, tool_result, user
+from tests.support.reader_lines import dropped, dropped_records, parse_all, raw_of, sample_lines, session, turns
+from tests.support.samples import CLAUDE_SAMPLES, SAMPLES
 
-CLAUDE = ClaudeCodeReader()
-CODEX = CodexReader()
-S = "11111111-1111-4111-8111-111111111111"
-CODEX_ID = "0199bbbb-0000-7000-8000-000000000001"
-
-# -- helpers --------------------------------------------------------------------------------------
+NOTIFICATION = ("<task-notification>\n<task-id>b0be39e</task-id>\n<status>completed</status>\n"
+                "<summary>Background command \"Run tests\" completed (exit code 0)</summary>\n</task-notification>")
 
 
-def raw_of(record: dict[str, Any] | str) -> bytes:
-    text = record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    return text.encode()
-
-
-def parse_all(reader: Reader, records: list[Any], state: dict[str, Any] | None = None) -> list[ParsedLine]:
-    """Each record as one line, decoded and parsed the way the pipeline does it."""
-    state = {} if state is None else state
-    out = []
-    for record in records:
-        raw = record if isinstance(record, bytes) else raw_of(record)
-        try:
-            objects, _ = decode_line(raw)
-        except LineError:
-            out.append(ParsedLine())
-            continue
-        for obj in objects:
-            out.append(reader.parse(obj, raw, state))
-    return out
-
-
-def turns(parsed: list[ParsedLine]) -> list[TurnDraft]:
-    return [t for p in parsed for t in p.turns]
-
-
-def dropped(parsed: list[ParsedLine]) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for p in parsed:
-        total.update(p.dropped)
-    return total
-
-
-def dropped_records(parsed: list[ParsedLine]) -> Counter[str]:
-    return Counter(policy for p in parsed for policy in p.dropped)
-
-
-def session(parsed: list[ParsedLine]) -> tuple[str | None, str | None]:
-    """(cwd, title) as the store keeps them: the first cwd, the latest title."""
-    cwd = title = None
-    for p in parsed:
-        if p.session is not None:
-            cwd = cwd or p.session.cwd
-            title = p.session.title or title
-    return cwd, title
-
-
-def sample_lines(path: Path) -> list[bytes]:
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    return lines[:-1] if data.endswith(b"\n") else lines
-
-
-def env(kind: str, uuid: str, ts: str = "2026-01-05T10:00:00.000Z", **fields: Any) -> dict[str, Any]:
-    return {"type": kind, "uuid": uuid, "parentUuid": None, "sessionId": S, "cwd": "/home/me/w", "timestamp": ts,
-            "version": "2.1.50", "isSidechain": False, "userType": "external", **fields}
-
-
-def user(uuid: str, content: Any, **fields: Any) -> dict[str, Any]:
-    return env("user", uuid, message={"role": "user", "content": content}, **fields)
-
-
-def assistant(uuid: str, message_id: str, *blocks: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return env("assistant", uuid, requestId=f"req_{message_id}", message={
-        "id": message_id, "type": "message", "role": "assistant", "model": "claude-x", "content": list(blocks),
-        "stop_reason": None}, **fields)
-
-
-def tool_result(uuid: str, text: str, result: Any, is_error: bool | None = None) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": "toolu_1", "content": text}
-    if is_error is not None:
-        block["is_error"] = is_error
-    return user(uuid, [block], toolUseResult=result)
+def queue(operation: str, ts: str, content: str | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"type": "queue-operation", "operation": operation, "timestamp": ts, "sessionId": S}
+    if content is not None:
+        record["content"] = content
+    return record
 
 
 # -- Claude Code (docs/architecture.md, "Claude Code transcripts") ----------------------------------
@@ -481,19 +411,6 @@ def test_claude_real_transcript_with_checkpoints_context_and_answer() -> None:
 
 # -- Claude Code: the real samples --------------------------------------------------------------
 
-CLAUDE_SAMPLES = sorted((SAMPLES / "claude").glob("*.jsonl"))
-CODEX_SAMPLES = sorted((SAMPLES / "codex").glob("*.jsonl"))
-
-
-@pytest.mark.parametrize("path", CLAUDE_SAMPLES + CODEX_SAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_samples_read_the_same_twice(path: Path) -> None:
-    reader = CLAUDE if path.parent.name == "claude" else CODEX
-    lines = sample_lines(path)
-    first, second = parse_all(reader, lines), parse_all(reader, lines)
-    assert first == second
-    assert turns(first)
-
-
 @pytest.mark.parametrize("path", CLAUDE_SAMPLES, ids=lambda p: p.stem)
 def test_claude_samples_turns_carry_their_line(path: Path) -> None:
     for raw in sample_lines(path):
@@ -560,240 +477,103 @@ def test_claude_sample_shape_catalogue() -> None:
     assert [(t.id, t.role) for t in turns(parsed) if t.id in ("u2", "u2b")] == [("u2", Role.TOOL), ("u2b", Role.TOOL)]
 
 
-# -- Codex (docs/architecture.md, "Codex rollouts") ---------------------------------------------------
+# -- Claude Code: queued prompts ---------------------------------------------------------------------
 
-CODEX_S6 = [
-    r'{"timestamp":"2026-01-05T10:00:00.000Z","type":"session_meta","payload":{"id":"0199bbbb-0000-7000-8000-000000000001","timestamp":"2026-01-05T10:00:00.000Z","cwd":"/home/me/w","originator":"codex_cli_rs","cli_version":"0.120.0","source":"cli","model_provider":"openai","git":{"branch":"main"}}}',
-    r'{"timestamp":"2026-01-05T10:00:01.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"t1","model_context_window":258400}}',
-    r'{"timestamp":"2026-01-05T10:00:01.001Z","type":"turn_context","payload":{"turn_id":"t1","cwd":"/home/me/w","approval_policy":"on-request","sandbox_policy":{"type":"workspace-write","network_access":false},"model":"gpt-x","summary":"auto"}}',
-    r'{"timestamp":"2026-01-05T10:00:01.002Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"rename foo to bar in a.py"}]}}',  # noqa: E501
-    r'{"timestamp":"2026-01-05T10:00:01.002Z","type":"event_msg","payload":{"type":"user_message","message":"rename foo to bar in a.py","images":[]}}',  # noqa: E501
-    r'{"timestamp":"2026-01-05T10:00:04.000Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch\n*** Update File: a.py\n@@\n-foo()\n+bar()\n*** End Patch\n"}}',  # noqa: E501
-    r'{"timestamp":"2026-01-05T10:00:04.300Z","type":"event_msg","payload":{"type":"patch_apply_end","call_id":"call_1","turn_id":"t1","success":true,"stdout":"Success. Updated the following files:\nM a.py\n","stderr":"","changes":{"/home/me/w/a.py":{"type":"update","unified_diff":"@@ -1 +1 @@\n-foo()\n+bar()\n","move_path":null}}}}',  # noqa: E501
-    r'{"timestamp":"2026-01-05T10:00:04.301Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_1","output":"Success. Updated the following files:\nM a.py\n"}}',  # noqa: E501
-    r'{"timestamp":"2026-01-05T10:00:06.000Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"Done."}}',
+# As in a real 2.1.39 session: a task notification queued and never dequeued, a prompt typed while
+# the agent worked, removed from the queue when the harness handed it to the model; no user record.
+ONLY_QUEUED = [
+    user("u1", "run the tests"),
+    queue("enqueue", "2026-01-05T10:00:01.000Z", NOTIFICATION),
+    queue("enqueue", "2026-01-05T10:00:02.000Z", "check again"),
+    assistant("a1", "msg_1", {"type": "text", "text": "Still running."}),
+    queue("remove", "2026-01-05T10:00:03.000Z"),
+    assistant("a2", "msg_2", {"type": "text", "text": "Checked again: green."}),
 ]
 
 
-def codex_line(kind: str, payload: dict[str, Any], ts: str = "2026-01-05T10:00:05.000Z") -> str:
-    return json.dumps({"timestamp": ts, "type": kind, "payload": payload}, separators=(",", ":"))
+def test_claude_a_prompt_only_in_the_queue_is_the_users_turn_once() -> None:
+    parsed = parse_all(CLAUDE, ONLY_QUEUED)
+    got = [(t.role, t.text) for t in turns(parsed)]
+    assert got == [(Role.USER, "run the tests"), (Role.ASSISTANT, "Still running."), (Role.USER, "check again"),
+                   (Role.ASSISTANT, "Checked again: green.")]
+    queued = turns(parsed)[2]
+    assert (queued.id, queued.timestamp) == (line_id(raw_of(ONLY_QUEUED[2])), "2026-01-05T10:00:02.000Z")
+    assert dropped_records(parsed) == Counter({"machine_notification": 1})
+    assert turns(parse_all(CLAUDE, ONLY_QUEUED)) == turns(parsed)  # a re-read: the same ids
 
 
-def test_codex_turn_with_a_patch() -> None:
-    parsed = parse_all(CODEX, CODEX_S6)
-    raw = [line.encode() for line in CODEX_S6]
-    assert turns(parsed) == [
-        TurnDraft(line_id(raw[3]), Role.USER, "rename foo to bar in a.py", (), "2026-01-05T10:00:01.002Z"),
-        TurnDraft(line_id(raw[5]), Role.TOOL,
-                  "[tool apply_patch] *** Begin Patch\n*** Update File: a.py\n@@\n-foo()\n+bar()\n*** End Patch\n",
-                  (), "2026-01-05T10:00:04.000Z", edits=(FileEdit("/home/me/w/a.py", "bar()"),)),
-        TurnDraft(line_id(raw[6]), Role.TOOL, "[patch applied]\nupdate /home/me/w/a.py", ("/home/me/w/a.py",),
-                  "2026-01-05T10:00:04.300Z"),
-        TurnDraft(line_id(raw[7]), Role.TOOL, "[tool result]\nSuccess. Updated the following files:\nM a.py\n", (),
-                  "2026-01-05T10:00:04.301Z"),
-    ]
-    # task_complete.last_agent_message repeats the last answer: a copy too.
-    assert dropped(parsed) == Counter({"event_copy": len("rename foo to bar in a.py") + len("Done.")})
-    assert session(parsed) == ("/home/me/w", "rename foo to bar in a.py")
-    assert turns(parse_all(CODEX, CODEX_S6)) == turns(parsed)  # stable on a re-read
+def test_claude_a_queued_prompt_that_became_a_user_record_is_stored_once() -> None:
+    dequeued = [queue("enqueue", "2026-01-05T10:00:01.000Z", "also fix the docs"),
+                queue("dequeue", "2026-01-05T10:00:02.000Z"), user("u2", "also fix the docs")]
+    assert [(t.id, t.text) for t in turns(parse_all(CLAUDE, dequeued))] == [("u2", "also fix the docs")]
+    # Handed over mid-turn (removed), then also written as a queued_command attachment: once.
+    steered = [queue("enqueue", "2026-01-05T10:00:01.000Z", "also fix the docs"),
+               queue("remove", "2026-01-05T10:00:02.000Z"),
+               env("attachment", "q1", attachment={"type": "queued_command", "prompt": "also fix the docs",
+                                                   "commandMode": "prompt"})]
+    parsed = parse_all(CLAUDE, steered)
+    assert [t.text for t in turns(parsed)] == ["also fix the docs"]
+    assert dropped_records(parsed) == Counter({"queued_prompt": 1})
+    # Said as a user record before the remove: that record is the turn, the remove adds nothing.
+    said_first = [queue("enqueue", "2026-01-05T10:00:01.000Z", "also fix the docs"), user("u3", "also fix the docs"),
+                  queue("remove", "2026-01-05T10:00:02.000Z")]
+    assert [t.id for t in turns(parse_all(CLAUDE, said_first))] == ["u3"]
+    # A slash command queued comes back as its command record; a cleared queue was never sent.
+    other = [queue("enqueue", "2026-01-05T10:00:01.000Z", "/mcp"), queue("remove", "2026-01-05T10:00:02.000Z"),
+             queue("enqueue", "2026-01-05T10:00:03.000Z", "never sent"), queue("clear", "2026-01-05T10:00:04.000Z")]
+    assert turns(parse_all(CLAUDE, other)) == []
 
 
-def test_codex_keeps_response_items_and_counts_event_copies() -> None:
-    lines = [
-        codex_line("response_item", {"type": "message", "role": "assistant", "phase": "final_answer",
-                                     "content": [{"type": "output_text", "text": "We'll use sqlite."}]}),
-        codex_line("event_msg", {"type": "agent_message", "message": "We'll use sqlite."}),
-        codex_line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Weighing."}],
-                                     "content": None, "encrypted_content": "gAAAA" * 4}),
-        codex_line("event_msg", {"type": "agent_reasoning", "text": "Weighing."}),
-        codex_line("response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
-                                     "arguments": "{\"cmd\":\"ls\"}"}),
-        codex_line("response_item", {"type": "function_call_output", "call_id": "c1",
-                                     "output": {"type": "input_text", "text": "a.py\n"}}),
-        codex_line("response_item", {"type": "local_shell_call", "call_id": "c2", "status": "completed",
-                                     "action": {"type": "exec", "command": ["git", "status"]}}),
-        codex_line("event_msg", {"type": "token_count", "info": None}),
-        codex_line("event_msg", {"type": "token_count", "info": None}),
-    ]
-    parsed = parse_all(CODEX, lines)
-    assert [(t.role, t.text) for t in turns(parsed)] == [
-        (Role.ASSISTANT, "We'll use sqlite."),
-        (Role.ASSISTANT, "(reasoning) Weighing."),
-        (Role.TOOL, '[tool exec_command] {"cmd":"ls"}'),
-        (Role.TOOL, "[tool result]\na.py\n"),
-        (Role.TOOL, "[shell] git status"),
-    ]
-    assert dropped(parsed) == Counter({"event_copy": len("We'll use sqlite.") + len("Weighing."),
-                                       "encrypted_reasoning": 20})
-
-
-def test_codex_injected_context_is_left_out_and_counted() -> None:
-    agents = "# AGENTS.md instructions for /home/me/w\n\n<INSTRUCTIONS>\nUse tabs.\n</INSTRUCTIONS>"
-    envc = "<environment_context>\n  <cwd>/home/me/w</cwd>\n  <approval_policy>on-request</approval_policy>\n"
-    def message(role: str, *content: dict[str, Any]) -> str:
-        return codex_line("response_item", {"type": "message", "role": role, "content": list(content)})
-
-    lines = [
-        message("developer", {"type": "input_text", "text": "<permissions>sandboxed</permissions>"}),
-        message("user", {"type": "input_text", "text": agents}),
-        message("user", {"type": "input_text", "text": envc}),
-        message("user", {"type": "input_text", "text": "<user_instructions>be brief</user_instructions>"}),
-        message("user", {"type": "input_text", "text": "what is this?"},
-                {"type": "input_image", "image_url": "data:image/png;base64,iVBOR"}),
-    ]
-    parsed = parse_all(CODEX, lines)
-    assert [(t.role, t.text) for t in turns(parsed)] == [(Role.USER, "what is this?")]
-    assert dropped_records(parsed) == Counter({"injected_context": 4, "base64_image": 1})
-    assert dropped(parsed)["base64_image"] == len("data:image/png;base64,iVBOR")
-    assert session(parsed) == ("/home/me/w", "what is this?")  # the cwd named by the environment context
-
-
-def test_codex_failed_patch_touches_nothing_and_relative_paths_resolve_against_the_turn_cwd() -> None:
-    lines = [
-        codex_line("turn_context", {"turn_id": "t2", "cwd": "/home/me/w/sub"}),
-        codex_line("event_msg", {"type": "patch_apply_end", "call_id": "c1", "success": False,
-                                 "changes": {"/home/me/w/a.py": {"type": "update"}}}),
-        codex_line("event_msg", {"type": "patch_apply_end", "call_id": "c2", "success": True,
-                                 "changes": {"docs/new.md": {"type": "add"}, "/abs/x.py": {"type": "delete"}}}),
-    ]
-    [turn] = turns(parse_all(CODEX, lines))
-    assert (turn.text, turn.files) == ("[patch applied]\nadd docs/new.md\ndelete /abs/x.py",
-                                       ("/home/me/w/sub/docs/new.md", "/abs/x.py"))
-
-
-def test_codex_fork_keeps_the_first_session_meta() -> None:
-    lines = [
-        codex_line("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000001", "cwd": "/w/fork",
-                                    "forked_from_id": "0199aaaa-0000-7000-8000-000000000000"}),
-        codex_line("response_item", {"type": "message", "role": "user",
-                                     "content": [{"type": "input_text", "text": "continue from here"}]}),
-        # the parent's history, copied: its meta (other id, other cwd) does not change the session
-        codex_line("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000000", "cwd": "/w/parent"}),
-        codex_line("response_item", {"type": "message", "role": "user",
-                                     "content": [{"type": "input_text", "text": "original first prompt"}]}),
-    ]
-    parsed = parse_all(CODEX, lines)
-    assert parsed[0].session == SessionInfo(id="", agent="codex", cwd="/w/fork", cwds=("/w/fork",))
-    assert parsed[2] == ParsedLine()
-    assert session(parsed) == ("/w/fork", "continue from here")
-
-
-def test_codex_fork_file_keeps_its_identity_through_a_scan(
-    roots: tuple[Path, Path], settings: Settings, store: Store
-) -> None:
-    fork_id = "0199aaaa-0000-7000-8000-000000000001"
-    path = roots[1] / "2026" / "03" / "01" / f"rollout-2026-03-01T09-00-00-{fork_id}.jsonl"
+def test_claude_queued_prompt_split_over_two_scans_is_stored_once(settings: Settings, store: Store,
+                                                                   roots: tuple[Path, Path]) -> None:
+    """The reader state of a file is kept between scans: the remove that comes in a later append
+    (after a torn last line) stores the prompt once, and a rescan stores nothing more."""
+    path = roots[0] / "-home-me-w" / f"{S}.jsonl"
     path.parent.mkdir(parents=True)
-    path.write_text("\n".join([
-        codex_line("session_meta", {"id": fork_id, "cwd": "/w/fork"}),
-        codex_line("session_meta", {"id": "0199aaaa-0000-7000-8000-000000000000", "cwd": "/w/parent"}),
-        codex_line("response_item", {"type": "message", "role": "user",
-                                     "content": [{"type": "input_text", "text": "go on"}]}),
-    ]) + "\n")
+    lines = [raw_of(r) + b"\n" for r in ONLY_QUEUED]
+    path.write_bytes(b"".join(lines[:3]) + lines[3][:20])  # cut inside the fourth line
     pipeline.scan(store, settings)
-    [info] = store.session_counts()
-    assert (info.id, info.agent, info.cwd, info.title, info.turns) == (fork_id, "codex", "/w/fork", "go on", 1)
+    path.write_bytes(b"".join(lines))
+    pipeline.scan(store, settings)
+    pipeline.scan(store, settings)
+    texts = [r[0] for r in store.conn.execute("SELECT text FROM turns ORDER BY seq")]
+    assert texts == ["run the tests", "Still running.", "check again", "Checked again: green."]
 
 
-LEGACY = [
-    r'{"id":"5f0c0000-0000-4000-8000-000000000000","timestamp":"2025-08-20T13:20:47.060Z","instructions":null,"git":{"branch":"main"}}',
-    r'{"record_type":"state"}',
-    r'{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/home/me/legacy</cwd>\n</environment_context>"}]}',  # noqa: E501
-    r'{"type":"message","role":"user","content":[{"type":"input_text","text":"yes"}]}',
-    r'{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}',
-    r'{"type":"message","role":"user","content":[{"type":"input_text","text":"yes"}]}',
-    r'{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"c1"}',
-    r'{"record_type":"state"}',
-]
+# -- Claude Code: what is not a turn -------------------------------------------------------------------
 
 
-def test_codex_legacy_rollout_without_envelope() -> None:
-    parsed = parse_all(CODEX, LEGACY)
-    got = turns(parsed)
-    assert [(t.role, t.text, t.timestamp) for t in got] == [
-        (Role.USER, "yes", None),
-        (Role.ASSISTANT, "Done.", None),
-        (Role.USER, "yes", None),  # said twice: two turns
-        (Role.TOOL, '[tool shell] {"command":["bash","-lc","ls"]}', None),
+def test_claude_machine_notifications_are_not_user_turns() -> None:
+    lines = [
+        user("u1", NOTIFICATION + "\nRead the output file to retrieve the result."),
+        env("attachment", "q1", attachment={"type": "queued_command", "prompt": NOTIFICATION,
+                                            "commandMode": "task-notification"}),
+        env("attachment", "q2", attachment={"type": "queued_command", "prompt": "Monitor: build finished",
+                                            "origin": {"kind": "task-notification", "producer": "session-task"}}),
+        user("u2", "<monitor-event>file changed: a.py</monitor-event>"),
+        user("u3", "a real prompt", origin={"kind": "human"}),
     ]
-    assert len({t.id for t in got}) == 4
-    assert got[0].id == line_id(LEGACY[3].encode())
-    assert turns(parse_all(CODEX, LEGACY)) == got  # the same ids on a re-read
-    assert session(parsed) == ("/home/me/legacy", "yes")
-    assert dropped_records(parsed) == Counter({"injected_context": 1})
+    parsed = parse_all(CLAUDE, lines)
+    assert [(t.role, t.text) for t in turns(parsed)] == [(Role.USER, "a real prompt")]
+    assert dropped_records(parsed) == Counter({"machine_notification": 4})
 
 
-def test_codex_legacy_rollout_through_a_scan_and_a_rescan(
-    roots: tuple[Path, Path], settings: Settings, store: Store
-) -> None:
-    path = roots[1] / "rollout-2025-08-20T13-20-47-5f0c0000-0000-4000-8000-000000000000.jsonl"  # flat, old builds
-    path.write_text("\n".join(LEGACY) + "\n")
-    assert pipeline.scan(store, settings).turns_added == 4
-    assert pipeline.scan(store, settings).turns_added == 0
-    [info] = store.session_counts()
-    assert (info.id, info.cwd, info.turns) == ("5f0c0000-0000-4000-8000-000000000000", "/home/me/legacy", 4)
+def test_claude_empty_thinking_and_blank_turns_are_not_stored_but_counted() -> None:
+    lines = [
+        assistant("a1", "msg_1", {"type": "thinking", "thinking": "", "signature": "EqQBCkgIBxABGAIi"}),
+        assistant("a2", "msg_1", {"type": "text", "text": "\n\n"}),
+        user("u1", "  \n"),
+        assistant("a3", "msg_1", {"type": "thinking", "thinking": "weighing it", "signature": "x"}),
+    ]
+    parsed = parse_all(CLAUDE, lines)
+    assert [t.text for t in turns(parsed)] == ["(thinking) weighing it"]
+    assert dropped_records(parsed) == Counter({"empty_turn": 3})
 
 
-# -- Codex: the real samples --------------------------------------------------------------------
-
-
-def test_codex_sample_localpush() -> None:
-    path = next(p for p in CODEX_SAMPLES if p.name.startswith("localpush"))
-    lines = sample_lines(path)
-    parsed = parse_all(CODEX, lines)
-    objs = [json.loads(r) for r in lines]
-    developer = sum(o["type"] == "response_item" and o["payload"].get("role") == "developer" for o in objs)
-    copies = sum(o["type"] == "event_msg"
-                 and o["payload"]["type"] in ("user_message", "agent_message", "agent_reasoning") for o in objs)
-    assert dropped_records(parsed) == Counter({"injected_context": developer, "event_copy": copies,
-                                               "encrypted_reasoning": 1})
-    for raw, obj, p in zip(lines, objs, parsed, strict=True):
-        if p.turns:
-            assert p.turns == [TurnDraft(line_id(raw), p.turns[0].role, p.turns[0].text, (), obj["timestamp"])]
-            assert obj["type"] == "response_item"
-    assert session(parsed)[0] == "/redacted/path/da0ba47443"
-
-
-def test_codex_sample_with_injected_agents_md() -> None:
-    path = next(p for p in CODEX_SAMPLES if p.name.startswith("claude-code-transcripts"))
-    parsed = parse_all(CODEX, sample_lines(path))
-    prompt = ("can you analyse the MD files in this directory and determine if the info we have is clear enough to "
-              "start planning the migration?")
-    assert [(t.role, t.text) for t in turns(parsed)] == [(Role.USER, prompt)]
-    assert dropped_records(parsed) == Counter({"injected_context": 2, "event_copy": 1})
-    assert session(parsed) == ("/Users/macmini/Code/homelab-migration", prompt[:120])
-
-
-def test_codex_sample_shape_catalogue() -> None:
-    path = next(p for p in CODEX_SAMPLES if p.name.startswith("agent-sessions"))
-    lines = sample_lines(path)
-    parsed = parse_all(CODEX, lines)
-    metas = [p for raw, p in zip(lines, parsed, strict=True) if json.loads(raw)["type"] == "session_meta"]
-    assert len(metas) == 7
-    first = SessionInfo(id="", agent="codex", cwd="/tmp/repo", cwds=("/tmp/repo",))
-    assert [m.session for m in metas] == [first] + [None] * 6
-    assert [t.files for t in turns(parsed) if t.files] == [("/tmp/repo/a.txt",)]
-    assert session(parsed) == ("/tmp/repo", "List the files")
-    assert next(t.text for t in turns(parsed) if t.text.startswith("[tool result]")) == "[tool result]\na.txt\n"
-
-
-# -- the registry ---------------------------------------------------------------------------------
-
-
-def test_registry_routes_each_file_to_its_reader(roots: tuple[Path, Path]) -> None:
-    claude_root, codex_root = roots
-    rollout = codex_root / "2026" / "01" / "05" / f"rollout-2026-01-05T10-00-00-{CODEX_ID}.jsonl"
-    session_file = claude_root / "-home-me-w" / f"{S}.jsonl"
-    for p in (rollout, session_file, codex_root / "history.jsonl.txt"):
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("")
-    warnings: list[ReadProblem] = []
-    listed = sorted(transcript_paths([claude_root, codex_root], warnings))
-    assert listed == [(claude_root, str(session_file)), (codex_root, str(rollout))]
-    # A rollout is claimed once its first line (session_meta: whose sub-agent it may be) is written.
-    assert locate(rollout) is None
-    rollout.write_text(codex_line("session_meta", {"id": CODEX_ID, "cwd": "/w"}) + "\n")
-    assert [locate(Path(path)) for _, path in listed] == [FileRole("claude", S), FileRole("codex", CODEX_ID)]
-    assert warnings == []
-    assert set(READERS) == {"claude", "codex", "gemini", "copilot", "opencode"}
-    assert locate(rollout, [CLAUDE]) is None and locate(session_file, [CODEX]) is None
+def test_claude_terminal_escapes_are_stripped_from_stored_text() -> None:
+    hook_output = "\x1b[1m\x1b[32m✓\x1b[0m lint passed \x1b]8;;file:///w/a.py\x07a.py\x1b]8;;\x07"
+    block = {"type": "tool_result", "tool_use_id": "toolu_1", "content": hook_output}
+    red = assistant("a1", "msg_1", {"type": "text", "text": "\x1b[31mred\x1b[0m"})
+    parsed = parse_all(CLAUDE, [user("u1", [block]), red])
+    assert [t.text for t in turns(parsed)] == ["[tool result]\n✓ lint passed a.py", "red"]
+    assert dropped(parsed)["terminal_escape"] == len(hook_output) - len("✓ lint passed a.py") + len("\x1b[31m\x1b[0m")

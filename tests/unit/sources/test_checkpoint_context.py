@@ -24,7 +24,8 @@ from checkpoint.sources.base import CHECKPOINT_CONTEXT, is_checkpoint_answer, is
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.gemini import GeminiReader
 from checkpoint.store import Store
-from tests.unit.test_readers import dropped, dropped_records, parse_all, turns
+from tests.support.paths import DATA_DIR
+from tests.support.reader_lines import dropped, dropped_records, parse_all, turns
 
 CONTEXT = (f"{AGENT_CONTEXT_MARK} decisions and constraints Checkpoint recorded in earlier coding sessions in /w, "
            "accepted ones first, then newest first.\n- Decision f3989bf279ac (recorded 2026-12-01): We'll use SQLite "
@@ -137,7 +138,7 @@ def test_gemini_hook_context_and_mcp_answer_are_counted_and_the_prompt_after_the
 
 # -- opencode -------------------------------------------------------------------------------------
 
-OPENCODE_DATA = Path(__file__).resolve().parents[1] / "data" / "opencode" / "sessions.tar.gz"
+OPENCODE_DATA = DATA_DIR / "opencode" / "sessions.tar.gz"
 
 
 def test_opencode_mcp_answer_in_a_tool_part_is_counted_not_a_turn(tmp_path: Path, settings: Settings,

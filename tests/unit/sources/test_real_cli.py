@@ -19,6 +19,7 @@ import pytest
 from checkpoint import pipeline
 from checkpoint.config import Settings
 from checkpoint.store import Store
+from tests.support.paths import DATA_DIR
 from tests.support.reader_checks import (
     assert_each_once,
     assert_each_one_item,
@@ -27,7 +28,7 @@ from tests.support.reader_checks import (
 )
 from tests.support.real_transcripts import CLAUDE_MARKERS, CODEX_MARKERS
 
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "real_cli" / "corpus.tar.gz"
+CORPUS = DATA_DIR / "real_cli" / "corpus.tar.gz"
 
 CLAUDE_PROMPTS = ("Start: pick a parser.", "Now spawn a helper to look at caching.",
                   "Now print a lot of lines with Bash.", "After the resume: what about retries?",

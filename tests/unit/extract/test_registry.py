@@ -14,8 +14,9 @@ import pytest
 from checkpoint import config
 from checkpoint.extract import registry
 from tests.support.cli_run import cli_env, run
+from tests.support.paths import REPO_ROOT
 
-PACKAGE_JSON = Path(__file__).resolve().parents[2] / "vscode-extension" / "package.json"
+PACKAGE_JSON = REPO_ROOT / "vscode-extension" / "package.json"
 
 
 def test_the_editor_setting_offers_exactly_the_registered_extractors_with_their_descriptions() -> None:

@@ -1,5 +1,5 @@
 """The claude-code extractor's failure mapping and probes, against a small fake `claude` script (the
-real CLI is driven in tests/e2e/test_claude_code_extractor.py). The script answers `--version`,
+real CLI is driven in tests/e2e/extract/test_claude_code.py). The script answers `--version`,
 `auth status` and `-p` from a JSON plan file: a list of results, one per `-p` run, in order."""
 
 from __future__ import annotations

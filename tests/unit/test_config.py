@@ -1,0 +1,39 @@
+"""The settings' defaults: the transcript roots each agent writes under, per platform and environment."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from checkpoint import config
+from checkpoint.sources import locate
+from checkpoint.sources.base import FileRole
+from tests.support.claude_code_lines import S
+
+# -- default roots ---------------------------------------------------------------------------------
+
+
+def test_default_roots_include_codexs_archive_and_claude_desktop(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    desktop = tmp_path / ".config" / "Claude" / "local-agent-mode-sessions"
+    # opencode keeps its data under the XDG data folder on every platform (macOS too).
+    assert config.default_sources() == [tmp_path / ".claude" / "projects", tmp_path / ".codex" / "sessions",
+                                         tmp_path / ".codex" / "archived_sessions", desktop,
+                                         tmp_path / ".gemini" / "tmp", tmp_path / ".copilot" / "session-state",
+                                         tmp_path / ".local" / "share" / "opencode"]
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "cop"))
+    assert config.default_sources()[5] == tmp_path / "cop" / "session-state"
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert config.default_sources()[3] == (tmp_path / "Library" / "Application Support" / "Claude"
+                                           / "local-agent-mode-sessions")
+    # Under Desktop's folder only the Claude Code transcripts are claimed, not its own .jsonl files.
+    session = desktop / "org" / "a1b2" / ".claude" / "projects" / "-w" / f"{S}.jsonl"
+    assert locate(session) == FileRole("claude", S)
+    assert locate(desktop / "org" / "a1b2" / "audit.jsonl") is None
