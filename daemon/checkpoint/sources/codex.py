@@ -17,7 +17,9 @@ parent's session, as a Claude Code sub-agent file's do. The parent's copies of w
 said (`response_item` `agent_message`, the `<subagent_notification>` user message 0.169 writes, and
 the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`;
 `item_completed` envelopes and `task_complete.last_agent_message` copy response items too
-(`event_copy`). `web_search_call` is a tool turn. What Checkpoint itself fed the agent is
+(`event_copy`), except an applied patch's (`FileChange`, 0.169's only record of it, where older
+versions wrote `patch_apply_end`): a tool turn naming the files changed. `web_search_call` is a
+tool turn. What Checkpoint itself fed the agent is
 `checkpoint_context`: its MCP tools' answers (a `function_call_output` block of their own, after
 the "Wall time" block; the call stays a tool turn) and its session-start context (a SessionStart
 hook's additional context: a developer message). Record types not known here are skipped and
