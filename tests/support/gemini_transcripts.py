@@ -3,9 +3,11 @@
     .venv/bin/python -m tests.support.gemini_transcripts OUT_DIR
 
 writes OUT_DIR/gemini/tmp/<project>/chats/... and OUT_DIR/gemini/projects.json, as the CLI wrote them
-under a temp HOME (never the user's). The scenario plants decisions ("We'll use marker-<hex> ...")
-each said once by the model, so a reader test can check every one is stored once and extracted as
-one item. tests/data/real_cli/gemini.tar.gz was made with it (see the README there).
+under a temp HOME (never the user's); `OUT_DIR edits` writes the edit fixture instead
+(tests/support/edit_fixtures.py: a write_file with a decision about the file). The scenario plants
+decisions ("We'll use marker-<hex> ...") each said once by the model, so a reader test can check
+every one is stored once and extracted as one item. tests/data/real_cli/gemini.tar.gz was made with
+it (see the README there).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, clean_env
+from tests.support.edit_fixtures import EDITS, PROMPT, project
 from tests.support.fake_gemini import FakeGemini, GeminiRequest
 
 MODEL = "gemini-2.5-flash"
@@ -84,5 +87,34 @@ def gemini_scenario(out: Path) -> None:
         shutil.copy(home / ".gemini" / "projects.json", out / "gemini" / "projects.json")
 
 
+def edit_responder(request: GeminiRequest) -> str | list[dict[str, Any]]:
+    """The model says its decision and writes the file with write_file in the same answer."""
+    edit = EDITS["gemini"]
+    if "write_file" in request.responses:
+        return "Written."
+    if PROMPT in request.prompt:
+        write = {"name": "write_file", "args": {"file_path": str(edit.absolute), "content": edit.text}}
+        return [{"text": edit.said}, {"functionCall": write}]
+    return "Nothing to add."
+
+
+def edit_scenario(out: Path) -> None:
+    """One prompt in tests/support/edit_fixtures.PROJECT."""
+    with tempfile.TemporaryDirectory() as tmp, project() as work:
+        home = Path(tmp) / "home"
+        (home / ".gemini").mkdir(parents=True)
+        (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
+        with FakeGemini() as fake:
+            fake.responder = edit_responder
+            _gemini(home, work, fake, "-p", PROMPT)
+        if (work / EDITS["gemini"].path).read_text() != EDITS["gemini"].text:
+            raise RuntimeError("gemini did not write the file")
+        shutil.copytree(home / ".gemini" / "tmp", out / "gemini" / "tmp", dirs_exist_ok=True)
+        shutil.copy(home / ".gemini" / "projects.json", out / "gemini" / "projects.json")
+
+
 if __name__ == "__main__":
-    gemini_scenario(Path(sys.argv[1]))
+    if sys.argv[2:] == ["edits"]:
+        edit_scenario(Path(sys.argv[1]))
+    else:
+        gemini_scenario(Path(sys.argv[1]))

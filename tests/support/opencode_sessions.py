@@ -4,7 +4,9 @@
 
 runs `opencode run` (HOME and the XDG folders in a temp dir, never the user's) and writes
 OUT_DIR/first/opencode/opencode.db (after the first prompt) and OUT_DIR/final/opencode/opencode.db
-(after every prompt): the same database at two moments, each copied into one file. Each prompt
+(after every prompt): the same database at two moments, each copied into one file. `OUT_DIR edits`
+writes OUT_DIR/edits/opencode/opencode.db instead (tests/support/edit_fixtures.py: a write with a
+decision about the file). Each prompt
 plants decisions ("We'll use marker-<hex> ...") said once by the model, so a reader test can check
 every one is stored once and extracted as one item. tests/data/opencode/ was made with it (see the
 README there).
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, clean_env
+from tests.support.edit_fixtures import EDITS, PROMPT, project
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, last_user_turn, tool_use
 
 JSON = dict[str, Any]
@@ -131,8 +134,38 @@ def scenario(out: Path) -> None:
             snapshot(database(home), out / "final" / "opencode" / "opencode.db")
 
 
+def edit_responder(request: MessageRequest) -> Any:
+    """The model says its decision, then writes the file with write in the same answer."""
+    if not request.body.get("tools"):
+        return "A short title"
+    text, answered = last_user_turn(request.body)
+    edit = EDITS["opencode"]
+    if "toolu_write_1" in answered:
+        return "Written."
+    if PROMPT in text:
+        call = tool_use("write", "toolu_write_1", {"filePath": str(edit.absolute), "content": edit.text})
+        return {**call, "content": [{"type": "text", "text": edit.said}, *call["content"]]}
+    return "Nothing to add."
+
+
+def edit_scenario(out: Path) -> None:
+    """One prompt in tests/support/edit_fixtures.PROJECT."""
+    with tempfile.TemporaryDirectory() as tmp, project() as cwd:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        with FakeAnthropic() as fake:
+            fake.responder = edit_responder
+            run(home, cwd, fake.base_url, PROMPT)
+        if (cwd / EDITS["opencode"].path).read_text() != EDITS["opencode"].text:
+            raise RuntimeError("opencode did not write the file")
+        snapshot(database(home), out / "edits" / "opencode" / "opencode.db")
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1])
+    if sys.argv[2:] == ["edits"]:
+        edit_scenario(target)
+        sys.exit()
     shutil.rmtree(target / "first", ignore_errors=True)
     shutil.rmtree(target / "final", ignore_errors=True)
     scenario(target)

@@ -2,7 +2,9 @@
 
     .venv/bin/python -m tests.support.real_copilot OUT_DIR
 
-writes OUT_DIR/copilot/session-state/<session id>/... (HOME in a temp dir, never the user's). The CLI
+writes OUT_DIR/copilot/session-state/<session id>/... (HOME in a temp dir, never the user's);
+`OUT_DIR edits` writes the edit fixture instead (tests/support/edit_fixtures.py: a create with a
+decision about the file). The CLI
 runs in its documented offline mode (`COPILOT_OFFLINE=true`: no GitHub authentication, telemetry,
 web tools or update check) with a "bring your own key" provider (`COPILOT_PROVIDER_BASE_URL`, type
 openai, wire API responses) that is tests/support/fake_openai.py on 127.0.0.1; see `copilot help
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, bin_dir, clean_env
+from tests.support.edit_fixtures import EDITS, PROMPT, project
 from tests.support.fake_openai import FakeOpenAI, ResponsesRequest, function_outputs
 
 JSON = dict[str, Any]
@@ -153,5 +156,35 @@ def copilot_scenario(out: Path) -> None:
                         dirs_exist_ok=True)
 
 
+def edit_responder(request: ResponsesRequest) -> str | JSON:
+    """The model says its decision, then writes the file with create in the same answer."""
+    if not request.body.get("tools"):
+        return "A short title."
+    edit = EDITS["copilot"]
+    if "call_create" in function_outputs(request.body):
+        return _message("Written.")
+    if PROMPT in request.prompt:
+        said = {"type": "message", "id": "msg_said", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": edit.said, "annotations": []}]}
+        return _call("create", "call_create", {"path": str(edit.absolute), "file_text": edit.text}, said)
+    return _message("Nothing to add.")
+
+
+def edit_scenario(out: Path) -> None:
+    """One prompt in tests/support/edit_fixtures.PROJECT."""
+    with tempfile.TemporaryDirectory() as tmp, project() as cwd:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        with FakeOpenAI() as fake:
+            fake.responder = edit_responder
+            _copilot(home, cwd, fake, "-p", PROMPT)
+        if (cwd / EDITS["copilot"].path).read_text() != EDITS["copilot"].text:
+            raise RuntimeError("copilot did not write the file")
+        shutil.copytree(home / ".copilot" / "session-state", out / "copilot" / "session-state", dirs_exist_ok=True)
+
+
 if __name__ == "__main__":
-    copilot_scenario(Path(sys.argv[1]))
+    if sys.argv[2:] == ["edits"]:
+        edit_scenario(Path(sys.argv[1]))
+    else:
+        copilot_scenario(Path(sys.argv[1]))

@@ -3,8 +3,10 @@
     .venv/bin/python -m tests.support.real_transcripts OUT_DIR
 
 writes OUT_DIR/claude/projects/... and OUT_DIR/codex/sessions/... (HOME in a temp dir, never the
-user's). Each scenario plants decisions ("We'll use marker-<name> ...") said once each by the model,
-so a reader test can check every one is stored once and extracted as one item. The fixtures under
+user's); `OUT_DIR edits` writes the edit fixtures instead (tests/support/edit_fixtures.py: a Write,
+an apply_patch, each with a decision about the file). Each scenario plants decisions ("We'll use
+marker-<name> ...") said once each by the model, so a reader test can check every one is stored once
+and extracted as one item. The fixtures under
 tests/data/real_cli/ were made with it (see the README there).
 """
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.agent_clis import agent_cli, clean_env
+from tests.support.edit_fixtures import EDITS, PROMPT, project
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, last_user_turn, tool_use
 from tests.support.fake_openai import FakeOpenAI, ResponsesRequest, function_outputs, provider_overrides
 
@@ -163,9 +166,61 @@ def codex_scenario(out: Path) -> None:
         shutil.copytree(home / ".codex" / "sessions", out / "codex" / "sessions", dirs_exist_ok=True)
 
 
+def claude_edit_responder(request: MessageRequest) -> Any:
+    """The model says its decision, then writes the file with Write in the same answer."""
+    if not any(isinstance(t, dict) and t.get("name") == "Write" for t in request.body.get("tools") or []):
+        return "A short title."
+    text, answered = last_user_turn(request.body)
+    edit = EDITS["claude"]
+    if "toolu_write_1" in answered:
+        return "Written."
+    if PROMPT in text:
+        call = tool_use("Write", "toolu_write_1", {"file_path": str(edit.absolute), "content": edit.text})
+        return {**call, "content": [{"type": "text", "text": edit.said}, *call["content"]]}
+    return "Nothing to add."
+
+
+def codex_edit_responder(request: ResponsesRequest) -> str | JSON:
+    """The model says its decision, then runs apply_patch (Codex intercepts it and applies the patch
+    itself: with a provider of its own, codex 0.169 offers no apply_patch tool, only exec_command)."""
+    edit = EDITS["codex"]
+    if "call_patch" in function_outputs(request.body):
+        return "Patched."
+    if PROMPT not in request.prompt:
+        return "Nothing to add."
+    added = "".join(f"+{line}\n" for line in edit.text.splitlines())
+    patch = f"*** Begin Patch\n*** Add File: {edit.path}\n{added}*** End Patch\n"
+    said = {"type": "message", "id": "msg_said", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": edit.said, "annotations": []}]}
+    call = {"type": "function_call", "id": "fc_call_patch", "status": "completed", "name": "exec_command",
+            "arguments": json.dumps({"cmd": f"apply_patch <<'PATCH'\n{patch}PATCH"}), "call_id": "call_patch"}
+    return {"output": [said, call]}
+
+
+def edit_scenarios(out: Path) -> None:
+    """One prompt each to Claude Code and Codex in tests/support/edit_fixtures.PROJECT."""
+    with tempfile.TemporaryDirectory() as tmp, project() as cwd:
+        home = Path(tmp) / "home"
+        (home / ".codex").mkdir(parents=True)
+        with FakeAnthropic() as claude:
+            claude.responder = claude_edit_responder
+            _claude(home, cwd, claude, PROMPT)
+        with FakeOpenAI() as codex:
+            codex.responder = codex_edit_responder
+            _codex(home, cwd, codex, "--dangerously-bypass-approvals-and-sandbox", PROMPT)
+        for agent in ("claude", "codex"):
+            written = (cwd / EDITS[agent].path).read_text()
+            if written != EDITS[agent].text:
+                raise RuntimeError(f"{agent} wrote {written!r}")
+        shutil.copytree(home / ".claude" / "projects", out / "claude" / "projects", dirs_exist_ok=True)
+        shutil.copytree(home / ".codex" / "sessions", out / "codex" / "sessions", dirs_exist_ok=True)
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1])
     which = sys.argv[2:] or ["claude", "codex"]
+    if "edits" in which:
+        edit_scenarios(target)
     if "claude" in which:
         claude_scenario(target)
     if "codex" in which:

@@ -2,8 +2,8 @@
 FileEdit records, stored beside the turn, and found again in the file by the anchor finder.
 
 The Claude Code + Codex corpus holds no file edit (its sessions only talk, run Bash and spawn
-sub-agents); their edit tools are covered by the readers' unit tests and the daemon's diagnostics
-tests (tests/server/test_server_diagnostics.py)."""
+sub-agents); the edit fixtures of all five agents (tests/data/real_cli/README.md, "Edits") are
+checked end to end, to the diagnostic on the lines written, by tests/server/test_server_edit_anchors.py."""
 
 from __future__ import annotations
 

@@ -17,7 +17,9 @@ parent's session, as a Claude Code sub-agent file's do. The parent's copies of w
 said (`response_item` `agent_message`, the `<subagent_notification>` user message 0.169 writes, and
 the output of `wait_agent`, which holds the sub-agent's final answer) are policy `subagent_copy`;
 `item_completed` envelopes and `task_complete.last_agent_message` copy response items too
-(`event_copy`). `web_search_call` is a tool turn. What Checkpoint itself fed the agent is
+(`event_copy`), except an applied patch's (`FileChange`, 0.169's only record of it, where older
+versions wrote `patch_apply_end`): a tool turn naming the files changed. `web_search_call` is a
+tool turn. What Checkpoint itself fed the agent is
 `checkpoint_context`: its MCP tools' answers (a `function_call_output` block of their own, after
 the "Wall time" block; the call stays a tool turn) and its session-start context (a SessionStart
 hook's additional context: a developer message). Record types not known here are skipped and
@@ -235,6 +237,9 @@ class CodexReader:
         etype = event.get("type")
         if etype in _EVENT_COPIES:
             out.dropped["event_copy"] += len(str(event.get("message") or event.get("text") or ""))
+        elif etype == "item_completed" and _applied_file_change(event.get("item")):
+            # codex 0.169 says an applied patch this way (no patch_apply_end): the files it changed.
+            self._patch_applied(event["item"]["changes"], raw, timestamp, state, out)
         elif etype == "item_completed":
             # Typed copies of the response items (AgentMessage, UserMessage, CommandExecution, ...).
             out.dropped["event_copy"] += len(str(event.get("item") or "")) or 1
@@ -243,10 +248,20 @@ class CodexReader:
         elif etype == "patch_apply_end" and event.get("success") is not False:
             changes = event.get("changes")
             if isinstance(changes, dict) and changes:
-                files = tuple(_absolute(p, state.get("cwd")) for p in changes if isinstance(p, str))
-                summary = "\n".join(f"{_change_type(changes[p])} {p}" for p in changes)
-                turn_id = _turn_id(raw, timestamp, state)
-                out.add(TurnDraft(turn_id, Role.TOOL, f"[patch applied]\n{summary}", files, timestamp))
+                self._patch_applied(changes, raw, timestamp, state, out)
+
+    @staticmethod
+    def _patch_applied(changes: JsonObject, raw: bytes, timestamp: str | None, state: JsonObject,
+                       out: ParsedLine) -> None:
+        files = tuple(_absolute(p, state.get("cwd")) for p in changes if isinstance(p, str))
+        summary = "\n".join(f"{_change_type(changes[p])} {p}" for p in changes)
+        out.add(TurnDraft(_turn_id(raw, timestamp, state), Role.TOOL, f"[patch applied]\n{summary}", files, timestamp))
+
+
+def _applied_file_change(item: object) -> bool:
+    """An item_completed FileChange whose patch was applied, naming the files it changed."""
+    return (isinstance(item, dict) and item.get("type") == "FileChange" and item.get("status") == "completed"
+            and isinstance(item.get("changes"), dict) and bool(item["changes"]))
 
 
 def _turn_id(raw: bytes, timestamp: str | None, state: JsonObject) -> str:
