@@ -28,7 +28,9 @@ from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.server.protocol import PROGRESS_TITLE, NowResult, RunSummary
-from checkpoint.server.workspace import Folders, scope_sessions
+from checkpoint.server.protocol import Totals as WireTotals
+from checkpoint.server.workspace import Folders
+from checkpoint.status_model import read_status, with_risk
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -43,14 +45,14 @@ def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSetting
     due = store.due_by_session(respect_backoff=True)
     if due and scope == "workspace":
         # Out of scope first: a long history outside the workspace stays due, and this runs every tick.
-        in_scope = set(scope_sessions(store, folders, scope) or ())
+        in_scope = store.folder_sessions(folders.paths)
         due = {sid: n for sid, n in due.items() if sid in in_scope}
     if not due:
         return []
     activity = store.session_activity()
     out = []
-    sessions = store.session_counts(list(due))
-    at_risk = {s.id for s in pipeline.flag_at_risk(sessions, now=now)}
+    sessions = with_risk(store.session_counts(list(due)), now=now)
+    at_risk = {s.id for s in sessions if s.at_risk}
     for s in sessions:
         if now - activity.get(s.id, 0.0) >= daemon.idle_seconds or s.pending > daemon.max_pending_turns:
             out.append(s.id)
@@ -142,7 +144,9 @@ class ExtractionFeature(Feature):
         folders, scope = server.folders, server.scope
 
         def sessions(store: Store) -> list[str] | None:
-            return [session_id] if session_id is not None else scope_sessions(store, folders, scope)
+            if session_id is not None:
+                return [session_id]
+            return None if scope == "all" else list(store.folder_sessions(folders.paths))
 
         def scan(settings: config.Settings) -> pipeline.ScanReport:
             # From the extract thread: the scan runs in turn with the watcher's, and what it found is
@@ -151,13 +155,13 @@ class ExtractionFeature(Feature):
 
         task = server.run_task(self._locked_run(now_run, sessions, scan, explicit=True), name="run")
         summary, now = await asyncio.shield(task)
-        status = await server.read_worker.call(pipeline.status, now.sessions if now is not None else None)
+        status = await server.read_worker.call(read_status, now.sessions if now is not None else None)
         scanned = now.scan if now is not None else pipeline.ScanReport(roots=[])
         return {
             "scanned": {"files_seen": scanned.files_seen, "files_read": scanned.files_read,
                         "turns_added": scanned.turns_added, "chunks_created": scanned.chunks_created},
             "run": summary,
-            "totals": status["totals"],
+            "totals": cast("WireTotals", status.totals.as_dict()),
         }
 
     async def run(self, sessions: list[str], explicit: bool = False) -> RunSummary:
