@@ -324,11 +324,11 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         return scan_report
 
     started = store.clock()
-    now = runner.checkpoint_now(
-        store, settings, choice.extractor, scan=scan, sessions=[args.session] if args.session else None,
-        concurrency=args.concurrency, on_update=progress,
-    )
-    scan_report, report = now.scan, now.run
+    captured = runner.capture(store, settings, choice=choice, scan=scan,
+                              sessions=[args.session] if args.session else None, concurrency=args.concurrency,
+                              on_update=progress)
+    scan_report, report = captured.scan, captured.run
+    assert scan_report is not None  # an explicit capture scans
     if show_progress and report.tried:
         print(file=sys.stderr)
     sessions = status_model.with_risk(store.session_counts(), at_risk_days=settings.at_risk_days)
