@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import checkpoint
-from checkpoint import config, pipeline
+from checkpoint import config, pipeline, status_model
 from checkpoint.extract import registry
 from checkpoint.model import (
     Citation,
@@ -21,6 +21,7 @@ from checkpoint.model import (
     ItemRecord,
     RunReport,
     SessionCounts,
+    Totals,
     Usage,
     kinds_phrase,
     plain_text,
@@ -289,7 +290,7 @@ def _scan(store: Store, settings: config.Settings, as_json: bool) -> int:
     if as_json:
         _warn(report)
         _, totals = store.totals()
-        print(json.dumps({"scan": _scan_json(report), "totals": totals}, indent=2, ensure_ascii=False))
+        print(json.dumps({"scan": _scan_json(report), "totals": totals.as_dict()}, indent=2, ensure_ascii=False))
         return 0
     _print_scan(report, sys.stdout)
     if report.files_seen:
@@ -325,18 +326,17 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         return scan_report
 
     started = store.clock()
-    now = runner.checkpoint_now(
-        store, settings, choice.extractor, scan=scan, sessions=[args.session] if args.session else None,
-        concurrency=args.concurrency, on_update=progress,
-    )
-    scan_report, report = now.scan, now.run
+    captured = runner.capture(store, settings, choice=choice, scan=scan,
+                              sessions=[args.session] if args.session else None, concurrency=args.concurrency,
+                              on_update=progress)
+    scan_report, report = captured.scan, captured.run
+    assert scan_report is not None  # an explicit capture scans
     if show_progress and report.tried:
         print(file=sys.stderr)
-    sessions = store.session_counts()
-    pipeline.flag_at_risk(sessions, at_risk_days=settings.at_risk_days)
+    sessions = status_model.with_risk(store.session_counts(), at_risk_days=settings.at_risk_days)
     if args.json:
         print(json.dumps({"scan": _scan_json(scan_report), "run": report.as_dict(),
-                          "totals": pipeline.totals(sessions)}, indent=2, ensure_ascii=False))
+                          "totals": Totals.of(sessions).as_dict()}, indent=2, ensure_ascii=False))
         return 0 if report.ok else 1
 
     new_items = store.items(created_after=started)
@@ -433,13 +433,13 @@ def _in_days(days: int | None) -> str:
 
 
 def _print_totals(sessions: Sequence[SessionCounts], out: TextIO) -> None:
-    _print_total_line(len(sessions), pipeline.totals(sessions), out)
+    _print_total_line(len(sessions), Totals.of(sessions), out)
 
 
-def _print_total_line(sessions: int, t: Mapping[str, int], out: TextIO) -> None:
+def _print_total_line(sessions: int, t: Totals, out: TextIO) -> None:
     print(
-        f"Total: {plural(sessions, 'session')}, {plural(t['turns'], 'turn')}: {t['captured']} captured, "
-        f"{t['pending']} pending, {t['failed']} failed.",
+        f"Total: {plural(sessions, 'session')}, {plural(t.turns, 'turn')}: {t.captured} captured, "
+        f"{t.pending} pending, {t.failed} failed.",
         file=out,
     )
 
@@ -447,14 +447,13 @@ def _print_total_line(sessions: int, t: Mapping[str, int], out: TextIO) -> None:
 def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
     from checkpoint.agent.problems import recent as agent_problems  # a JSON file beside the database
 
+    status = status_model.read_status(store, at_risk_days=settings.at_risk_days)
     if as_json:
-        out = pipeline.status(store, at_risk_days=settings.at_risk_days)
+        out = status.as_dict()
         out["agent_problems"] = [p.as_json() for p in agent_problems(settings.db, limit=50)]
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    sessions = store.session_counts()
-    at_risk = pipeline.flag_at_risk(sessions, at_risk_days=settings.at_risk_days)
-    forgotten = store.forgotten()
+    sessions, at_risk, forgotten = status.sessions, status.at_risk, status.forgotten
     _print_totals(sessions, sys.stdout)
     if forgotten:
         print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
@@ -472,14 +471,12 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         print(f"At risk: {plural(len(at_risk), 'session')} with turns not captured whose transcript Claude Code "
               f"deletes soon (the first {_in_days(soonest)}); `checkpoint now` extracts them first.")
     _print_table(sessions)
-    redacted = pipeline.redacted_totals(sessions)
+    redacted = status.redacted
     if redacted:
         print(f"Redacted before storing: {_redactions(redacted)}.")
     elif not settings.redact:
         print("Redaction is off (redact = false): secrets in transcripts are stored and sent as they are.")
-    spent = Usage()
-    for s in sessions:
-        spent.add(s.usage)
+    spent = status.usage
     if spent.requests:
         print(f"Spent on extraction so far: {_usage_line(spent)}.")
     dropped: dict[str, list[int]] = {}

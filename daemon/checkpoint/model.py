@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -201,6 +202,23 @@ class Usage:
                 "cost_usd": self.cost_usd}
 
 
+class Totals(NamedTuple):
+    """Turns captured / pending / failed summed over sessions (the `totals` of every status)."""
+
+    turns: int = 0
+    captured: int = 0
+    pending: int = 0
+    failed: int = 0
+
+    @classmethod
+    def of(cls, sessions: Sequence[SessionCounts]) -> Totals:
+        return cls(turns=sum(s.turns for s in sessions), captured=sum(s.captured for s in sessions),
+                   pending=sum(s.pending for s in sessions), failed=sum(s.failed for s in sessions))
+
+    def as_dict(self) -> dict[str, int]:
+        return {"turns": self.turns, "captured": self.captured, "pending": self.pending, "failed": self.failed}
+
+
 @dataclass
 class SessionCounts:
     id: str
@@ -219,7 +237,7 @@ class SessionCounts:
     usage: Usage = field(default_factory=Usage)
     redacted: dict[str, int] = field(default_factory=dict)  # secrets replaced before storing, by kind
     # Claude Code deletes a transcript once it is cleanupPeriodDays old (by mtime): the newest of the
-    # session's transcripts still on disk, and (set by pipeline.flag_at_risk, for the agents that
+    # session's transcripts still on disk, and (set by status_model.with_risk, for the agents that
     # delete old transcripts) whether it goes soon while turns are not captured yet.
     newest_file_mtime: float | None = None
     at_risk: bool = False

@@ -1,4 +1,5 @@
-"""Scans and status. Serves the CLI and the daemon alike; knows nothing about editors.
+"""Scans. Serves the CLI and the daemon alike; knows nothing about editors (the status read model is
+checkpoint.status_model).
 
 scan:        discover files -> tail new whole lines -> reader -> turns + cursor (one transaction
              per batch) -> form chunks within the token budget.
@@ -8,13 +9,12 @@ The runs that extract the chunks are checkpoint.run.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sqlite3
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from checkpoint import config, read_ahead, redact
+from checkpoint import read_ahead, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract.prompt import planned_header
@@ -34,12 +34,10 @@ from checkpoint.model import (
     ReadProblem,
     Role,
     ScannedTurn,
-    SessionCounts,
     SessionInfo,
     TurnDraft,
-    Usage,
 )
-from checkpoint.sources import EXPIRING, READERS, FoundFile, find, transcript_paths
+from checkpoint.sources import READERS, FoundFile, find, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.stored_edits import TOOL_CALL_MARK, stored_edits
@@ -556,55 +554,3 @@ def _salvage_tail(data: bytes) -> tuple[int, dict[str, Any]] | None:
         if isinstance(obj, dict):
             return pos, obj
     return None
-
-
-# -- status -----------------------------------------------------------------------------------------
-
-
-def totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
-    return {key: sum(getattr(s, key) for s in sessions) for key in ("turns", "captured", "pending", "failed")}
-
-
-def flag_at_risk(
-    sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = config.AT_RISK_DAYS,
-    now: float | None = None, agents: Collection[str] = EXPIRING,
-) -> list[SessionCounts]:
-    """Set `deletes_in_days` of every session of `agents` (those whose CLI deletes old transcripts:
-    Claude Code) with a transcript on disk (whole days until Claude Code deletes its newest one:
-    cleanupPeriodDays after its mtime) and flag it `at_risk` when that is at most `at_risk_days` away
-    while some of its turns are not captured. Returns those flagged."""
-    cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
-    now = time.time() if now is None else now
-    flagged = []
-    for s in sessions:
-        if s.newest_file_mtime is None or s.agent not in agents:
-            continue
-        left = cleanup - (now - s.newest_file_mtime) / DAY
-        s.deletes_in_days = max(0, math.floor(left))
-        s.at_risk = left <= at_risk_days and s.pending + s.failed > 0
-        if s.at_risk:
-            flagged.append(s)
-    return flagged
-
-
-def redacted_totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
-    out: Counter[str] = Counter()
-    for s in sessions:
-        out.update(s.redacted)
-    return dict(sorted(out.items()))
-
-
-def status(
-    store: Store, session_ids: Sequence[str] | None = None, at_risk_days: float = config.AT_RISK_DAYS
-) -> dict[str, Any]:
-    """The status every surface shows: `totals` and `sessions` (the contract of `status --json`);
-    each session says what was redacted in it and whether its transcript is about to be deleted."""
-    sessions = store.session_counts(session_ids)
-    flag_at_risk(sessions, at_risk_days=at_risk_days)
-    spent = Usage()
-    for s in sessions:
-        spent.add(s.usage)
-    return {"totals": totals(sessions), "sessions": [s.as_dict() for s in sessions],
-            "problems": [p.as_json() for p in store.problems()], "usage": spent.as_dict(),
-            "redacted": redacted_totals(sessions), "forgotten": [f.as_json() for f in store.forgotten()]}
-

@@ -1,10 +1,12 @@
-"""Checkpoint runs: the extract half of `checkpoint now`, for every front end (the CLI, the daemon).
+"""Checkpoint runs: capture for every front end (the CLI, the daemon, the agent hooks).
 
 extract_due: lease due chunks -> extractor (worker threads) -> validate -> commit items, chunk state
              and watermark in one transaction. A failure records its cause and leaves the chunk due.
 RunOptions:  what a run honours, built once from the settings (`RunOptions.from_settings`), so that
              every front end runs with the same budget, known items, lease, redaction and chunk size.
-extract_sessions / checkpoint_now: one run over some sessions within one budget; scan, then that run.
+extract_sessions: one run over some sessions within one budget.
+capture:     the one entry of every front end: the chosen extractor, scan, then that run (a
+             background run: the run alone).
 Knows nothing about editors or terminals: front ends print or send the report (model.RunReport).
 """
 
@@ -16,9 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from checkpoint import config, redact, sources
+from checkpoint import config, pipeline, redact, sources
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
+from checkpoint.extract.choose import ExtractorChoice, choose_extractor
 from checkpoint.extract.prompt import quoted_header_files, turn_labels
 from checkpoint.model import ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
@@ -401,35 +404,49 @@ def extract_sessions(
     return report
 
 
+Scan = Callable[[Settings], ScanReport]
+
+
 @dataclass
-class NowReport:
-    scan: ScanReport
+class CaptureReport:
+    choice: ExtractorChoice  # the extractor that ran, and the sentence saying why
+    scan: ScanReport | None  # None: a background run, which does not scan
     run: RunReport
     sessions: list[str] | None  # the sessions the run went over; None: every session
 
 
-Scan = Callable[[Settings], ScanReport]
-
-
-def checkpoint_now(
+def capture(
     store: Store,
     settings: Settings,
-    extractor: Extractor,
-    options: RunOptions | None = None,
     *,
-    scan: Scan,
     sessions: Sequence[str] | Callable[[Store], list[str] | None] | None = None,
+    choice: ExtractorChoice | None = None,
+    options: RunOptions | None = None,
+    scan: Scan | None = None,
+    background: bool = False,
     concurrency: int | None = None,
     progress: Progress | None = None,
     on_update: Update | None = None,
     stop: threading.Event | None = None,
-) -> NowReport:
-    """`checkpoint now` for every front end: scan (chunks sized for the extractor), then one run over
-    `sessions` (a list, a function of the store choosing them once the scan is in, or None: all).
-    `scan` is the front end's own (the daemon's goes through its watcher); it gets the settings to use.
-    `options` default to those of `settings` (with `concurrency`, if given) for this extractor."""
-    options = options or RunOptions.from_settings(settings, extractor, concurrency=concurrency)
-    scanned = scan(options.scan_settings(settings))
+) -> CaptureReport:
+    """Capture for every front end: `checkpoint now`, the hooks' capture of a session, the daemon's
+    checkpoint.now and its background runs. With the extractor the settings choose (or `choice`, one
+    a front end keeps between runs) and `options` (default: those of the settings, with
+    `concurrency` if given, for that extractor):
+    - explicit: scan (`scan`: the front end's own, given the settings to use, the daemon's through
+      its watcher; else pipeline.scan on this store), then one run over `sessions` (a list, a
+      function of the store choosing them once the scan is in, or None: all);
+    - `background`: no scan (the daemon's watcher keeps the store read), one run over `sessions`,
+      failed chunks waiting their backoff.
+    `progress`, `on_update` and `stop` are extract_sessions'."""
+    if choice is None:
+        choice = choose_extractor(settings)
+    options = options or RunOptions.from_settings(settings, choice.extractor, concurrency=concurrency)
+    scanned: ScanReport | None = None
+    if not background:
+        scan_settings = options.scan_settings(settings)
+        scanned = scan(scan_settings) if scan is not None else pipeline.scan(store, scan_settings)
     targets = sessions(store) if callable(sessions) else None if sessions is None else list(sessions)
-    run = extract_sessions(store, extractor, options, targets, progress=progress, on_update=on_update, stop=stop)
-    return NowReport(scanned, run, targets)
+    run = extract_sessions(store, choice.extractor, options, targets, respect_backoff=background, progress=progress,
+                           on_update=on_update, stop=stop)
+    return CaptureReport(choice, scanned, run, targets)

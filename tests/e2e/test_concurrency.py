@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from checkpoint import pipeline
+from checkpoint.status_model import read_status
 from checkpoint.store import Store
 from tests.support import synth
 from tests.support.cli_run import CHECKPOINT, cli_env, query
@@ -56,13 +56,13 @@ def _status_adds_up(db: Path, stop: threading.Event, seen: list[int]) -> None:
         if db.exists():
             store = Store(db)
             try:
-                status = pipeline.status(store)
+                status = read_status(store)
             finally:
                 store.close()
-            for s in status["sessions"]:
-                assert min(s["captured"], s["pending"], s["failed"]) >= 0, s
-                assert s["captured"] + s["pending"] + s["failed"] == s["turns"], s
-            seen.append(status["totals"]["captured"])
+            for s in status.sessions:
+                assert min(s.captured, s.pending, s.failed) >= 0, s
+                assert s.captured + s.pending + s.failed == s.turns, s
+            seen.append(status.totals.captured)
         time.sleep(0.01)
 
 

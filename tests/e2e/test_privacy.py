@@ -268,7 +268,7 @@ def test_cleanup_period_falls_back_to_claude_codes_default(tmp_path: Path, days:
 
 
 def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tuple[Path, Path]) -> None:
-    """checkpoint/status and checkpoint/sessions are built from pipeline.status: each session says
+    """checkpoint/status and checkpoint/sessions are built from the status read model: each session says
     at_risk and deletes_in_days (and what was redacted); background runs take the sessions at risk
     first."""
     from checkpoint import pipeline

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkpoint import ledger, pipeline
+from checkpoint import ledger
 from checkpoint.ledger import ChunkSpan, Move, TurnState
 from checkpoint.liveness import Process
-from checkpoint.model import ChunkState
+from checkpoint.model import ChunkState, Totals
 from checkpoint.store import Store
 
 NOW = 1_000.0
@@ -83,7 +83,7 @@ def test_session_counts_sql_agrees_with_the_ledgers_turn_states(layouts: list[La
             assert (s.captured, s.failed, s.pending) == (
                 expected[TurnState.CAPTURED], expected[TurnState.FAILED], expected[TurnState.PENDING])
         # the totals `checkpoint scan` prints, in two aggregate queries, are those counts summed
-        assert store.totals() == (len(layouts), pipeline.totals(list(counts.values())))
+        assert store.totals() == (len(layouts), Totals.of(list(counts.values())))
 
 
 @settings(max_examples=150, deadline=None)

@@ -12,9 +12,10 @@ import pytest
 import pytest_asyncio
 from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint import pipeline
+from checkpoint.model import SessionCounts
 from checkpoint.server.status import MAX_OTHER_CAUSES, digest, split_sessions
 from checkpoint.server.workspace import Folders
+from checkpoint.status_model import read_status
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
@@ -42,7 +43,7 @@ def expected_sessions(db: Path, workspace: Path) -> list[dict[str, Any]]:
     """Every session as `checkpoint status --json` reads it from the database, with its workspace."""
     store = Store(db)
     try:
-        sessions: list[dict[str, Any]] = pipeline.status(store)["sessions"]
+        sessions: list[dict[str, Any]] = read_status(store).as_dict()["sessions"]
     finally:
         store.close()
     for s in sessions:
@@ -108,17 +109,17 @@ async def test_bad_sessions_params_are_refused(daemon: Daemon) -> None:
 def test_failing_causes_of_sessions_left_out_are_sent_a_bounded_few(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    folders = Folders([ws.as_uri()])
+    folder = Folders([ws.as_uri()]).folders[0]
 
-    def session(n: int, cwd: Path, causes: list[str]) -> dict[str, Any]:
-        return {"id": f"s{n}", "title": f"t{n}", "cwd": str(cwd), "causes": causes}
+    def session(n: int, cwd: Path, causes: list[str]) -> SessionCounts:
+        return SessionCounts(id=f"s{n}", agent="claude", title=f"t{n}", cwd=str(cwd), causes=causes)
 
     sessions = [session(0, ws, ["inside cause"])] + [
         session(n, tmp_path / "elsewhere", [f"cause {n}"]) for n in range(1, MAX_OTHER_CAUSES + 5)]
-    split = split_sessions(sessions, folders)
-    assert split["sessions"] == [{**sessions[0], "workspace": ws.as_uri()}]
+    split = split_sessions(sessions, {"s0": folder})
+    assert split["sessions"] == [{**sessions[0].as_dict(), "workspace": ws.as_uri()}]
     assert split["sessions_total"] == MAX_OTHER_CAUSES + 5
     assert split["other_causes"] == [
         {"session_id": f"s{n}", "title": f"t{n}", "cwd": str(tmp_path / "elsewhere"), "cause": f"cause {n}"}
         for n in range(1, MAX_OTHER_CAUSES + 1)]
-    assert split["others_version"] == digest(sessions[1:])
+    assert split["others_version"] == digest([{**s.as_dict(), "workspace": None} for s in sessions[1:]])

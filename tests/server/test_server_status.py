@@ -13,8 +13,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from checkpoint import pipeline
-from checkpoint.model import RunReport
+from checkpoint.model import RunReport, Totals
 from checkpoint.server.events import EventBus, RunFinished, RunStarted
 from checkpoint.server.extraction import summary_of
 from checkpoint.server.status import StatusFeature
@@ -87,7 +86,7 @@ async def test_status_follows_appended_turns_and_loses_nothing(
     # Nothing lost: an independent scan of the same files finds the same turns.
     clean_scan(tmp_path / "oracle.db", [claude_root])
     oracle = Store(tmp_path / "oracle.db")
-    assert pipeline.totals(oracle.session_counts())["turns"] == final["totals"]["turns"]
+    assert Totals.of(oracle.session_counts()).turns == final["totals"]["turns"]
     oracle.close()
     statements = {i["statement"] for i in await daemon.items()}
     assert {"We'll use marker-first for the cache layer.",

@@ -16,6 +16,8 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract.heuristic import HeuristicExtractor
+from checkpoint.model import Totals
+from checkpoint.status_model import read_status
 from checkpoint.store import Store
 from tests.support.sample_tree import build_tree, make_settled
 
@@ -78,9 +80,9 @@ def test_samples_every_turn_captured_once(
     run = runner.extract_due(store, HeuristicExtractor())
     assert (run.failed, run.failures) == (0, [])
     assert run.captured == run.tried == report.chunks_created
-    status = pipeline.status(store)
+    status = read_status(store)
     turns = len(expected_ids)
-    assert status["totals"] == {"turns": turns, "captured": turns, "pending": 0, "failed": 0}
+    assert status.totals == Totals(turns=turns, captured=turns, pending=0, failed=0)
     assert store.chunk_states() == Counter({"captured": report.chunks_created})
     items = _items(store)
     assert items, "the heuristic finds decisions, constraints or questions in these sessions"
@@ -102,7 +104,7 @@ def test_samples_every_turn_captured_once(
     rerun = runner.extract_due(store, HeuristicExtractor())
     assert (rerun.tried, rerun.items_added) == (0, 0)
     assert _items(store) == items
-    assert pipeline.status(store)["totals"] == status["totals"]
+    assert read_status(store).totals == status.totals
 
     # Nothing is left to read: the cursors sit at the end of every file.
     for path in layout:

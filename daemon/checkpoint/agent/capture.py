@@ -83,19 +83,16 @@ def request_capture(db: Path, session_id: str) -> bool:
 
 def _run_once(session_id: str) -> None:
     """`checkpoint now --session SESSION`, in this process; what failed is recorded as a problem."""
-    from checkpoint import config, pipeline, runner
-    from checkpoint.extract.choose import choose_extractor
+    from checkpoint import config, runner
     from checkpoint.store import Store
 
     settings = config.load()
     store = Store(settings.db)
     try:
-        choice = choose_extractor(settings)
-        now = runner.checkpoint_now(store, settings, choice.extractor, scan=lambda s: pipeline.scan(store, s),
-                                    sessions=[session_id])
-        if not now.run.ok:
-            causes = "; ".join(f.cause for f in now.run.failures[:3])
-            record(settings.db, f"capture {session_id}", f"{now.run.sentence()} {causes}".strip(), session_id)
+        run = runner.capture(store, settings, sessions=[session_id]).run
+        if not run.ok:
+            causes = "; ".join(f.cause for f in run.failures[:3])
+            record(settings.db, f"capture {session_id}", f"{run.sentence()} {causes}".strip(), session_id)
     finally:
         store.close()
 

@@ -1,5 +1,5 @@
-"""Which folders a workspace is: the path as given and, when it differs, its real path (a symlinked
-checkout is the same workspace whichever way the agent recorded its cwd)."""
+"""Which folder a workspace is: the path as given, absolute. Symlinks are the store's to resolve: its
+scoping rule (store/scope.py) matches a folder and a session's cwds as written and as resolved."""
 
 from __future__ import annotations
 
@@ -7,6 +7,4 @@ import os
 
 
 def workspace_folders(path: str) -> list[str]:
-    given = os.path.abspath(os.path.expanduser(path))
-    real = os.path.realpath(given)
-    return [given] if real == given else [given, real]
+    return [os.path.abspath(os.path.expanduser(path))]

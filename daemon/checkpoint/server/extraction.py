@@ -16,19 +16,20 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from lsprotocol import types
 
 from checkpoint import config, pipeline, runner
-from checkpoint.extract.choose import ExtractorChoice
 from checkpoint.model import RunReport
 from checkpoint.server.events import ItemsChanged, RunFinished, RunProgressed, RunStarted, TurnsAdded
 from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.server.protocol import PROGRESS_TITLE, NowResult, RunSummary
-from checkpoint.server.workspace import Folders, scope_sessions
+from checkpoint.server.protocol import Totals as WireTotals
+from checkpoint.server.workspace import Folders
+from checkpoint.status_model import read_status, with_risk
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -43,39 +44,34 @@ def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSetting
     due = store.due_by_session(respect_backoff=True)
     if due and scope == "workspace":
         # Out of scope first: a long history outside the workspace stays due, and this runs every tick.
-        in_scope = set(scope_sessions(store, folders, scope) or ())
+        in_scope = store.folder_sessions(folders.paths)
         due = {sid: n for sid, n in due.items() if sid in in_scope}
     if not due:
         return []
     activity = store.session_activity()
     out = []
-    sessions = store.session_counts(list(due))
-    at_risk = {s.id for s in pipeline.flag_at_risk(sessions, now=now)}
+    sessions = with_risk(store.session_counts(list(due)), now=now)
+    at_risk = {s.id for s in sessions if s.at_risk}
     for s in sessions:
         if now - activity.get(s.id, 0.0) >= daemon.idle_seconds or s.pending > daemon.max_pending_turns:
             out.append(s.id)
     return sorted(out, key=lambda sid: (sid not in at_risk, sid))
 
 
-def background_run(
-    store: Store, engine: config.Settings, slot: ExtractorSlot, sessions: list[str], progress: runner.Progress,
-    stop: threading.Event,
-) -> tuple[ExtractorChoice, RunReport]:
-    """A background run over these sessions, on the extract thread: failed chunks wait their backoff."""
-    choice, options = slot.get(engine)
-    report = runner.extract_sessions(store, choice.extractor, options, sessions, respect_backoff=True,
-                                     progress=progress, stop=stop)
-    return choice, report
+# The sessions of a run: these, or (checkpoint.now) those a function of the store chooses after its scan.
+Targets = list[str] | Callable[[Store], list[str] | None]
 
 
-def now_run(
-    store: Store, engine: config.Settings, slot: ExtractorSlot, sessions: Callable[[Store], list[str] | None],
-    scan: runner.Scan, progress: runner.Progress, stop: threading.Event,
-) -> tuple[ExtractorChoice, runner.NowReport]:
-    """checkpoint.now on the extract thread: the run layer's scan-then-extract, with the daemon's scan."""
+def capture(
+    store: Store, engine: config.Settings, slot: ExtractorSlot, sessions: Targets,
+    scan: runner.Scan | None, progress: runner.Progress, stop: threading.Event,
+) -> runner.CaptureReport:
+    """A run on the extract thread, with the extractor the slot keeps: checkpoint.now (`scan`: the
+    daemon's, through its watcher) scans then extracts; a background run (no scan) extracts only,
+    failed chunks waiting their backoff."""
     choice, options = slot.get(engine)
-    return choice, runner.checkpoint_now(store, engine, choice.extractor, options, scan=scan, sessions=sessions,
-                                         progress=progress, stop=stop)
+    return runner.capture(store, engine, sessions=sessions, choice=choice, options=options, scan=scan,
+                          background=scan is None, progress=progress, stop=stop)
 
 
 def summary_of(report: RunReport, explicit: bool) -> RunSummary:
@@ -142,37 +138,44 @@ class ExtractionFeature(Feature):
         folders, scope = server.folders, server.scope
 
         def sessions(store: Store) -> list[str] | None:
-            return [session_id] if session_id is not None else scope_sessions(store, folders, scope)
+            if session_id is not None:
+                return [session_id]
+            return None if scope == "all" else list(store.folder_sessions(folders.paths))
 
         def scan(settings: config.Settings) -> pipeline.ScanReport:
             # From the extract thread: the scan runs in turn with the watcher's, and what it found is
             # reported as the watcher reports its own.
             return asyncio.run_coroutine_threadsafe(self.watcher.scan_now(settings), loop).result()
 
-        task = server.run_task(self._locked_run(now_run, sessions, scan, explicit=True), name="run")
+        task = server.run_task(self._locked_run(sessions, scan, explicit=True), name="run")
         summary, now = await asyncio.shield(task)
-        status = await server.read_worker.call(pipeline.status, now.sessions if now is not None else None)
-        scanned = now.scan if now is not None else pipeline.ScanReport(roots=[])
+        status = await server.read_worker.call(read_status, now.sessions if now is not None else None)
+        scanned = now.scan if now is not None and now.scan is not None else pipeline.ScanReport(roots=[])
         return {
             "scanned": {"files_seen": scanned.files_seen, "files_read": scanned.files_read,
                         "turns_added": scanned.turns_added, "chunks_created": scanned.chunks_created},
             "run": summary,
-            "totals": status["totals"],
+            "totals": cast("WireTotals", status.totals.as_dict()),
         }
 
     async def run(self, sessions: list[str], explicit: bool = False) -> RunSummary:
         # A task of its own: an editor that cancels checkpoint.now stops waiting, but the run goes
         # on and still ends its progress and says how it went.
-        task = self.server.run_task(self._locked_run(background_run, sessions, explicit=explicit), name="run")
+        task = self.server.run_task(self._locked_run(sessions, None, explicit=explicit), name="run")
         summary: RunSummary = (await asyncio.shield(task))[0]
         return summary
 
-    async def _locked_run(self, job: Callable[..., Any], *args: Any, explicit: bool) -> tuple[RunSummary, Any]:
+    async def _locked_run(
+        self, sessions: Targets, scan: runner.Scan | None, explicit: bool,
+    ) -> tuple[RunSummary, runner.CaptureReport | None]:
         async with self.lock:
-            return await self._run(job, args, explicit)
+            return await self._run(sessions, scan, explicit)
 
-    async def _run(self, job: Callable[..., Any], args: tuple[Any, ...], explicit: bool) -> tuple[RunSummary, Any]:
-        """Run `job` (background_run or now_run) on the extract thread, with progress and messages."""
+    async def _run(
+        self, sessions: Targets, scan: runner.Scan | None, explicit: bool,
+    ) -> tuple[RunSummary, runner.CaptureReport | None]:
+        """A capture on the extract thread (checkpoint.now with `scan`, a background run without),
+        with progress and messages."""
         server = self.server
         loop = asyncio.get_running_loop()
         token = await self._create_progress()
@@ -183,12 +186,11 @@ class ExtractionFeature(Feature):
             loop.call_soon_threadsafe(self._on_progress, token, done, total)
 
         what = "checkpoint.now" if explicit else "background extraction"
-        sessions = args[0]
         scope = "sessions in scope" if callable(sessions) else f"{len(sessions)} session(s)"
         server.messages.log(f"{what}: extracting {scope}")
         try:
-            choice, outcome = await server.extract_worker.call(
-                job, server.settings, self.slot, *args, progress, server.stopping
+            outcome: runner.CaptureReport = await server.extract_worker.call(
+                capture, server.settings, self.slot, sessions, scan, progress, server.stopping
             )
         except Exception as exc:
             text = f"Checkpoint could not run the extractor: {type(exc).__name__}: {exc}"
@@ -198,7 +200,7 @@ class ExtractionFeature(Feature):
             server.events.publish(RunFinished(None, error=text))
             return summary, None
         self.runs += 1
-        report: RunReport = outcome.run if isinstance(outcome, runner.NowReport) else outcome
+        choice, report = outcome.choice, outcome.run
         summary = summary_of(report, explicit)
         # Said aloud once: a popup only when the extractor is not the one asked for (no API key),
         # the log otherwise.

@@ -50,26 +50,25 @@ def parse_query(params: Any) -> ItemsQuery:
 def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope: str) -> list[Item]:
     """The items the query asks for, as sent on the wire: each with its `workspace`, each source with its `uri`."""
     state = query.get("state")
-    rows = store.items(session_id=query.get("session"), kind=query.get("kind"),
-                       include_dismissed=state in ("dismissed", "any"))
-    if state in ("new", "accepted", "dismissed"):
-        rows = [r for r in rows if r.state == state]
-    scope = query.get("scope", default_scope)
+    workspaces: list[str] | None = None
     only_folder = query.get("workspace")
     if only_folder is not None:
-        only = Folders([only_folder])
-        rows = [r for r in rows if only.folder_of(r.cwd)]
-    elif scope == "workspace" and "session" not in query:
-        rows = [r for r in rows if folders.folder_of(r.cwd)]
+        workspaces = Folders([only_folder]).paths
+    elif query.get("scope", default_scope) == "workspace" and "session" not in query:
+        workspaces = folders.paths
+    rows = store.items(session_id=query.get("session"), kind=query.get("kind"), workspaces=workspaces,
+                       state=state if state in ("new", "accepted", "dismissed") else None,
+                       include_dismissed=state == "any")
     if "file" in query:
         # Resolved as the diagnostics resolve them, so both name the same items for a file. A
         # relative `file` has no cwd of its own (the daemon's is no one's): it matches nothing.
         target = resolve(path_of(query["file"]) or query["file"], None)
         rows = [r for r in rows if target and any(resolve(f, r.cwd) == target for f in r.files)]
+    belongs = folders.sessions(store)
     out: list[Item] = []
     for row in rows:
         item = cast("Item", row.as_json())  # the record's JSON is the wire's Item but for the two keys added here
-        folder = folders.folder_of(row.cwd)
+        folder = belongs.get(row.session_id)
         item["workspace"] = folder.uri if folder else None
         for source in item["sources"]:
             source["uri"] = file_uri(source["path"])

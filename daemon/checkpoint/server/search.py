@@ -51,15 +51,16 @@ def search(store: Store, folders: Folders, query: SearchQuery, default_scope: st
     if only is not None:
         workspaces = [path_of(only) or only]
     elif query.get("scope", default_scope) == "workspace":
-        workspaces = sorted({p for f in folders.folders for p in (f.path, f.real)})
+        workspaces = folders.paths
     result = store.search(
         query["query"], kind=query.get("kind"), workspaces=workspaces, limit=query.get("limit", DEFAULT_LIMIT),
         include_dismissed=query.get("state") == "any",
     )
+    belongs = folders.sessions(store)
     hits: list[SearchHit] = []
     for record, score in result.hits:
         hit = cast("SearchHit", {**record.as_json(), "score": score})
-        folder = folders.folder_of(record.cwd)
+        folder = belongs.get(record.session_id)
         hit["workspace"] = folder.uri if folder else None
         for source in hit["sources"]:
             source["uri"] = file_uri(source["path"])

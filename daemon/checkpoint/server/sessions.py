@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from checkpoint import pipeline
 from checkpoint.server.items import QueryError, plain
 from checkpoint.server.protocol import SessionsQuery, SessionsResult, SessionStatus
-from checkpoint.server.workspace import Folders, scope_sessions
+from checkpoint.server.workspace import Folders
+from checkpoint.status_model import with_risk
 from checkpoint.store import Store
 
 USAGE = "checkpoint/sessions takes an object: {scope?, workspace?, offset?, limit?}"
@@ -45,19 +45,19 @@ def parse_query(params: Any) -> SessionsQuery:
 
 
 def list_sessions(store: Store, folders: Folders, query: SessionsQuery, default_scope: str) -> SessionsResult:
-    """The sessions the query asks for, each with its `workspace` (the folder of the open ones
-    holding its cwd, even when `workspace` narrowed the list to one folder), and how many there are."""
+    """The sessions the query asks for, each with its `workspace` (the folder of the open ones it
+    belongs to, even when `workspace` narrowed the list to one folder), and how many there are."""
+    belongs = folders.sessions(store)
     only = query.get("workspace")
+    ids: list[str] | None
     if only is not None:
-        ids = scope_sessions(store, Folders([only]), "workspace")
+        ids = list(Folders([only]).sessions(store))
     else:
-        ids = scope_sessions(store, folders, query.get("scope", default_scope))
-    counts = store.session_counts(ids)
-    pipeline.flag_at_risk(counts)
+        ids = None if query.get("scope", default_scope) == "all" else list(belongs)
     sessions = []
-    for s in counts:
+    for s in with_risk(store.session_counts(ids)):
         session = cast("SessionStatus", s.as_dict())
-        folder = folders.folder_of(s.cwd)
+        folder = belongs.get(s.id)
         session["workspace"] = folder.uri if folder else None
         sessions.append(session)
     offset = query.get("offset", 0)

@@ -17,17 +17,19 @@ import contextlib
 import hashlib
 import sqlite3
 import sys
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from checkpoint import pipeline
+from checkpoint.model import SessionCounts
 from checkpoint.server import inotify
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
 from checkpoint.server.feature import Feature
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary
-from checkpoint.server.workspace import Folders, scope_sessions
+from checkpoint.server.workspace import Folder, Folders
+from checkpoint.status_model import read_status
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
 if TYPE_CHECKING:
@@ -52,21 +54,23 @@ def digest(sessions: list[dict[str, Any]]) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def split_sessions(sessions: list[dict[str, Any]], folders: Folders) -> dict[str, Any]:
+def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Folder]) -> dict[str, Any]:
     """The status's session keys: the workspace folders' sessions (each with its `workspace`), how
     many there are in all, a digest of the others and their failing causes."""
     listed: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
-    for session in sessions:
-        folder = folders.folder_of(session.get("cwd"))
-        session["workspace"] = folder.uri if folder else None
-        (listed if folder else others).append(session)
     causes: list[dict[str, Any]] = []
-    for session in others:
-        for cause in session.get("causes") or []:
+    for session in sessions:
+        folder = belongs.get(session.id)
+        shown = session.as_dict()
+        shown["workspace"] = folder.uri if folder else None
+        if folder:
+            listed.append(shown)
+            continue
+        others.append(shown)
+        for cause in session.causes:
             if len(causes) < MAX_OTHER_CAUSES:
-                causes.append({"session_id": session["id"], "title": session.get("title"),
-                               "cwd": session.get("cwd"), "cause": cause})
+                causes.append({"session_id": session.id, "title": session.title, "cwd": session.cwd, "cause": cause})
     return {"sessions": listed, "sessions_total": len(sessions), "others_version": digest(others),
             "other_causes": causes}
 
@@ -74,13 +78,14 @@ def split_sessions(sessions: list[dict[str, Any]], folders: Folders) -> dict[str
 def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
     """(totals over the sessions in scope, the workspace's sessions, problems and item counts in
     scope; a version of the items table)."""
-    ids = scope_sessions(store, folders, scope)
-    out = pipeline.status(store, ids)
-    out.update(split_sessions(out["sessions"], folders))
+    belongs = folders.sessions(store)
+    ids = None if scope == "all" else list(belongs)
+    status = read_status(store, ids)
+    out = status.as_dict()
+    out.update(split_sessions(status.sessions, belongs))
     if ids is not None:
-        wanted = set(ids)
-        out["problems"] = [p for p in out.get("problems", []) if p.get("session_id") in wanted
-                           or (p.get("session_id") is None and folders.folder_of(p.get("path")))]
+        out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
+                           or (p.session_id is None and folders.folder_of(p.path))]
     summary = store.item_summary(ids)
     out["items"] = {"by_kind": dict(summary.by_kind), "by_state": dict(summary.by_state)}
     return out, (summary.by_state, summary.changed_at)

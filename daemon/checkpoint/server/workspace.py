@@ -1,6 +1,7 @@
-"""Session <-> workspace: a session belongs to the workspace folder that holds its cwd, a file to
-the folder that holds it. Paths are compared as realpaths (symlinked checkouts, /tmp vs
-/private/tmp), but URIs are built from the folder's own URI so they match what the editor opened.
+"""Session <-> workspace: which sessions belong to the workspace folders is the store's one rule
+(`Store.folder_sessions`, store/scope.py); a file belongs to the folder that holds it. Paths are
+compared as realpaths (symlinked checkouts, /tmp vs /private/tmp), but URIs are built from the
+folder's own URI so they match what the editor opened.
 """
 
 from __future__ import annotations
@@ -8,18 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from pygls import uris
 
+from checkpoint.store.scope import inside, real_path
+
 if TYPE_CHECKING:
     from checkpoint.store import Store
-
-
-@lru_cache(maxsize=4096)
-def _real(path: str) -> str:
-    return os.path.realpath(os.path.expanduser(path))
 
 
 def resolve(path: str, cwd: str | None) -> str | None:
@@ -31,7 +28,7 @@ def resolve(path: str, cwd: str | None) -> str | None:
         if not cwd:
             return None
         path = os.path.join(os.path.expanduser(cwd), path)
-    return _real(path)
+    return real_path(path)
 
 
 @dataclass(frozen=True)
@@ -47,7 +44,7 @@ class Folders:
         for uri in folder_uris:
             path = uris.to_fs_path(uri)
             if path:
-                folders.append(Folder(uri.rstrip("/"), path, _real(path)))
+                folders.append(Folder(uri.rstrip("/"), path, real_path(path)))
         # Deepest first: a file in a nested folder belongs to the innermost one.
         self.folders = sorted(folders, key=lambda f: len(f.real), reverse=True)
 
@@ -58,28 +55,31 @@ class Folders:
     def folder_of(self, path: str | None) -> Folder | None:
         if not path:
             return None
-        real = _real(path)
+        real = real_path(path)
         for folder in self.folders:
-            if real == folder.real or real.startswith(folder.real.rstrip(os.sep) + os.sep):
+            if inside(real, folder.real):
                 return folder
         return None
+
+    @property
+    def paths(self) -> list[str]:
+        """The folders' paths, as the store's scoping rule takes them."""
+        return [f.path for f in self.folders]
+
+    def sessions(self, store: Store) -> dict[str, Folder]:
+        """The sessions that belong to these folders (the store's rule), each with its folder."""
+        by_path = {f.path: f for f in self.folders}
+        return {sid: by_path[path] for sid, path in store.folder_sessions(self.paths).items()}
 
     def uri_for(self, path: str) -> str | None:
         """The URI of a file inside a workspace folder, spelled from the folder's URI; None outside."""
         folder = self.folder_of(path)
         if folder is None:
             return None
-        rel = os.path.relpath(_real(path), folder.real)
+        rel = os.path.relpath(real_path(path), folder.real)
         if rel == ".":
             return folder.uri
         return file_uri(os.path.join(folder.path, rel))
-
-
-def scope_sessions(store: Store, folders: Folders, scope: str) -> list[str] | None:
-    """Session ids in scope; None means all of them."""
-    if scope == "all":
-        return None
-    return [sid for sid, cwd in store.session_cwds_by_id().items() if folders.folder_of(cwd)]
 
 
 def path_of(uri: str) -> str | None:

@@ -11,7 +11,8 @@ The parts, each a mixin over one shared connection and clock (connection.StoreBa
 (migrations), connection (opening, pragmas, transactions; read-only for the agent front ends),
 ingest (files and turns), chunks (the chunk ledger's writes and what is due), items (items written
 with their chunk, triage), queries (reads), agent_reads (bounded reads for the MCP server and the
-hooks), search (full-text, over items), supersessions (an item replaced by a later one),
+hooks), scope (which sessions belong to workspace folders: the one rule), search (full-text, over
+items), supersessions (an item replaced by a later one),
 forgetting, runs (usage and the record of each run).
 """
 

@@ -3,8 +3,7 @@ search over items, one item with the turns it came from, a workspace's capture c
 bounded in SQL (LIMIT, and a count of what the limit left out): an agent's context and a tool's
 answer have a size cap, and a hook has well under a second on a database of thousands of sessions.
 
-A workspace is a folder: the sessions that worked in that folder or one under it, by any of their
-cwds (matched by prefix in SQL, not LIKE: a path holding `%` or `_` means itself)."""
+A workspace is a folder: the sessions that belong to it by the store's one rule (scope.py)."""
 
 from __future__ import annotations
 
@@ -15,16 +14,11 @@ from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCoun
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
 from checkpoint.store.records import ItemPage, SourceExcerpt
-from checkpoint.store.search import SearchMixin, file_clause, under, worked_in_clause
+from checkpoint.store.search import SearchMixin, file_clause
 
 # Accepted first, then new; newest first within each (items of one answer share a time: the later
 # inserted, from later in the chunk, first).
 _ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC"
-
-
-def _workspace_clause(workspaces: Sequence[str]) -> tuple[str, list[Any]]:
-    """Sessions that worked in one of these folders or below (any of their cwds, session_cwds)."""
-    return worked_in_clause([under(folder) for folder in dict.fromkeys(workspaces)])
 
 
 class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
@@ -57,7 +51,7 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
     ) -> ItemPage:
         """The items of sessions run in these folders (or below), accepted first, newest first; those a
         later item superseded are left out unless asked for."""
-        clause, args = _workspace_clause(workspaces)
+        clause, args = self._scope_clause(workspaces)
         clauses = [clause]
         if kinds:
             clauses.append(f"i.kind IN ({','.join('?' * len(kinds))})")
@@ -109,6 +103,5 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
 
     def workspace_sessions(self, workspaces: Sequence[str]) -> list[SessionCounts]:
         """Captured / pending / failed turns of the sessions run in these folders (or below)."""
-        clause, args = _workspace_clause(workspaces)
-        ids = [r[0] for r in self.conn.execute("SELECT s.id FROM sessions s WHERE " + clause, args)]
+        ids = list(self.folder_sessions(workspaces))
         return self.session_counts(ids) if ids else []

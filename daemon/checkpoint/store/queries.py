@@ -20,10 +20,12 @@ from checkpoint.model import (
     Role,
     SessionCounts,
     StoredProblem,
+    Totals,
     Usage,
 )
 from checkpoint.store.leases import LeasesMixin
 from checkpoint.store.records import ItemSummary, WindowTurn
+from checkpoint.store.scope import ScopeMixin
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
 _TURN_RANK = "CASE state " + " ".join(f"WHEN '{s}' THEN {r}" for s, r in TURN_RANK.items()) + " END"
@@ -62,13 +64,13 @@ _TURNS_BY_RANK = (
 )
 
 
-class QueriesMixin(LeasesMixin):
+class QueriesMixin(ScopeMixin, LeasesMixin):
     def watermark(self, session_id: str) -> int:
         row = self.conn.execute("SELECT watermark FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return int(row[0]) if row else 0
 
-    def totals(self) -> tuple[int, dict[str, int]]:
-        """Sessions, and their turns captured / pending / failed summed (pipeline.totals of
+    def totals(self) -> tuple[int, Totals]:
+        """Sessions, and their turns captured / pending / failed summed (Totals.of
         session_counts()), in two aggregate queries: what `checkpoint scan` prints after it, without
         building every session's counts (their drops, usage, problems, holds...)."""
         sessions, turns = self.conn.execute("SELECT count(*), coalesce(sum(turns), 0) FROM sessions").fetchone()
@@ -79,7 +81,7 @@ class QueriesMixin(LeasesMixin):
         ):
             by_state[TURN_BY_RANK[worst]] += n
         captured, failed = by_state[TurnState.CAPTURED], by_state[TurnState.FAILED]
-        return sessions, {"turns": turns, "captured": captured, "pending": turns - captured - failed, "failed": failed}
+        return sessions, Totals(turns=turns, captured=captured, pending=turns - captured - failed, failed=failed)
 
     def session_counts(self, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
         """Turns captured / pending / failed per session. A turn is captured only when every chunk
@@ -176,9 +178,19 @@ class QueriesMixin(LeasesMixin):
     def items(
         self, session_id: str | None = None, kind: str | None = None, include_dismissed: bool = False,
         created_after: float | None = None, ids: Sequence[str] | None = None, include_superseded: bool = True,
+        workspaces: Sequence[str] | None = None, state: ItemState | str | None = None,
     ) -> list[ItemRecord]:
+        """Items, oldest first. `workspaces`: only those of sessions that belong to these folders
+        (scope.py's rule); `state`: only those in this state (dismissed ones too, when it says so)."""
         clauses: list[str] = []
         args: list[Any] = []
+        if workspaces is not None:
+            clause, more = self._scope_clause(workspaces)
+            clauses.append(clause)
+            args.extend(more)
+        if state is not None:
+            clauses.append("i.state = ?")
+            args.append(str(state))
         if ids is not None:
             if not ids:
                 return []
@@ -193,7 +205,7 @@ class QueriesMixin(LeasesMixin):
         if kind:
             clauses.append("i.kind = ?")
             args.append(kind)
-        if not include_dismissed:
+        if not include_dismissed and state is None:
             clauses.append("i.state != 'dismissed'")
         if not include_superseded:
             clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
@@ -242,10 +254,6 @@ class QueriesMixin(LeasesMixin):
         return Counter(dict(self.conn.execute(f"SELECT state, count(*) FROM chunks{where} GROUP BY state", args)))
 
     # -- reads for the daemon -------------------------------------------------------------------
-
-    def session_cwds_by_id(self) -> dict[str, str | None]:
-        """Where each session was started (its cwd), for scoping: one small query, not its counts."""
-        return dict(self.conn.execute("SELECT id, cwd FROM sessions").fetchall())
 
     def session_activity(self) -> dict[str, float]:
         """When each session's transcript files last changed (epoch seconds): how long it has been idle."""

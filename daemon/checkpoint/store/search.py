@@ -102,26 +102,6 @@ def file_clause(file: str) -> tuple[str, list[Any]]:
     )
 
 
-def under(path: str) -> tuple[str, str]:
-    """SQL arguments for "a cwd that is `path` or inside it": the path and its prefix with a separator."""
-    path = path.rstrip("/") or "/"
-    return path, path if path.endswith("/") else path + "/"
-
-
-def worked_in_clause(folders: Sequence[tuple[str, str]]) -> tuple[str, list[Any]]:
-    """SQL for "session `s` worked in one of these folders or inside one" (`under` pairs), by any
-    folder it worked in (session_cwds), and its arguments."""
-    if not folders:
-        return "0", []
-    test = "w.cwd = ? OR substr(w.cwd, 1, ?) = ?"
-    sql = ("EXISTS (SELECT 1 FROM session_cwds w WHERE w.session_id = s.id AND ("
-           + " OR ".join([test] * len(folders)) + "))")
-    args: list[Any] = []
-    for exact, prefix in folders:
-        args += [exact, len(prefix), prefix]
-    return sql, args
-
-
 class SearchMixin(QueriesMixin):
     def search(
         self, text: str, *, kind: ItemKind | str | None = None, workspaces: Sequence[str] | None = None,
@@ -131,7 +111,7 @@ class SearchMixin(QueriesMixin):
         """Items matching the words of `text`, best first. Every word must match (the last one also
         as the start of a longer word, when the words as typed find fewer than `limit`); when no
         item has them all, any word may, and the result says so. `workspaces`: only items of
-        sessions whose cwd is one of these directories or inside one. A query with no word in it finds nothing."""
+        sessions that belong to one of these folders (scope.py's rule). A query with no word in it finds nothing."""
         terms = query_terms(text)
         if not terms or limit <= 0:
             return SearchResult(terms=tuple(terms), matched="all", hits=())
@@ -151,7 +131,7 @@ class SearchMixin(QueriesMixin):
         if workspaces is not None:
             if not workspaces:
                 return SearchResult(terms=tuple(terms), matched="all", hits=())
-            clause, more = worked_in_clause([under(folder) for folder in workspaces])
+            clause, more = self._scope_clause(workspaces)
             clauses.append(clause)
             args += more
         sql = (

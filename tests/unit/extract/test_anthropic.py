@@ -25,6 +25,7 @@ from checkpoint.extract.models import price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT
 from checkpoint.extract.schema import SCHEMA, Answer
 from checkpoint.model import ChunkInput, ChunkState, FileCursor, Role, ScannedTurn, TurnDraft, TurnSlice
+from checkpoint.status_model import read_status
 from checkpoint.store import LeaseLost, Store
 from tests.support import synth
 from tests.support.fake_anthropic import (
@@ -454,7 +455,7 @@ def test_usage_json_in_status(fake: FakeAnthropic, tmp_path: Path) -> None:
     store = Store(settings.db)
     pipeline.scan(store, settings)
     runner.extract_due(store, make_extractor(fake, settings))
-    status = json.loads(json.dumps(pipeline.status(store)))
+    status = json.loads(json.dumps(read_status(store).as_dict()))
     for session in status["sessions"]:
         assert session["usage"]["cost_usd"] > 0 and session["usage"]["requests"] >= 1
     store.close()

@@ -27,6 +27,7 @@ from checkpoint.redact import cache as redact_cache
 from checkpoint.redact import gate as anchor_gate
 from checkpoint.redact import plugins as detect_secrets_plugins
 from checkpoint.sources.base import strings_in
+from checkpoint.status_model import read_status
 from checkpoint.store import Store
 from scripts import secrets_corpus
 from tests.support.samples import SAMPLES
@@ -187,7 +188,7 @@ def test_scan_stores_redacted_text_and_title_with_the_same_turn_ids(
         assert [r[2] for r in rows] == [estimate_tokens(r[1]) for r in rows]  # estimates follow the text
         assert store.conn.execute("SELECT title FROM sessions").fetchone()[0] == rows[0][1]
         assert store.session_counts()[0].redacted == {"aws_access_key": 1, "github_token": 1}
-        assert pipeline.status(store)["redacted"] == {"aws_access_key": 1, "github_token": 1}
+        assert read_status(store).redacted == {"aws_access_key": 1, "github_token": 1}
         # read again from the start (a rewritten file): nothing is added or counted twice
         store.conn.execute("UPDATE files SET offset = 0, line_no = 0, size = 0")
         again = pipeline.scan(store, settings)

@@ -11,6 +11,7 @@ from pathlib import Path
 from checkpoint import pipeline
 from checkpoint.config import Settings
 from checkpoint.sources import EXPIRING
+from checkpoint.status_model import with_risk
 from checkpoint.store import Store
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "samples"
@@ -40,10 +41,9 @@ def test_only_the_registered_agents_that_delete_old_transcripts_are_at_risk(
     assert store.sessions_older_than(now - 28 * DAY, ()) == []
     assert store.sessions_older_than(now - 30 * DAY, EXPIRING) == []
 
-    sessions = store.session_counts()
-    flagged = pipeline.flag_at_risk(sessions, cleanup_days=30, at_risk_days=3, now=now)
-    assert [(s.id, s.deletes_in_days) for s in flagged] == [(CLAUDE_SESSION, 1)]
-    assert {s.id: s.at_risk for s in sessions} == {CLAUDE_SESSION: True, CODEX_SESSION: False}
+    sessions = with_risk(store.session_counts(), cleanup_days=30, at_risk_days=3, now=now)
+    assert {s.id: (s.at_risk, s.deletes_in_days) for s in sessions} == {CLAUDE_SESSION: (True, 1),
+                                                                        CODEX_SESSION: (False, None)}
     # Were Codex to delete old transcripts too, its reader saying so is all it takes.
-    assert {s.id for s in pipeline.flag_at_risk(sessions, cleanup_days=30, at_risk_days=3, now=now,
-                                                agents={"claude", "codex"})} == {CLAUDE_SESSION, CODEX_SESSION}
+    assert {s.id for s in with_risk(store.session_counts(), cleanup_days=30, at_risk_days=3, now=now,
+                                    agents={"claude", "codex"}) if s.at_risk} == {CLAUDE_SESSION, CODEX_SESSION}

@@ -1,0 +1,95 @@
+"""The status read model: what `checkpoint status`, `checkpoint now`, the daemon's `checkpoint/status`
+and `checkpoint/sessions` and the agent front ends show about capture, as typed records built from
+the store's (per-session counts, problems, forgotten sessions). Every surface reads the records by
+attribute; the JSON they print or send is made once, by `as_dict`, at the edge."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from checkpoint import config
+from checkpoint.model import ForgottenSession, SessionCounts, StoredProblem, Totals, Usage
+from checkpoint.pipeline import DAY
+from checkpoint.sources import EXPIRING
+from checkpoint.store import Store
+
+
+def with_risk(
+    sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = config.AT_RISK_DAYS,
+    now: float | None = None, agents: Collection[str] = EXPIRING,
+) -> list[SessionCounts]:
+    """The sessions, in order, each of `agents` (those whose CLI deletes old transcripts: Claude Code)
+    with `deletes_in_days` set when it has a transcript on disk (whole days until Claude Code deletes
+    its newest one: cleanupPeriodDays after its mtime) and `at_risk` when that is at most
+    `at_risk_days` away while some of its turns are not captured."""
+    cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
+    now = time.time() if now is None else now
+    out = []
+    for s in sessions:
+        if s.newest_file_mtime is None or s.agent not in agents:
+            out.append(s)
+            continue
+        left = cleanup - (now - s.newest_file_mtime) / DAY
+        out.append(replace(s, deletes_in_days=max(0, math.floor(left)),
+                           at_risk=left <= at_risk_days and s.pending + s.failed > 0))
+    return out
+
+
+def redacted_totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
+    """Secrets replaced before storing, by kind, summed over the sessions (kinds in order)."""
+    out: Counter[str] = Counter()
+    for s in sessions:
+        out.update(s.redacted)
+    return dict(sorted(out.items()))
+
+
+def usage_of(sessions: Sequence[SessionCounts]) -> Usage:
+    spent = Usage()
+    for s in sessions:
+        spent.add(s.usage)
+    return spent
+
+
+class Status(NamedTuple):
+    """The status every surface shows (the contract of `status --json`): the sessions with their
+    counts (each says what was redacted in it and whether its transcript is about to be deleted),
+    the newest problems and the sessions forgotten on request; totals, usage and redaction counts
+    follow from the sessions."""
+
+    sessions: tuple[SessionCounts, ...]
+    problems: tuple[StoredProblem, ...]
+    forgotten: tuple[ForgottenSession, ...]
+
+    @property
+    def totals(self) -> Totals:
+        return Totals.of(self.sessions)
+
+    @property
+    def at_risk(self) -> list[SessionCounts]:
+        return [s for s in self.sessions if s.at_risk]
+
+    @property
+    def usage(self) -> Usage:
+        return usage_of(self.sessions)
+
+    @property
+    def redacted(self) -> dict[str, int]:
+        return redacted_totals(self.sessions)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"totals": self.totals.as_dict(), "sessions": [s.as_dict() for s in self.sessions],
+                "problems": [p.as_json() for p in self.problems], "usage": self.usage.as_dict(),
+                "redacted": self.redacted, "forgotten": [f.as_json() for f in self.forgotten]}
+
+
+def read_status(
+    store: Store, session_ids: Sequence[str] | None = None, at_risk_days: float = config.AT_RISK_DAYS,
+) -> Status:
+    """The status of these sessions (None: every session)."""
+    sessions = with_risk(store.session_counts(session_ids), at_risk_days=at_risk_days)
+    return Status(sessions=tuple(sessions), problems=tuple(store.problems()), forgotten=tuple(store.forgotten()))
