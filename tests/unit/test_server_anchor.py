@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from checkpoint.server.anchor import Edit, Span, edits_in, locate
-from checkpoint.server.settings import ServerSettings, engine_overrides, resolve
+from checkpoint.server.settings import AutoExtraction, DiagnosticsSettings, ServerSettings, engine_overrides, resolve
 
 
 def test_claude_edit_multiedit_and_write_calls_yield_what_they_wrote() -> None:
@@ -57,9 +57,9 @@ def test_settings_from_the_editor_over_flags_and_environment() -> None:
     )
     assert warnings == []
     assert engine.chunk_tokens == 5000 and str(engine.db) == "/env/db"  # "" means "not set here"
-    assert daemon.scope == "all" and daemon.idle_seconds == 3
-    assert daemon.severity == {"decision": "information", "constraint": "information", "question": "off"}
-    assert daemon.severity_of("question") is None
+    assert daemon.scope == "all" and daemon.auto.idle_seconds == 3
+    assert daemon.diagnostics.severity == {"decision": "information", "constraint": "information", "question": "off"}
+    assert daemon.diagnostics.severity_of("question") is None
     engine, daemon, warnings = resolve({"idleSeconds": -1, "maxRequests": "many"}, environ=env)
     assert daemon == ServerSettings() and engine.chunk_tokens == 3000
     assert len(warnings) == 2 and "max_requests" in warnings[0] and "idleSeconds" in warnings[1]
@@ -71,7 +71,8 @@ def test_daemon_settings_accept_both_spellings_and_refuse_what_they_cannot_use()
     name as sent, and the daemon keeps its defaults."""
     assert ServerSettings.from_options({"max_pending_turns": 7, "rescanSeconds": 2, "diagnostics": False,
                                         "extraction": "manual", "chunkTokens": 1}) == ServerSettings(
-        max_pending_turns=7, rescan_seconds=2.0, diagnostics=False, extraction="manual")
+        rescan_seconds=2.0, auto=AutoExtraction(extraction="manual", max_pending_turns=7),
+        diagnostics=DiagnosticsSettings(enabled=False))
     for bad in ({"scope": "everything"}, {"extraction": None}, {"idleSeconds": True}, {"idleSeconds": "20"},
                 {"rescanSeconds": 0}, {"maxPendingTurns": 1.5}, {"diagnostics": "yes"},
                 {"severity": {"question": "loud"}}, {"severity": "off"}):
