@@ -2,7 +2,7 @@
 `contributes.configuration.properties` in vscode-extension/package.json and the module
 vscode-extension/src/settingsSchema.ts. Run it after changing a setting:
 
-    .venv/bin/python scripts/vscode_settings.py
+    .venv/bin/python -m scripts.vscode_settings
 
 tests/unit/test_editor_settings.py fails while either file differs from what this writes."""
 
@@ -55,7 +55,7 @@ def schema_ts() -> str:
     return _TS_HEADER + "".join(lines) + "} as const;\n"
 
 
-def main(argv: list[str]) -> int:
+def main() -> int:
     wanted = {PACKAGE_JSON: package_json(PACKAGE_JSON.read_text()), SCHEMA_TS: schema_ts()}
     for path, text in wanted.items():
         if not path.is_file() or path.read_text() != text:
@@ -65,4 +65,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -11,7 +11,7 @@ from checkpoint.server import editor_settings
 from checkpoint.server.settings import OPTIONS, ServerSettings, resolve
 from scripts import vscode_settings
 
-RERUN = "out of date: run `.venv/bin/python scripts/vscode_settings.py` and commit what it writes"
+RERUN = "out of date: run `.venv/bin/python -m scripts.vscode_settings` and commit what it writes"
 
 
 def test_package_json_and_settings_schema_ts_are_what_the_python_settings_generate() -> None:
