@@ -161,6 +161,11 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {  # name: (lowest, highes
 }
 
 
+def lowest(name: str) -> float | None:
+    """The lowest value a numeric setting takes (None: it has no bound), for what the editor shows."""
+    return _RANGES[name][0] if name in _RANGES else None
+
+
 def _in_range(name: str, value: Any) -> None:
     if value is None or name not in _RANGES:
         return

@@ -274,7 +274,7 @@ def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tu
     from checkpoint import pipeline
     from checkpoint.server.extraction import candidates
     from checkpoint.server.sessions import list_sessions
-    from checkpoint.server.settings import ServerSettings
+    from checkpoint.server.settings import AutoExtraction
     from checkpoint.server.status import snapshot
     from checkpoint.server.workspace import Folders
     from checkpoint.store import Store
@@ -295,7 +295,7 @@ def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tu
         assert by_id[at_risk]["at_risk"] is True and by_id[at_risk]["deletes_in_days"] == 2
         assert all(not by_id[i]["at_risk"] and by_id[i]["deletes_in_days"] == 29 for i in ids[:-1])
         assert "redacted" in by_id[at_risk] and out["redacted"] == {}
-        order = candidates(store, Folders([]), "all", ServerSettings(), now + 3600)
+        order = candidates(store, Folders([]), "all", AutoExtraction(), now + 3600)
         assert order[0] == at_risk and sorted(order) == ids
     finally:
         store.close()

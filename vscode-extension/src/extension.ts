@@ -16,7 +16,6 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
-  warnOnce,
   type Settings,
 } from './settings';
 import { StatusItem, type ViewState } from './status';
@@ -28,11 +27,9 @@ function workspaceFolder(): string | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 }
 
-// A bad enumerated setting is shown once (a warning) and the default used; said again only if it changes.
-const settingWarning = warnOnce((message) => void vscode.window.showWarningMessage(message));
-
+// A bad value is the daemon's to refuse: it shows a warning naming the setting, once per value.
 function currentSettings(): Settings {
-  return readSettings(vscode.workspace.getConfiguration(SECTION), settingWarning);
+  return readSettings(vscode.workspace.getConfiguration(SECTION));
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {

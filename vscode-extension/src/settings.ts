@@ -3,20 +3,28 @@
  * from them: its argv, its environment and its initializationOptions.
  *
  * Settings go to the daemon as initializationOptions (its top settings layer, over its config file
- * and the CHECKPOINT_* environment) and, on change, as didChangeConfiguration. Engine settings left
- * empty are not sent, so the daemon's own defaults and an environment the editor was started with
+ * and the CHECKPOINT_* environment) and, on change, as didChangeConfiguration. Settings left at their
+ * defaults are not sent, so the daemon's own defaults and an environment the editor was started with
  * still apply. The API key is never a setting: it comes from SecretStorage or the environment and
  * goes to the daemon process as ANTHROPIC_API_KEY only.
+ *
+ * The settings' names, defaults and allowed values are the daemon's, generated into settingsSchema.ts
+ * (and package.json) by scripts/vscode_settings.py. Values are not checked here: the daemon is their
+ * one validator, and shows a warning naming a setting it refused.
  */
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { SECTION, SettingIds } from './constants';
-import type { ItemKind } from './protocol';
+import { SettingIds } from './constants';
+import { SETTINGS } from './settingsSchema';
 
-export const DEFAULT_COMMAND: readonly string[] = ['checkpoint', 'serve'];
+/** A `checkpoint.*` setting's id without the prefix, as settingsSchema.ts (generated) lists them. */
+export type SettingId = keyof typeof SETTINGS;
+const SETTING_IDS = Object.keys(SETTINGS) as SettingId[];
+
+export const DEFAULT_COMMAND: readonly string[] = SETTINGS.command.default;
 export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
 
 /**
@@ -25,102 +33,26 @@ export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
  */
 export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e .';
 
-export type Severity = 'error' | 'warning' | 'information' | 'hint' | 'off';
-export type Extraction = 'auto' | 'manual';
-
-export interface Settings {
-  command: string[];
-  sources: string[];
-  database: string;
-  scope: 'workspace' | 'all';
-  extractor: 'auto' | 'anthropic' | 'claude-code' | 'codex' | 'heuristic';
-  model: string;
-  fallbackModels: string[];
-  budget: { maxRequests: number | null; maxTokens: number | null; maxCost: number | null };
-  /** The auto-checkpoint policy. */
-  auto: { extraction: Extraction; idleSeconds: number; maxPendingTurns: number };
-  diagnostics: { enabled: boolean; severity: Record<ItemKind, Severity> };
-}
+/**
+ * Every setting as the user wrote it, or its default. Values the daemon reads are not checked here:
+ * the daemon is their one validator and says which one it refused. `command` is the extension's own.
+ */
+export type Settings = { readonly [K in SettingId]: unknown } & { readonly command: readonly string[] };
 
 /** The part of `WorkspaceConfiguration` this module needs. */
 export interface ConfigReader {
   get<T>(key: string): T | undefined;
 }
 
-const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint', 'off'];
-
 function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v.trim() !== '') : [];
 }
 
-function positiveOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
-}
-
-/** Told of a setting that was replaced by its default: one line, naming it and the allowed values. */
-export type SettingWarning = (message: string) => void;
-
-/**
- * `show` called once per distinct message: settings are read again on every change, and a bad value
- * left in place must not be said each time.
- */
-export function warnOnce(show: SettingWarning): SettingWarning {
-  const said = new Set<string>();
-  return (message) => {
-    if (!said.has(message)) {
-      said.add(message);
-      show(message);
-    }
-  };
-}
-
-/** Read `checkpoint.*` into {@link Settings}, with defaults for anything missing or malformed; an
- * enumerated setting with an unknown value keeps its default and `warn` is told (never silently). */
-export function readSettings(config: ConfigReader, warn: SettingWarning = () => undefined): Settings {
-  const oneOf = <T extends string>(key: string, allowed: readonly T[], fallback: T): T => {
-    const value = config.get(key);
-    if (value === undefined || value === null) {
-      return fallback;
-    }
-    if (allowed.includes(value as T)) {
-      return value as T;
-    }
-    warn(
-      `Checkpoint: the setting "${SECTION}.${key}" is ${JSON.stringify(value)}, not one of ` +
-        `${allowed.join(', ')}; using ${fallback}.`,
-    );
-    return fallback;
-  };
+/** Read `checkpoint.*` into {@link Settings}: each setting as written, or its default when unset. */
+export function readSettings(config: ConfigReader): Settings {
+  const values = Object.fromEntries(SETTING_IDS.map((id) => [id, config.get(id) ?? SETTINGS[id].default]));
   const command = stringList(config.get('command'));
-  const idle = config.get<number>('idleSeconds');
-  const maxPending = config.get<number>('maxPendingTurns');
-  return {
-    command: command.length ? command : [...DEFAULT_COMMAND],
-    sources: stringList(config.get('sources')),
-    database: (config.get<string>('database') ?? '').trim(),
-    scope: oneOf('scope', ['workspace', 'all'] as const, 'workspace'),
-    extractor: oneOf('extractor', ['auto', 'anthropic', 'claude-code', 'codex', 'heuristic'] as const, 'auto'),
-    model: (config.get<string>('model') ?? '').trim(),
-    fallbackModels: stringList(config.get('fallbackModels')),
-    budget: {
-      maxRequests: positiveOrNull(config.get('budget.maxRequests')),
-      maxTokens: positiveOrNull(config.get('budget.maxTokens')),
-      maxCost: positiveOrNull(config.get('budget.maxCost')),
-    },
-    auto: {
-      extraction: oneOf('extraction', ['auto', 'manual'] as const, 'auto'),
-      idleSeconds: typeof idle === 'number' && idle >= 0 ? idle : 20,
-      maxPendingTurns: typeof maxPending === 'number' && maxPending >= 0 ? Math.floor(maxPending) : 50,
-    },
-    diagnostics: {
-      enabled: config.get<boolean>('diagnostics.enabled') ?? true,
-      severity: {
-        decision: oneOf('diagnostics.severity.decision', SEVERITIES, 'information'),
-        constraint: oneOf('diagnostics.severity.constraint', SEVERITIES, 'information'),
-        question: oneOf('diagnostics.severity.question', SEVERITIES, 'hint'),
-      },
-    },
-  };
+  return { ...(values as Record<SettingId, unknown>), command: command.length ? command : [...DEFAULT_COMMAND] };
 }
 
 /** Expand `~` and `${workspaceFolder}` / `${userHome}` in a path-like setting. */
@@ -163,43 +95,36 @@ export function daemonLaunch(
   return { command: argv[0], args: argv.slice(1), env };
 }
 
+/** `value` with `~` and `${...}` expanded, where it is a path or a list of paths. */
+function expandPaths(value: unknown, workspaceFolder: string | undefined): unknown {
+  if (typeof value === 'string') {
+    return expandPath(value, workspaceFolder);
+  }
+  return Array.isArray(value) ? value.map((v) => expandPaths(v, workspaceFolder)) : value;
+}
+
 /**
  * What goes to the daemon as initializationOptions and, on change, as
  * `workspace/didChangeConfiguration` `{settings: {checkpoint: ...}}`. Keys are the daemon's own
- * (snake_case, as in config.py); engine settings that were left empty are omitted.
+ * options (snake_case, as settingsSchema.ts names them); a setting at its default is left out, so the
+ * daemon's own default applies (for an engine setting: its config file and environment too).
  */
 export function initializationOptions(settings: Settings, workspaceFolder: string | undefined): Record<string, unknown> {
   const opts: Record<string, unknown> = {};
-  if (settings.database) {
-    opts.db = expandPath(settings.database, workspaceFolder);
+  for (const id of SETTING_IDS) {
+    const spec = SETTINGS[id];
+    const value = settings[id];
+    if (spec.option === null || JSON.stringify(value) === JSON.stringify(spec.default)) {
+      continue;
+    }
+    const [outer, inner] = spec.option.split('.');
+    const sent = spec.path ? expandPaths(value, workspaceFolder) : value;
+    if (inner === undefined) {
+      opts[outer] = sent;
+    } else {
+      opts[outer] = { ...(opts[outer] as Record<string, unknown> | undefined), [inner]: sent };
+    }
   }
-  if (settings.sources.length) {
-    opts.sources = settings.sources.map((s) => expandPath(s, workspaceFolder));
-  }
-  if (settings.extractor !== 'auto') {
-    opts.extractor = settings.extractor;
-  }
-  if (settings.model) {
-    opts.model = settings.model;
-  }
-  if (settings.fallbackModels.length) {
-    opts.fallback_models = settings.fallbackModels;
-  }
-  if (settings.budget.maxRequests !== null) {
-    opts.max_requests = settings.budget.maxRequests;
-  }
-  if (settings.budget.maxTokens !== null) {
-    opts.max_tokens = settings.budget.maxTokens;
-  }
-  if (settings.budget.maxCost !== null) {
-    opts.max_cost = settings.budget.maxCost;
-  }
-  opts.scope = settings.scope;
-  opts.extraction = settings.auto.extraction;
-  opts.idle_seconds = settings.auto.idleSeconds;
-  opts.max_pending_turns = settings.auto.maxPendingTurns;
-  opts.diagnostics = settings.diagnostics.enabled;
-  opts.severity = { ...settings.diagnostics.severity };
   return opts;
 }
 

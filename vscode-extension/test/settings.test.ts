@@ -14,7 +14,6 @@ import {
   needsRestart,
   readSettings,
   startFailureMessage,
-  warnOnce,
   type ConfigReader,
 } from '../src/settings';
 
@@ -26,79 +25,22 @@ describe('readSettings', () => {
   it('gives the documented defaults for an empty configuration', () => {
     const s = readSettings(config({}));
     expect(s.command).toEqual(['checkpoint', 'serve']);
-    expect(s.sources).toEqual([]);
-    expect(s.scope).toBe('workspace');
-    expect(s.extractor).toBe('auto');
-    expect(s.auto).toEqual({ extraction: 'auto', idleSeconds: 20, maxPendingTurns: 50 });
-    expect(s.diagnostics).toEqual({
-      enabled: true,
-      severity: { decision: 'information', constraint: 'information', question: 'hint' },
-    });
-    expect(s.budget).toEqual({ maxRequests: null, maxTokens: null, maxCost: null });
-  });
-
-  it('replaces malformed values with defaults instead of passing them on', () => {
-    const s = readSettings(
-      config({
-        command: [],
-        sources: ['', 7, '/t'],
-        extractor: 'gpt',
-        'budget.maxRequests': -3,
-        'diagnostics.severity.constraint': 'loud',
-        idleSeconds: -1,
-        extraction: 'sometimes',
-      }),
-    );
-    expect(s.command).toEqual(['checkpoint', 'serve']);
-    expect(s.sources).toEqual(['/t']);
-    expect(s.extractor).toBe('auto');
-    expect(s.budget.maxRequests).toBeNull();
-    expect(s.diagnostics.severity.constraint).toBe('information');
-    expect(s.auto).toEqual({ extraction: 'auto', idleSeconds: 20, maxPendingTurns: 50 });
-  });
-
-  it('says which enumerated setting it replaced, with the allowed values, keeping the default', () => {
-    const said: string[] = [];
-    const s = readSettings(
-      config({
-        scope: 'everywhere',
-        extractor: 'gpt',
-        extraction: 'sometimes',
-        'diagnostics.severity.question': 'loud',
-        'diagnostics.severity.decision': 'error',
-      }),
-      (m) => said.push(m),
-    );
-    expect([s.scope, s.extractor, s.auto.extraction, s.diagnostics.severity.question]).toEqual([
-      'workspace',
-      'auto',
-      'auto',
+    expect([s.sources, s.database, s.scope, s.extractor, s.model]).toEqual([[], '', 'workspace', 'auto', '']);
+    expect([s.extraction, s.idleSeconds, s.maxPendingTurns]).toEqual(['auto', 20, 50]);
+    expect([s['diagnostics.enabled'], s['diagnostics.severity.decision'], s['diagnostics.severity.question']]).toEqual([
+      true,
+      'information',
       'hint',
     ]);
-    expect(s.diagnostics.severity.decision).toBe('error');
-    expect(said).toEqual([
-      'Checkpoint: the setting "checkpoint.scope" is "everywhere", not one of workspace, all; using workspace.',
-      'Checkpoint: the setting "checkpoint.extractor" is "gpt", not one of auto, anthropic, claude-code, codex, ' +
-        'heuristic; using auto.',
-      'Checkpoint: the setting "checkpoint.extraction" is "sometimes", not one of auto, manual; using auto.',
-      'Checkpoint: the setting "checkpoint.diagnostics.severity.question" is "loud", not one of error, warning, ' +
-        'information, hint, off; using hint.',
-    ]);
-    // Good or unset values say nothing.
-    said.length = 0;
-    readSettings(config({ scope: 'all', extractor: 'codex' }), (m) => said.push(m));
-    expect(said).toEqual([]);
+    expect([s['budget.maxRequests'], s['budget.maxTokens'], s['budget.maxCost']]).toEqual([null, null, null]);
   });
 
-  it('says a bad value once however often the settings are read, and a new bad value again', () => {
-    const shown: string[] = [];
-    const warn = warnOnce((m) => shown.push(m));
-    for (let i = 0; i < 3; i++) {
-      readSettings(config({ scope: 'everywhere' }), warn);
-    }
-    readSettings(config({ scope: 'nowhere' }), warn);
-    expect(shown).toHaveLength(2);
-    expect(shown[1]).toContain('"nowhere"');
+  it('keeps the values as written for the daemon to check, and only its own command falls back', () => {
+    const s = readSettings(
+      config({ command: [], scope: 'everywhere', extractor: 'gpt', 'budget.maxRequests': -3, idleSeconds: -1 }),
+    );
+    expect(s.command).toEqual(['checkpoint', 'serve']);
+    expect([s.scope, s.extractor, s['budget.maxRequests'], s.idleSeconds]).toEqual(['everywhere', 'gpt', -3, -1]);
   });
 });
 
@@ -135,23 +77,23 @@ describe('daemonLaunch', () => {
 });
 
 describe('initializationOptions', () => {
-  it('uses the daemon’s snake_case keys and leaves out engine settings that were not set', () => {
+  it('uses the daemon’s snake_case keys and leaves out settings at their defaults', () => {
     const opts = initializationOptions(
       readSettings(
         config({ extractor: 'heuristic', 'budget.maxRequests': 5, 'diagnostics.severity.constraint': 'warning', extraction: 'manual' }),
       ),
       undefined,
     );
-    expect(opts).toEqual({
-      extractor: 'heuristic',
-      max_requests: 5,
-      scope: 'workspace',
-      extraction: 'manual',
-      idle_seconds: 20,
-      max_pending_turns: 50,
-      diagnostics: true,
-      severity: { decision: 'information', constraint: 'warning', question: 'hint' },
-    });
+    expect(opts).toEqual({ extractor: 'heuristic', max_requests: 5, extraction: 'manual', severity: { constraint: 'warning' } });
+    expect(initializationOptions(readSettings(config({})), undefined)).toEqual({});
+  });
+
+  it('sends a bad value as written, for the daemon to refuse by name', () => {
+    const opts = initializationOptions(
+      readSettings(config({ scope: 'everywhere', extractor: 'gpt', idleSeconds: -1, 'diagnostics.severity.question': 'loud' })),
+      undefined,
+    );
+    expect(opts).toEqual({ scope: 'everywhere', extractor: 'gpt', idle_seconds: -1, severity: { question: 'loud' } });
   });
 
   it('passes every engine setting that was set, with paths expanded', () => {

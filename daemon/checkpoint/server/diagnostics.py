@@ -31,7 +31,7 @@ from checkpoint.store import Store
 if TYPE_CHECKING:
     from checkpoint import config
     from checkpoint.server.server import CheckpointServer
-    from checkpoint.server.settings import ServerSettings
+    from checkpoint.server.settings import DiagnosticsSettings, ServerSettings
 
 RECHECK_DELAY = 0.15  # typing in a document re-anchors once it pauses this long
 _KIND_TITLE = {"decision": "Decision", "constraint": "Constraint", "question": "Open question"}
@@ -114,9 +114,9 @@ def session_label(item: ItemRecord) -> str:
     return f"{title} ({short})" if title else f"session {short}"
 
 
-def diagnostic(placement: Placement, content: Content, daemon: ServerSettings) -> types.Diagnostic | None:
+def diagnostic(placement: Placement, content: Content, settings: DiagnosticsSettings) -> types.Diagnostic | None:
     item = placement.item
-    severity = daemon.severity_of(item.kind)
+    severity = settings.severity_of(item.kind)
     if severity is None:
         return None
     related = [
@@ -153,7 +153,7 @@ def diagnostic(placement: Placement, content: Content, daemon: ServerSettings) -
 
 
 def diagnose_all(
-    by_uri: dict[str, list[Placement]], open_texts: dict[str, str], daemon: ServerSettings, reads: FileReads
+    by_uri: dict[str, list[Placement]], open_texts: dict[str, str], settings: DiagnosticsSettings, reads: FileReads
 ) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics per URI. Files neither open nor on disk get none: the editor cannot show them."""
     out: dict[str, list[types.Diagnostic]] = {}
@@ -165,7 +165,7 @@ def diagnose_all(
             content = reads.read(path, budget) if path else None
             if content is None:
                 continue
-        out[uri] = [d for p in group if (d := diagnostic(p, content, daemon)) is not None]
+        out[uri] = [d for p in group if (d := diagnostic(p, content, settings)) is not None]
     return out
 
 
@@ -221,14 +221,14 @@ class Diagnostics(Feature):
         self._refresher.request()
 
     async def _refresh(self) -> None:
-        daemon = self.server.daemon_settings
-        if not daemon.diagnostics:
+        settings = self.server.daemon_settings.diagnostics
+        if not settings.enabled:
             self.by_uri = {}
             self._publish_all({})
             return
         self.by_uri = await self.server.read_worker.call(placements, self.server.folders)
         texts = self._open_texts()
-        fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, daemon, self.reads)
+        fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, settings, self.reads)
         self._publish_all(fresh)
 
     def _open_texts(self) -> dict[str, str]:
@@ -264,11 +264,12 @@ class Diagnostics(Feature):
     def _recheck(self, uri: str) -> None:
         self._rechecks.pop(uri, None)
         group = self.by_uri.get(uri)
-        if not group or not self.server.daemon_settings.diagnostics:
+        if not group or not self.server.daemon_settings.diagnostics.enabled:
             return
         doc = self.server.workspace.text_documents.get(uri)
         content: Content = doc.source if doc is not None else self.reads.read(path_of(uri) or "")
-        fresh = [d for p in group if (d := diagnostic(p, content, self.server.daemon_settings)) is not None]
+        settings = self.server.daemon_settings.diagnostics
+        fresh = [d for p in group if (d := diagnostic(p, content, settings)) is not None]
         self._publish(uri, fresh)
 
     # -- hover ------------------------------------------------------------------------------------

@@ -34,11 +34,11 @@ from checkpoint.store import Store
 
 if TYPE_CHECKING:
     from checkpoint.server.server import CheckpointServer
-    from checkpoint.server.settings import ServerSettings
+    from checkpoint.server.settings import AutoExtraction, ServerSettings
     from checkpoint.server.watcher import Watcher
 
 
-def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSettings, now: float) -> list[str]:
+def candidates(store: Store, folders: Folders, scope: str, auto: AutoExtraction, now: float) -> list[str]:
     """Sessions due for a background run: due chunks (past their backoff), in scope, and idle or
     with many pending turns. Sessions whose transcript Claude Code deletes soon come first."""
     due = store.due_by_session(respect_backoff=True)
@@ -53,7 +53,7 @@ def candidates(store: Store, folders: Folders, scope: str, daemon: ServerSetting
     sessions = with_risk(store.session_counts(list(due)), now=now)
     at_risk = {s.id for s in sessions if s.at_risk}
     for s in sessions:
-        if now - activity.get(s.id, 0.0) >= daemon.idle_seconds or s.pending > daemon.max_pending_turns:
+        if now - activity.get(s.id, 0.0) >= auto.idle_seconds or s.pending > auto.max_pending_turns:
             out.append(s.id)
     return sorted(out, key=lambda sid: (sid not in at_risk, sid))
 
@@ -118,15 +118,15 @@ class ExtractionFeature(Feature):
     async def _loop(self) -> None:
         assert self._kick is not None
         while True:
-            tick = min(2.0, max(0.1, self.server.daemon_settings.idle_seconds / 4))
+            tick = min(2.0, max(0.1, self.server.daemon_settings.auto.idle_seconds / 4))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), tick)
             self._kick.clear()
-            d = self.server.daemon_settings
-            if d.extraction != "auto" or self.paused or self.lock.locked():
+            auto = self.server.daemon_settings.auto
+            if auto.extraction != "auto" or self.paused or self.lock.locked():
                 continue
             # On the extract thread, idle between runs: the read thread may be busy with a status.
-            due = await self.server.extract_worker.call(candidates, self.server.folders, self.server.scope, d,
+            due = await self.server.extract_worker.call(candidates, self.server.folders, self.server.scope, auto,
                                                         time.time())
             if due:
                 await self.run(due, explicit=False)

@@ -83,11 +83,12 @@ class CheckpointServer(LanguageServer):
                 feature.settings_changed(old_engine, old_daemon)
 
     def describe_settings(self) -> str:
-        e, d = self.settings, self.daemon_settings
+        e, d, auto = self.settings, self.daemon_settings, self.daemon_settings.auto
         return (
             f"settings: db {e.db}; sources {', '.join(map(str, e.sources))}; extractor {e.extractor or 'auto'};"
-            f" scope {d.scope}; extraction {d.extraction} (idle {d.idle_seconds:g}s or >{d.max_pending_turns}"
-            f" pending turns); rescan every {d.rescan_seconds:g}s; diagnostics {'on' if d.diagnostics else 'off'}"
+            f" scope {d.scope}; extraction {auto.extraction} (idle {auto.idle_seconds:g}s or >{auto.max_pending_turns}"
+            f" pending turns); rescan every {d.rescan_seconds:g}s;"
+            f" diagnostics {'on' if d.diagnostics.enabled else 'off'}"
         )
 
     def update_folders(self) -> None:

@@ -127,7 +127,7 @@ class StatusFeature(Feature):
         run_state = {
             "running": self.running,
             "progress": self.progress,
-            "extraction": self.server.daemon_settings.extraction,
+            "extraction": self.server.daemon_settings.auto.extraction,
             "paused": self.extraction.paused,
             "last_run": self.last_run,
             "last_error": self.last_error,

@@ -1,9 +1,8 @@
-"""Where what a session wrote to a file still is in it; the daemon's settings."""
+"""Where what a session wrote to a file still is in it."""
 
 from __future__ import annotations
 
 from checkpoint.server.anchor import Span, locate
-from checkpoint.server.settings import ServerSettings, engine_overrides, resolve
 
 
 def test_locate_whole_text_then_longest_surviving_run_else_nothing() -> None:
@@ -13,36 +12,3 @@ def test_locate_whole_text_then_longest_surviving_run_else_nothing() -> None:
     assert locate(doc, "def cache_get(key):\n    return CACHE[key]\n") == Span(3, 3)
     assert locate(doc, "def gone():\n    return 42\n") is None
     assert locate(doc, "pass") is None  # too short to say where anything is
-
-
-def test_settings_from_the_editor_over_flags_and_environment() -> None:
-    env = {"CHECKPOINT_DB": "/env/db", "CHECKPOINT_CHUNK_TOKENS": "3000"}
-    engine, daemon, warnings = resolve(
-        {"checkpoint": {"chunkTokens": 5000, "db": "", "scope": "all", "idleSeconds": 3,
-                        "severity": {"question": "off"}}},
-        flags={"chunk_tokens": 4000, "sources": None}, environ=env,
-    )
-    assert warnings == []
-    assert engine.chunk_tokens == 5000 and str(engine.db) == "/env/db"  # "" means "not set here"
-    assert daemon.scope == "all" and daemon.idle_seconds == 3
-    assert daemon.severity == {"decision": "information", "constraint": "information", "question": "off"}
-    assert daemon.severity_of("question") is None
-    engine, daemon, warnings = resolve({"idleSeconds": -1, "maxRequests": "many"}, environ=env)
-    assert daemon == ServerSettings() and engine.chunk_tokens == 3000
-    assert len(warnings) == 2 and "max_requests" in warnings[0] and "idleSeconds" in warnings[1]
-    assert engine_overrides({"fallbackModels": ["a"], "unknownKey": 1}) == {"fallback_models": ["a"]}
-
-
-def test_daemon_settings_accept_both_spellings_and_refuse_what_they_cannot_use() -> None:
-    """Typed by hand (the daemon starts without pydantic): each bad value is refused with the option's
-    name as sent, and the daemon keeps its defaults."""
-    assert ServerSettings.from_options({"max_pending_turns": 7, "rescanSeconds": 2, "diagnostics": False,
-                                        "extraction": "manual", "chunkTokens": 1}) == ServerSettings(
-        max_pending_turns=7, rescan_seconds=2.0, diagnostics=False, extraction="manual")
-    for bad in ({"scope": "everything"}, {"extraction": None}, {"idleSeconds": True}, {"idleSeconds": "20"},
-                {"rescanSeconds": 0}, {"maxPendingTurns": 1.5}, {"diagnostics": "yes"},
-                {"severity": {"question": "loud"}}, {"severity": "off"}):
-        _, daemon, warnings = resolve(bad, environ={})
-        assert daemon == ServerSettings()
-        option = next(iter(bad))
-        assert len(warnings) == 1 and warnings[0].startswith(f"ignoring the editor's daemon settings: {option}:")
