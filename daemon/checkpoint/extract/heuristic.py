@@ -4,17 +4,25 @@ It reads only what the user and the assistant said (extract/said.py: no reasonin
 hook output or machine notices) and keeps a whole sentence only when its wording leaves little doubt:
 a choice announced as such, a rule stated as an instruction, a question the user left open. Fewer,
 right items: a sentence that merely contains "never" or "must" (most often a remark about code) is
-not a constraint, and the agent's narration of its next step is not a decision.
+not a constraint, the agent's narration of its next step is not a decision, and neither is what a parent
+agent asks of a sub-agent ("Please provide the FULL content of each file - don't summarize").
+
+Across sessions: a restatement behind a lead-in ("Reminder: we decided ...", extract/restate.py) merges
+into the known item it repeats, and an explicit switch that names a known item ("switch from X to Y",
+"no longer use X", extract/supersede.py) is a decision that supersedes it; the switch said again in
+the same chunk or later is cited on the item that says it, never made a second one.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.extract import supersede
+from checkpoint.extract.restate import Lead, lead_in, repeated
 from checkpoint.extract.said import sentences
-from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
+from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice
 
 # A choice announced in words that say it is one.
 _DECIDED = re.compile(
@@ -37,7 +45,7 @@ _WILL_BECAUSE = re.compile(
 )
 # The agent concluding what it ought to do: "I should remove my manual one and use the generated one".
 _SHOULD = re.compile(
-    r"^(?:i|we) should (?:use|remove|replace|switch|move|put|keep|make|store|rename|drop|do the same)\b",
+    r"^(?:i|we) should (?:use|remove|replace|switch|move|put|keep|make|store|rename|drop)\b",
     re.IGNORECASE,
 )
 # A change to the design reported as made, its verb first: "Merged X into Y", "Removed silent
@@ -57,6 +65,19 @@ _FACT = re.compile(r"\bexists?\b|\bdoes(?: not|n't) exist\b", re.IGNORECASE)
 _SPEC_CHOICE = re.compile(r"\b(?:keep (?:the )?defaults|fall back to)\b", re.IGNORECASE)
 # The agent narrating its own next step or trying things out: never a decision by itself.
 _TRYING = re.compile(r"\b(?:try(?!/)|trying|tried|let me check|let me see|maybe|might|could)\b", re.IGNORECASE)
+# The agent's next step with a tool or a command ("Let me use find instead of ls"): never an item.
+_NEXT_STEP = re.compile(
+    r"^(?:(?:ok(?:ay)?|now|first|next|so|great|good|perfect|alright|right)[,!.:]?\s+)*let me (?:now |first |just )?"
+    r"(?:use|run|try|check|see|look|read|search|find|grep|list|verify|test|start|do)\b",
+    re.IGNORECASE,
+)
+# What one agent asks of another (a sub-agent's prompt, written as its user turn): a request for this
+# task's output, not a lasting rule ("Please provide the FULL content of each file - don't summarize").
+_TASK_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:provide|report(?: back)?|return|give me|show me|list|summari[sz]e|explore|search|look"
+    r" (?:at|for|into)|find)\b",
+    re.IGNORECASE,
+)
 
 # A rule given as an instruction: "Never ...", "Don't ...", "... — don't fix in this task".
 _RULE_START = re.compile(r"^(?:never|don't|do not|must not|mustn't|always|avoid)\b", re.IGNORECASE)
@@ -76,6 +97,8 @@ _OPEN_QUESTION = re.compile(
 
 def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None:
     """The kind of item a sentence states, or None. `quoted`: it was in a quoted block (a spec)."""
+    if _NEXT_STEP.search(sentence) or _TASK_REQUEST.search(sentence):
+        return None
     if _DECIDED.search(sentence) or (
         not _TRYING.search(sentence)
         and not _FACT.search(sentence)
@@ -85,7 +108,6 @@ def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None
     instruction = role is Role.USER or quoted
     if instruction and _SPEC_CHOICE.search(sentence):
         return ItemKind.DECISION
-    # (Supersession rules, "X replaces Y", would be consulted here, from a module of their own.)
     # Only a question said to be open: a user's plain question ("What fields does the hook get?") is
     # most often asked of the agent and answered in the next turn.
     if _OPEN_QUESTION.search(sentence):
@@ -109,6 +131,30 @@ def _files_after(turns: list[TurnSlice], index: int) -> list[str]:
     return list(files)
 
 
+def _not_a_choice(sentence: str) -> bool:
+    """Said while working, asking or trying, never choosing: even a switch it names is no decision."""
+    return sentence.endswith("?") or any(
+        rule.search(sentence) for rule in (_NEXT_STEP, _TASK_REQUEST, _TRYING, _FACT))
+
+
+def _kind_and_links(said: str, lead: Lead | None, kind: ItemKind | None,
+                    known: list[KnownItem]) -> tuple[ItemKind | None, dict[str, Any]]:
+    """The kind of item a sentence (its lead-in removed) makes and the known item it restates or
+    supersedes (ItemDraft keywords). A restatement behind a lead-in takes the kind of the item it
+    repeats; a switch that names a known item, or follows "Change of plan:", is a decision whatever
+    its wording, unless it is said while working or asking."""
+    if _NEXT_STEP.search(said) or _TASK_REQUEST.search(said):
+        return None, {}
+    links = supersede.fields(said, known)
+    if lead is Lead.RESTATED and "same_as" not in links:
+        again = repeated(said, known)
+        if again is not None:
+            return again.kind, {"same_as": again.id}
+    if kind is None and (links or lead is Lead.CHANGED) and not _not_a_choice(said):
+        kind = ItemKind.DECISION
+    return kind, links if kind is not None else {}
+
+
 class HeuristicExtractor:
     name = "heuristic"
     description = "the offline heuristic extractor (phrase rules, no network)"
@@ -120,20 +166,30 @@ class HeuristicExtractor:
             if turn.role not in (Role.USER, Role.ASSISTANT):
                 continue
             for sentence, quoted in sentences(turn.text):
-                kind = classify(sentence, turn.role, quoted)
-                if kind is None or (kind, sentence.lower()) in seen:
+                lead, said = lead_in(sentence)
+                kind, links = _kind_and_links(said, lead, classify(said, turn.role, quoted), chunk.known_items)
+                if kind is None or (kind, said.lower()) in seen:
                     continue
-                seen.add((kind, sentence.lower()))
-                statement, _, rationale = sentence.partition(" because ")
+                seen.add((kind, said.lower()))
+                files = _files_after(chunk.turns, index)
+                # The switch said again in this chunk ("Redis is no longer used", "Done: ... instead of
+                # Redis"): cited on the item that says it.
+                earlier = next((i for i in items if kind is ItemKind.DECISION and i.kind is ItemKind.DECISION
+                                and supersede.restates(said, i.statement)), None)
+                if earlier is not None:
+                    earlier.turn_ids = list(dict.fromkeys([*earlier.turn_ids, turn.turn_id]))
+                    earlier.files = list(dict.fromkeys([*earlier.files, *files]))
+                    continue
+                statement, _, rationale = said.partition(" because ")
                 items.append(
                     ItemDraft(
                         kind=kind,
-                        statement=statement if rationale else sentence,
+                        statement=statement if rationale else said,
                         rationale=f"because {rationale}" if rationale else None,
                         confidence=0.6 if turn.role is Role.USER else 0.4,
                         turn_ids=[turn.turn_id],
-                        files=_files_after(chunk.turns, index),
-                        **supersede.fields(sentence, chunk.known_items),
+                        files=files,
+                        **links,
                     )
                 )
         return Extraction(chunk_id=chunk.chunk_id, items=items, extractor=self.name)

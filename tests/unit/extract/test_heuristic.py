@@ -7,7 +7,7 @@ import pytest
 
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.extract.heuristic import HeuristicExtractor
-from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
+from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice
 from scripts import heuristic_eval
 
 
@@ -152,3 +152,66 @@ def test_the_baseline_is_the_whole_offline_extractor_of_its_commit() -> None:
     assert HeuristicExtractor().extract(chunk).items == []
     import sys
     assert sys.modules["checkpoint.extract.said"] is said and package.said is said
+
+
+@pytest.mark.parametrize(("role", "text"), [
+    # what a parent agent asks of a sub-agent, written as the sub-agent's user turn
+    (Role.USER, "Key files to read:\n- lib/app.ex\n\nPlease provide the FULL content of each file - don't summarize."),
+    (Role.USER, "Report back the exact function names - do not guess."),
+    # the agent narrating its next step, with or without an alternative
+    (Role.ASSISTANT, "Let me use find instead of ls to list the files."),
+    (Role.ASSISTANT, "Now let me use find instead:"),
+    (Role.ASSISTANT, "`xterm.css` was force-added. I should do the same for `x.css`."),
+])
+def test_a_sub_agent_prompt_and_step_narration_are_not_decisions(role: Role, text: str) -> None:
+    known = [KnownItem("k1", ItemKind.DECISION, "We'll use ls to list the files.")]
+    chunk = ChunkInput(chunk_id=7, session_id="s", agent="claude", cwd="/w", token_estimate=100,
+                       turns=[TurnSlice(turn_id="x", seq=1, role=role, text=text)], known_items=known)
+    assert HeuristicExtractor().extract(chunk).items == []
+
+
+def _with_known(known: list[KnownItem], *turns: TurnSlice) -> list[ItemDraft]:
+    chunk = ChunkInput(chunk_id=7, session_id="s", agent="claude", cwd="/w", turns=list(turns), token_estimate=100,
+                       known_items=known)
+    return HeuristicExtractor().extract(chunk).items
+
+
+REDIS = KnownItem("r1", ItemKind.DECISION, "We decided to use Redis for the invoice cache.")
+
+
+def test_a_restatement_behind_a_lead_in_names_the_known_item_it_repeats() -> None:
+    items = _with_known([REDIS], TurnSlice(turn_id="u", seq=1, role=Role.USER,
+                                           text="As agreed, we use Redis for the invoice cache."))
+    assert items == [ItemDraft(kind=ItemKind.DECISION, statement="We use Redis for the invoice cache.",
+                               confidence=0.6, turn_ids=["u"], same_as="r1")]
+
+
+def test_a_switch_naming_a_known_item_supersedes_it_and_its_restatements_are_cited_on_it() -> None:
+    items = _with_known(
+        [REDIS],
+        TurnSlice(turn_id="u", seq=1, role=Role.USER,
+                  text="Change of plan: we switch from Redis to Memcached for the invoice cache. "
+                       "Redis is no longer used for the invoice cache."),
+        TurnSlice(turn_id="t", seq=2, role=Role.TOOL, text="ok", files=("app/cache.py",)),
+        TurnSlice(turn_id="a", seq=3, role=Role.ASSISTANT,
+                  text="Done: the invoice cache now uses Memcached instead of Redis."),
+    )
+    switch = "We switch from Redis to Memcached for the invoice cache."
+    said = f"the transcript says: {switch}"
+    assert items == [ItemDraft(kind=ItemKind.DECISION, statement=switch, confidence=0.6, turn_ids=["u", "a"],
+                               files=["app/cache.py"], supersedes="r1", supersedes_reason=said)]
+
+
+def test_a_switch_said_again_in_a_later_chunk_restates_the_item_that_says_it() -> None:
+    memcached = KnownItem("m1", ItemKind.DECISION, "We switch from Redis to Memcached for the invoice cache.")
+    items = _with_known([memcached], TurnSlice(turn_id="a", seq=1, role=Role.ASSISTANT,
+                                               text="The invoice cache now uses Memcached instead of Redis."))
+    assert [(i.statement, i.same_as, i.supersedes) for i in items] == [
+        ("The invoice cache now uses Memcached instead of Redis.", "m1", None)]
+
+
+def test_a_switch_naming_no_known_item_and_a_tentative_one_stay_what_their_words_make_them() -> None:
+    assert _with_known([REDIS], TurnSlice(turn_id="u", seq=1, role=Role.USER,
+                                          text="We switch from Postgres to SQLite for the test database.")) == []
+    assert _with_known([REDIS], TurnSlice(turn_id="u", seq=1, role=Role.USER,
+                                          text="Maybe we could switch from Redis to Memcached later.")) == []
