@@ -432,7 +432,8 @@ def _redact_batch(redactor: redact.Redactor, batch: _Batch) -> None:
     for i, result in changed.items():
         draft, line_no, _, header = turns[i]
         if title is not None and new_title is None and " ".join(draft.text.split())[:120] == title:
-            new_title = " ".join(result.text.split())[:120]  # the title a reader made of this prompt
+            # the title a reader made of this prompt; redacted again, as joining its lines makes new text
+            new_title = redactor.redact(" ".join(result.text.split())[:120]).text
         draft.text, draft.redacted = result.text, result.found
         turns[i] = ScannedTurn(draft, line_no, header + estimate_tokens(result.text), header)
     _redact_edits(redactor, turns)

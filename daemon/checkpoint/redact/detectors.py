@@ -11,6 +11,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from checkpoint.redact.pasted import PASTED
+from checkpoint.redact.spoken import spoken
 
 PLACEHOLDER = "[REDACTED:{}]"
 PLACEHOLDER_PATTERN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -178,6 +179,7 @@ ADDED: list[tuple[str, str, dict[str, Any], str]] = [
      "unquoted values in .env, ini, YAML and TOML lines of any case (db_password = hunter2): detect-secrets' "
      "keyword plugin wants quotes outside known config file types"),
     *PASTED,
+    *spoken(),
 ]
 
 # Where a secret-sounding name is assigned something: the only places the `named` detectors run.

@@ -22,6 +22,7 @@ from checkpoint.redact.detectors import (
 )
 from checkpoint.redact.gate import Gate, Plan
 
+PASSES = 4  # a find can uncover another only in a few ways (a placeholder's kind read as a word): a bound
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-]+")  # a token's tail: a match stopping short is widened over it
 _NAME_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
 
@@ -80,7 +81,21 @@ class Redactor:
         """The texts in which something was found (by index), redacted, with what was found.
 
         The texts are grouped by the detectors that can match them (`Gate`); each group is searched
-        joined, with its detectors only; a text no detector can match is not searched."""
+        joined, with its detectors only; a text no detector can match is not searched. What one pass
+        changed is searched again until nothing more is found (`PASSES` at most): a redacted text holds
+        nothing a redaction would take, so each stored or shown string needs one call."""
+        out = self._redact_once(texts)
+        changed = sorted(out)
+        for _ in range(PASSES - 1):
+            if not changed:
+                break
+            again = self._redact_once([out[i].text for i in changed])
+            changed = [changed[j] for j in again]
+            for i, result in zip(changed, again.values(), strict=True):
+                out[i] = Redacted(result.text, dict(Counter(out[i].found) + Counter(result.found)))
+        return out
+
+    def _redact_once(self, texts: Sequence[str]) -> dict[int, Redacted]:
         groups: dict[Plan, list[int]] = {}
         for i, text in enumerate(texts):
             plan = self._plan(text)
@@ -95,7 +110,20 @@ class Redactor:
         return dict(sorted(out.items()))
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
-        """Where the secrets are: (start, end, kind), sorted, not overlapping."""
+        """Where the secrets are: (start, end, kind), sorted, not overlapping; those `redact` replaces
+        (a find of a later pass over text and placeholders covers the secrets those replaced)."""
+        spans = self._spans_once(text)
+        for _ in range(PASSES - 1):
+            if not spans:
+                break
+            redacted = _replace(text, spans).text
+            more = self._spans_once(redacted)
+            if not more:
+                break
+            spans = _widened(spans, more)
+        return spans
+
+    def _spans_once(self, text: str) -> list[tuple[int, int, str]]:
         plan = self._plan(text)
         return [] if plan is None else self._spans_in(text, plan)
 
@@ -136,6 +164,8 @@ class Redactor:
         if plan.named:
             assert low is not None
             self._named_spans(text, low, raw, plan)
+        if raw and "[REDACTED:" in text:
+            raw = _whole_placeholders(text, raw)
         return _merge(raw)
 
     @staticmethod
@@ -202,6 +232,49 @@ class Redactor:
             e = tail.end()
         raw.append((s, e, d.kind, d.specific))
         return True
+
+
+def _whole_placeholders(text: str, raw: list[tuple[int, int, str, bool]]) -> list[tuple[int, int, str, bool]]:
+    """The finds that take a placeholder whole or leave it alone: one that starts or ends inside a
+    placeholder read its kind as text (`-u [REDACTED:x]:` is no user and password)."""
+    inside = [(m.start(), m.end()) for m in PLACEHOLDER_PATTERN.finditer(text)]
+    starts = [a for a, _ in inside]
+
+    def cuts(at: int) -> bool:
+        i = bisect.bisect_right(starts, at) - 1
+        return i >= 0 and inside[i][0] < at < inside[i][1]
+
+    return [r for r in raw if not (cuts(r[0]) or cuts(r[1]))]
+
+
+def _widened(spans: list[tuple[int, int, str]], more: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`spans` with the finds of a later pass (`more`, in the text with `spans` replaced by placeholders)
+    in the text's own offsets: a find that holds placeholders covers the secrets they replaced."""
+    # The redacted text in pieces, text and placeholder in turn: (start, end) there, (start, end) in the text
+    pieces: list[tuple[int, int, int, int]] = []
+    at = pos = 0
+    for s, e, kind in spans:
+        pieces.append((at, at + s - pos, pos, s))
+        at += s - pos
+        size = len(PLACEHOLDER.format(kind))
+        pieces.append((at, at + size, s, e))
+        at, pos = at + size, e
+    pieces.append((at, at, pos, pos))  # the rest of the text, as long as it is
+    starts = [p[0] for p in pieces]
+
+    def origin(offset: int, end: bool) -> int:
+        i = bisect.bisect_right(starts, offset - end) - 1
+        if i < 0:
+            return offset
+        a, _, s, e = pieces[i]
+        if i % 2:  # a placeholder: the secret it replaced, whole
+            return e if end else s
+        return s + (offset - a)
+
+    found = [(origin(s, False), origin(e, True), kind, True) for s, e, kind in more]
+    kept = [(s, e, kind, False) for s, e, kind in spans if not any(fs <= s and e <= fe for fs, fe, _, _ in found)]
+    out = sorted([*kept, *found])
+    return [(s, e, kind) for s, e, kind, _ in out]
 
 
 def _only_placeholders(found: str) -> bool:

@@ -21,7 +21,7 @@ _E = r"(?![A-Za-z0-9_])"  # ... and ends one
 PLATFORM_TOKENS: list[tuple[str, str]] = [
     ("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}" + _E),
     ("shopify_token", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _E),
-    ("vault_token", _B + r"hv[sb]\.[\w\-]{90,300}"),
+    ("vault_token", _B + r"hv[sbr]\.[\w\-]{24,300}"),
     ("doppler_token", _B + r"dp\.(?:pt|st|ct|sa|scim|audit)\.[a-zA-Z0-9]{40,44}" + _E),
     ("linear_api_key", _B + r"lin_(?:api|oauth)_[a-zA-Z0-9]{40}" + _E),
     ("huggingface_token", _B + r"(?:hf_|api_org_)[a-zA-Z]{34}" + _E),
@@ -159,4 +159,9 @@ PASTED: list[tuple[str, str, dict[str, Any], str]] = [
     ("twilio_auth_token", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
      {"lower": True, "trigger": r"twilio", "before": 200, "after": 400, "check": _twilio_check},
      "Twilio auth tokens have no prefix: detect-secrets knows only the SK api keys"),
+    # ... or near the account SID, the client's first argument: found in the same pass as the SID (looked
+    # for near the word twilio only, it took a second pass, which saw the word in the SID's placeholder).
+    ("twilio_auth_token", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
+     {"lower": True, "trigger": r"ac[0-9a-f]{32}", "before": 200, "after": 400, "check": _twilio_check},
+     "Twilio auth tokens next to the account SID (Client('AC...', '<token>'))"),
 ]

@@ -1,0 +1,133 @@
+"""Secrets said in sentences the offline extractor keeps (issue 32, item 1), end to end through the real
+`checkpoint` process: each kind of scripts/secrets_corpus.py's SPOKEN makers (passwords in plain
+language, Google OAuth client secrets, base64-wrapped .env files, Vault tokens old and new, AWS secret
+keys in prose, private key bodies without their header, Azure SAS signatures, Twilio clients built
+positionally), one session each whose first prompt (the session's title) and answer say it, captured
+with the heuristic extractor. No secret is in `items --json`, `search --json`, `status --json` (the
+titles), the database's bytes (with its WAL), the SessionStart hook's context or the MCP server's answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import TextContent
+
+from scripts import secrets_corpus
+from tests.support.cli_run import CHECKPOINT, cli_env, run
+
+
+def _secrets() -> list[secrets_corpus.Secret]:
+    rng = random.Random(32)
+    return [s for kind in secrets_corpus.SPOKEN for s in secrets_corpus.MAKERS[kind](rng)]
+
+
+def _write_session(root: Path, n: int, cwd: Path, secret: secrets_corpus.Secret) -> None:
+    """A Claude Code session whose first prompt (its title) and whose answer say the secret."""
+    sid = f"5ec7e700-0000-4000-8000-{n:012d}"
+    path = root / str(cwd).replace("/", "-") / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    env = {"sessionId": sid, "cwd": str(cwd), "version": "2.1.50", "isSidechain": False, "userType": "external"}
+    lines = [
+        {**env, "type": "user", "uuid": f"{sid[:8]}-u{n}", "timestamp": "2026-02-01T10:00:00.000Z",
+         "message": {"role": "user", "content": secret.text}},
+        {**env, "type": "assistant", "uuid": f"{sid[:8]}-a{n}", "timestamp": "2026-02-01T10:00:01.000Z",
+         "message": {"id": f"msg-{n}", "role": "assistant", "model": "claude-haiku-4-5",
+                     "content": [{"type": "text", "text": secret.text}]}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _needles(secret: secrets_corpus.Secret) -> set[str]:
+    """The value, and each long run of letters and digits in it (what a search index keeps of it)."""
+    return {secret.value, *(run for run in re.findall(r"[A-Za-z0-9]{12,}", secret.value))}
+
+
+def _leaks(secrets: list[secrets_corpus.Secret], where: dict[str, str]) -> dict[str, list[str]]:
+    """Per place, the kinds of the secrets found there (as printed, or as the JSON printed reads)."""
+    out: dict[str, list[str]] = {}
+    for name, text in where.items():
+        for secret in secrets:
+            if any(n in text or json.dumps(n)[1:-1] in text for n in _needles(secret)):
+                out.setdefault(name, []).append(secret.kind)
+    return out
+
+
+def _mcp(cwd: Path, env: dict[str, str], item_ids: list[str]) -> list[str]:
+    params = StdioServerParameters(command=str(CHECKPOINT), args=["mcp"], cwd=str(cwd), env=env)
+
+    async def main() -> list[str]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            results = [await session.call_tool("list_decisions", {"limit": 50}),
+                       await session.call_tool("search_decisions", {"query": "staging", "limit": 50}),
+                       await session.call_tool("checkpoint_status", {}),
+                       *[await session.call_tool("get_decision", {"id": i}) for i in item_ids]]
+            texts = []
+            for result in results:
+                assert not result.is_error, result.content
+                content = result.content[0]
+                assert isinstance(content, TextContent)
+                texts.append(content.text)
+            return texts
+
+    return asyncio.run(main())
+
+
+def test_no_secret_said_in_a_sentence_reaches_any_output(tmp_path: Path) -> None:
+    home, root, db, ws = tmp_path / "home", tmp_path / "projects", tmp_path / "data" / "checkpoint.db", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    secrets = _secrets()
+    assert {s.kind for s in secrets} == set(secrets_corpus.SPOKEN)
+    for n, secret in enumerate(secrets):
+        _write_session(root, n, ws, secret)
+    env = cli_env(home, CHECKPOINT_DB=str(db), CHECKPOINT_SOURCES=str(root), CHECKPOINT_EXTRACTOR="heuristic")
+    run(["scan"], env).check()
+    reader = sqlite3.connect(db)  # holds the WAL the capture writes on disk, to be searched
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM turns").fetchone()
+        run(["now", "--concurrency", "1"], env).check()
+        files = {p.name: p.read_bytes() for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")) if p.exists()}
+    finally:
+        reader.rollback()
+        reader.close()
+    assert files.get("checkpoint.db-wal"), "the WAL was not kept for the search"
+
+    items_out = run(["items", "--json"], env).check()
+    items: list[dict[str, Any]] = items_out.json()["items"]
+    # The sentences were kept: the sessions of every kind gave items, which say where a secret was.
+    kind_of = {f"5ec7e700-0000-4000-8000-{n:012d}": s.kind for n, s in enumerate(secrets)}
+    assert {kind_of[i["session_id"]] for i in items if "[REDACTED:" in i["statement"]} == set(secrets_corpus.SPOKEN)
+    search_out = run(["search", "staging", "--json", "--limit", "500"], env).check()
+    assert search_out.json()["items"]
+    status_out = run(["status", "--json"], env).check()
+    titles = [s["title"] for s in status_out.json()["sessions"]]
+    assert len(titles) == len(secrets) and all(titles)
+    assert sum("[REDACTED:" in t for t in titles) >= len(secrets) // 2  # (a title is the prompt's first 120 characters)
+    hook = subprocess.run([str(CHECKPOINT), "hook", "session-start"], capture_output=True, env=env, timeout=60,
+                          input=json.dumps({"session_id": "next", "transcript_path": str(root / "x.jsonl"),
+                                            "cwd": str(ws), "hook_event_name": "SessionStart",
+                                            "source": "startup"}).encode())
+    assert hook.returncode == 0 and hook.stderr == b""
+    context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "[REDACTED:" in context
+    mcp = _mcp(ws, env, [i["id"] for i in items])
+
+    where = {"items --json": items_out.out, "search --json": search_out.out, "status --json": status_out.out,
+             "session-start": hook.stdout.decode(), "session-start context": context,
+             **{f"mcp {n}": text for n, text in enumerate(mcp)},
+             **{name: data.decode("utf-8", "replace") for name, data in files.items()}}
+    assert _leaks(secrets, where) == {}
+    assert os.path.getsize(db) > 0
