@@ -237,7 +237,7 @@ def extract_due(
                 for future in done:
                     chunk, expected = in_flight.pop(future)
                     resplit_before, captured_before = report.resplit, report.captured
-                    spent = _settle(store, owner, chunk, future, report)
+                    spent = _settle(store, owner, chunk, future, report, redactor)
                     if report.resplit > resplit_before:
                         # The chunk is gone; SQLite may give its id to a piece, which must still be tried.
                         tried.discard(chunk.chunk_id)
@@ -302,7 +302,10 @@ def _redact_chunk(
     return replace(chunk, turns=turns, known_items=items)
 
 
-def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport) -> Usage:
+def _settle(
+    store: Store, owner: str, chunk: ChunkInput, future: Future[Extraction], report: RunReport,
+    redactor: redact.Redactor,
+) -> Usage:
     """Commit an answer, or record why there is none. Returns what the chunk's requests used."""
     too_large = False
     fit_tokens: int | None = None
@@ -317,6 +320,7 @@ def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extracti
     else:
         spent = extraction.usage
         clean, attributed = validate(chunk, extraction)
+        clean = _redact_answer(redactor, clean, report.redacted)
         try:
             report.items_added += store.commit_extraction(clean, owner)
         except LeaseLost:
@@ -348,6 +352,24 @@ def _settle(store: Store, owner: str, chunk: ChunkInput, future: Future[Extracti
     report.failed += 1
     report.failures.append(Failure(chunk.chunk_id, chunk.session_id, cause))
     return spent
+
+
+def _redact_answer(redactor: redact.Redactor, extraction: Extraction, found: Counter[str]) -> Extraction:
+    """The items' own words redacted before they are stored: the chunk sent was, but a model can
+    still write a secret out (decode a blob it was shown, recall one), and what is stored is shown."""
+    fields = ("statement", "rationale", "supersedes_reason")
+    texts = [(i, name, value) for i, item in enumerate(extraction.items) for name in fields
+             if isinstance(value := getattr(item, name), str) and value]
+    results = redactor.redact_many([value for _, _, value in texts])
+    if not results:
+        return extraction
+    updates: dict[int, dict[str, str]] = {}
+    for j, result in results.items():
+        i, name, _ = texts[j]
+        updates.setdefault(i, {})[name] = result.text
+        found.update(result.found)
+    items = [item.model_copy(update=updates[i]) if i in updates else item for i, item in enumerate(extraction.items)]
+    return extraction.model_copy(update={"items": items})
 
 
 class Stopped(Exception):

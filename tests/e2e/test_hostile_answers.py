@@ -171,3 +171,28 @@ def test_the_hover_escapes_markdown_and_html() -> None:
         assert not CONTROL.search(part.replace("\n", ""))
     # The link to the transcript is the one link, its target enclosed so no character can end it early.
     assert "[a(b)\\_c.jsonl:3](<file:///t/a%28b%29_c.jsonl#L3>)" in text
+
+
+def test_a_secret_the_model_writes_into_an_item_is_redacted_before_it_is_stored(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    # The chunk sent holds no secret; the model writes one out anyway (decoded from a blob, recalled):
+    # what is stored and shown is the item's redacted words.
+    secret = "AKIAZ7Q3XV5M2KJD8HWN"
+    h = claude_home(tmp_path, fake, [f"We'll use {marker(1)} for the parser layer."])
+
+    def responder(request: MessageRequest) -> list[dict[str, Any]]:
+        [turn] = parse_turns(request.prompt)
+        return [{"kind": "decision", "statement": f"Deploy with the key {secret} for the parser layer.",
+                 "rationale": f"aws_access_key_id={secret} was the one that worked",
+                 "turn_ids": [turn.label]}]
+
+    fake.responder = responder
+    run = h.cli("now", "--json").check().json()["run"]
+
+    assert run["captured"] == 1 and run["redacted"] == {"aws_access_key": 2}
+    [item] = items(h)
+    assert secret not in json.dumps(item)
+    assert item["statement"].startswith("Deploy with the key [REDACTED:aws_access_key]")
+    database = sorted((h.home / ".local" / "share" / "checkpoint").glob("checkpoint.db*"))
+    assert database and all(secret.encode() not in p.read_bytes() for p in database)
