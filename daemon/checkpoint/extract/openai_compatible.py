@@ -32,7 +32,6 @@ from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.fallback import through_models
 from checkpoint.extract.models import Fit, Window, chunk_budget, output_reserve
 from checkpoint.extract.openai_http import KEY_VARIABLE, Reply, base_url, is_local, listed_models, request
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
@@ -152,12 +151,17 @@ class OpenAICompatibleExtractor:
         self._refuse_small_window(chunk)  # before any request: nothing is sent that cannot fit
         model = self._model()
         usage = Usage()
-        try:
-            return through_models([model], chunk, usage, lambda m: self.measure(m, chunk),
-                                  lambda m, fit: self.retry.run(lambda: self._once(m, chunk, usage), self.sleep))
-        except ExtractionError as exc:
-            raise ExtractionError(f"openai: {exc.cause}", retryable=exc.retryable, too_large=exc.too_large,
-                                  fit_tokens=exc.fit_tokens, usage=exc.usage) from None
+        fit = self.measure(model, chunk)
+        if not fit.ok:  # never sent: re-split to what fits
+            raise ExtractionError(f"openai: {fit.describe()}; re-splitting", too_large=True,
+                                  fit_tokens=fit.fit_tokens(chunk.token_estimate), usage=usage)
+        outcome = self.retry.run(lambda: self._once(model, chunk, usage), self.sleep)
+        if not isinstance(outcome, Failed):
+            return outcome
+        if outcome.kind == "too_large":
+            raise ExtractionError(f"openai: {outcome.cause}; re-splitting", too_large=True, usage=usage)
+        # fatal: no other chunk fares better (the key, the URL, the model); the rest: this chunk stays due
+        raise ExtractionError(f"openai: {outcome.cause}", retryable=outcome.kind != "fatal", usage=usage)
 
     def payload(self, model: str, chunk: ChunkInput, json_mode: bool) -> dict[str, Any]:
         head, transcript = render_request(chunk)
