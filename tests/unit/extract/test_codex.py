@@ -212,14 +212,15 @@ def test_classify_maps_codex_messages(message: str, kind: str) -> None:
     assert classify(message).kind == kind
 
 
-def test_choose_selects_codex_only_when_asked(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_choose_selects_codex_when_asked_and_when_usable_without_claude(home: Path) -> None:
     with FakeOpenAI() as fake:
         chosen = choose_extractor(settings(home, fake, extractor="codex"))
         assert isinstance(chosen.extractor, CodexExtractor) and not chosen.fallback
         assert chosen.sentence == \
             f"Using the Codex CLI (fake-model, through `{agent_cli('codex')} exec`) (as configured)."
-        auto = choose_extractor(settings(home, fake))  # codex on PATH and usable, but never chosen unasked
-    assert not isinstance(auto.extractor, CodexExtractor)
+        # No key and no logged-in claude: a usable codex is the automatic choice (issue 30).
+        auto = choose_extractor(settings(home, fake, claude_command="claude-nowhere"))
+    assert isinstance(auto.extractor, CodexExtractor) and not auto.fallback
 
 
 def test_choose_falls_back_and_says_why_when_codex_is_missing_or_logged_out(home: Path, tmp_path: Path) -> None:

@@ -55,7 +55,8 @@ def test_one_request_with_the_shared_prompt_and_strict_schema_read_by_the_shared
     head, transcript = render_request(CHUNK)
     assert request.body == {
         "model": "qwen-local",
-        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": head + "\n" + transcript}],
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+                     {"role": "user", "content": head + "\n" + transcript}],
         "response_format": {"type": "json_schema",
                             "json_schema": {"name": "checkpoint_items", "schema": STRICT_SCHEMA, "strict": True}},
         "max_tokens": 2048, "temperature": 0, "stream": False,
@@ -154,9 +155,8 @@ def test_the_key_goes_in_the_header_only(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     with FakeChat(api_key=secret) as fake:
         assert items(OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)) == PLANTED
-    with FakeChat(api_key="another") as fake:
-        with pytest.raises(ExtractionError) as raised:
-            OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
+    with FakeChat(api_key="another") as fake, pytest.raises(ExtractionError) as raised:
+        OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
     assert not raised.value.retryable and "authentication failed (401)" in raised.value.cause
     assert "OPENAI_API_KEY" in raised.value.cause and secret not in raised.value.cause
 
