@@ -121,7 +121,8 @@ def test_the_openai_extractor_asked_for_without_a_server_says_so_and_runs_offlin
 
 def test_the_automatic_choice_that_ends_offline_imports_no_sdk(tmp_path: Path) -> None:
     """Issue 27: `checkpoint now` without a key took 2 s because the choice imported the Anthropic SDK."""
-    probe = ("import sys\nfrom checkpoint.config import Settings\nfrom checkpoint.extract.choose import choose_extractor\n"
+    probe = ("import sys\nfrom checkpoint.config import Settings\n"
+             "from checkpoint.extract.choose import choose_extractor\n"
              f"choice = choose_extractor(Settings(db={str(tmp_path / 'c.db')!r}, sources=[]))\n"
              "print(choice.extractor.name, sorted(m for m in ('anthropic', 'httpx2', 'urllib.request') "
              "if m in sys.modules))")
