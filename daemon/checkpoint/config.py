@@ -22,6 +22,8 @@ LEASE_SECONDS = 300.0
 # A Claude Code session whose transcript is this close to being deleted (cleanupPeriodDays in
 # ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
 AT_RISK_DAYS = 7.0
+OPENAI_DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
+OPENAI_CONTEXT_TOKENS = 4096  # Ollama's default context: the safe guess when the user gives none
 
 
 def _data_home() -> Path:
@@ -107,6 +109,14 @@ class Settings:
     codex_model: str | None = None  # None: Codex's default model for the login
     codex_config: list[str] = field(default_factory=list)  # `codex -c key=value` overrides, e.g. a provider
     claude_command: str = "claude"  # the Claude Code CLI the claude-code extractor runs (a name on PATH or a path)
+    # the `openai` extractor: any OpenAI-compatible chat-completions server (Ollama, llama.cpp, LM Studio,
+    # vLLM; OpenRouter or OpenAI with OPENAI_API_KEY). Unset base URL: Ollama's (OPENAI_DEFAULT_BASE_URL),
+    # and the automatic choice does not look for a server; set, it takes one that answers.
+    openai_base_url: str | None = None
+    openai_model: str | None = None  # None: the first model the server lists (llama.cpp serves one)
+    # The server's real context window: Ollama's default is 4,096 tokens and it drops what does not fit
+    # without an error, so a request is measured against this before it is sent.
+    openai_context_tokens: int = OPENAI_CONTEXT_TOKENS
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
@@ -156,6 +166,7 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {  # name: (lowest, highes
     "retry_max_delay": (0, None, "0 or more (seconds)"),
     "request_timeout": (math.ulp(0.0), None, "more than 0 (seconds)"),
     "known_items": (0, None, "0 or more"),
+    "openai_context_tokens": (512, None, "512 or more (tokens: the server's context window)"),
     "lease_seconds": (math.ulp(0.0), None, "more than 0 (seconds)"),
     "at_risk_days": (0, None, "0 or more (days)"),
 }
@@ -267,6 +278,9 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_CODEX_COMMAND": "codex_command",
     "CHECKPOINT_CODEX_MODEL": "codex_model",
     "CHECKPOINT_CLAUDE_COMMAND": "claude_command",
+    "CHECKPOINT_OPENAI_BASE_URL": "openai_base_url",
+    "CHECKPOINT_OPENAI_MODEL": "openai_model",
+    "CHECKPOINT_OPENAI_CONTEXT_TOKENS": "openai_context_tokens",
     "CHECKPOINT_AGENT_CONTEXT": "agent_context",
     "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
 }

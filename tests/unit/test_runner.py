@@ -65,8 +65,10 @@ def test_the_budget_left_after_what_was_spent() -> None:
      "Using the offline heuristic extractor (phrase rules, no network), as configured."),
     (None, None, "heuristic", True,
      "No ANTHROPIC_API_KEY set and `claude-nowhere` not found on PATH (install Claude Code: npm install -g "
-     "@anthropic-ai/claude-code, or set claude_command): using the offline heuristic extractor (phrase rules, "
-     "no network)."),
+     "@anthropic-ai/claude-code, or set claude_command); `codex-nowhere` is not on PATH (codex_command = "
+     "'codex-nowhere'; install it with `npm install -g @openai/codex`, or set codex_command): using the offline "
+     "heuristic extractor (phrase rules, no network). For a model: set ANTHROPIC_API_KEY, log in to `claude` or "
+     "`codex`, or set openai_base_url to a local model server (Ollama, llama.cpp, LM Studio, vLLM)."),
     ("anthropic", None, "heuristic", True,
      "The Claude extractor was asked for, but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set: using the"
      " offline heuristic extractor instead (phrase rules, no network)."),
@@ -79,7 +81,8 @@ def test_the_choice_of_extractor_says_which_and_why(
     if key:
         monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     # A command that is nowhere: the choice must not depend on a `claude` of the machine running the test.
-    settings = Settings(db=tmp_path / "db", sources=[], extractor=wanted, claude_command="claude-nowhere")
+    settings = Settings(db=tmp_path / "db", sources=[], extractor=wanted, claude_command="claude-nowhere",
+                        codex_command="codex-nowhere")
     choice = choose_extractor(settings)
     assert (choice.extractor.name, choice.fallback, choice.sentence) == (name, fallback, sentence)
 

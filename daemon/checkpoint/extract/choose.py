@@ -3,8 +3,17 @@
 
 An extractor asked for by name is built from its registry entry (registry.py) when it can run, and
 the offline one stands in, said aloud, when it cannot. The automatic choice (no name) is this
-module's policy: Claude through the SDK when credentials are set; else through the user's `claude`
-CLI when it runs and is logged in; else the offline heuristic."""
+module's policy, one row each in the README's table ("Which extractor runs"):
+
+    an API key (ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN)   -> anthropic
+    else a logged-in `claude` CLI                           -> claude-code
+    else a logged-in `codex` CLI                            -> codex
+    else openai_base_url set and its server answers         -> openai
+    else                                                    -> heuristic, saying what would give a model
+
+Each check is local and quick; the only one on the network is a `GET {openai_base_url}/models` with a
+one-second timeout, and only when the user set openai_base_url. No extractor module is imported for a
+check that fails (the SDK alone takes over a second to import)."""
 
 from __future__ import annotations
 
@@ -15,6 +24,8 @@ from checkpoint.extract import Extractor
 from checkpoint.extract.registry import BY_NAME, OFFLINE, ExtractorEntry, credentials_variable
 
 OFFLINE_SAID = "the offline heuristic extractor (phrase rules, no network)"
+FOR_A_MODEL = ("For a model: set ANTHROPIC_API_KEY, log in to `claude` or `codex`, or set openai_base_url to a "
+               "local model server (Ollama, llama.cpp, LM Studio, vLLM).")
 
 
 @dataclass(frozen=True)
@@ -30,12 +41,23 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
         return _asked_for(BY_NAME[wanted], settings)
     if (credentials := credentials_variable()) is not None:
         return _chosen(BY_NAME["anthropic"], settings, f"{credentials} is set")
-    cli = BY_NAME["claude-code"]
-    ready = cli.readiness(settings)
-    if ready.ready:
-        return _chosen(cli, settings, "no ANTHROPIC_API_KEY set; the claude CLI is logged in")
-    return ExtractorChoice(_offline(settings), f"No ANTHROPIC_API_KEY set and {ready.said}: using {OFFLINE_SAID}.",
-                           fallback=True)
+    claude = BY_NAME["claude-code"].readiness(settings)
+    if claude.ready:
+        return _chosen(BY_NAME["claude-code"], settings, "no ANTHROPIC_API_KEY set; the claude CLI is logged in",
+                       claude.said)
+    codex = BY_NAME["codex"].readiness(settings)
+    if codex.ready:
+        return _chosen(BY_NAME["codex"], settings, f"no ANTHROPIC_API_KEY set and {claude.said}; the codex CLI is "
+                       "logged in", codex.said)
+    missing = [claude.said, codex.said]
+    if settings.openai_base_url:  # only a server the user named is looked for
+        server = BY_NAME["openai"].readiness(settings)
+        if server.ready:
+            return _chosen(BY_NAME["openai"], settings, "no ANTHROPIC_API_KEY set, no logged-in claude or codex CLI; "
+                           "openai_base_url answers", server.said)
+        missing.append(server.said)
+    said = f"No ANTHROPIC_API_KEY set and {'; '.join(missing)}: using {OFFLINE_SAID}. {FOR_A_MODEL}"
+    return ExtractorChoice(_offline(settings), said, fallback=True)
 
 
 def _asked_for(entry: ExtractorEntry, settings: Settings) -> ExtractorChoice:

@@ -52,6 +52,7 @@ from checkpoint.extract import ExtractionError
 from checkpoint.extract.fallback import model_order, models_said, through_models
 from checkpoint.extract.models import Calibration, Fit, chunk_budget, output_reserve, price_of, published_window
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.registry import claude_not_found
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
@@ -98,8 +99,7 @@ def version_status(command: str) -> CliStatus:
     """`claude --version` against MIN_VERSION (fast: it starts no session)."""
     path = shutil.which(command)
     if path is None:
-        return CliStatus(False, f"`{command}` not found on PATH (install Claude Code: "
-                                "npm install -g @anthropic-ai/claude-code, or set claude_command)")
+        return CliStatus(False, claude_not_found(command))
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=PROBE_SECONDS,
                              stdin=subprocess.DEVNULL)

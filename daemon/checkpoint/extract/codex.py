@@ -30,7 +30,6 @@ its visible reconnects ("Reconnecting... n/5") is counted as a request.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -47,8 +46,9 @@ from checkpoint.answer import Extraction
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.registry import CODEX_INSTALL_HINT, codex_not_found
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
+from checkpoint.extract.schema import STRICT_SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 
@@ -69,34 +69,6 @@ SETTINGS_OFF = (
     "project_doc_max_bytes=0",  # no AGENTS.md (the global one in $CODEX_HOME included) in the request
     "include_environment_context=false",
 )
-INSTALL_HINT = "install it with `npm install -g @openai/codex`, or set codex_command"
-
-
-def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The answer schema as OpenAI's strict structured outputs take it (Codex sends `strict: true`):
-    every object lists all its properties in `required`. The optional properties of schema.SCHEMA
-    (rationale, same_as: already nullable; confidence, files: with defaults) become required, which
-    read_answer accepts as they are; nothing is made nullable that read_answer would refuse as null."""
-    out = copy.deepcopy(schema)
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("properties"), dict):
-                node["required"] = list(node["properties"])
-                node["additionalProperties"] = False
-            if "enum" in node and "type" not in node and all(isinstance(v, str) for v in node["enum"]):
-                node["type"] = "string"
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(out)
-    return out
-
-
-ANSWER_SCHEMA = strict_schema(SCHEMA)
 
 
 @dataclass
@@ -225,7 +197,7 @@ class CodexExtractor:
             if self._prepared:
                 return
             self.workdir.mkdir(parents=True, exist_ok=True)
-            for path, text in ((self.schema_path, json.dumps(ANSWER_SCHEMA, indent=1)),
+            for path, text in ((self.schema_path, json.dumps(STRICT_SCHEMA, indent=1)),
                                (self.instructions_path, SYSTEM_PROMPT)):
                 tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
                 tmp.write_text(text, encoding="utf-8")
@@ -245,7 +217,7 @@ class CodexExtractor:
             done = subprocess.run([self.command, "login", "status"], capture_output=True, text=True,
                                   stdin=subprocess.DEVNULL, timeout=30)
         except FileNotFoundError:
-            raise ExtractionError(f"codex: `{self.command}` not found: {INSTALL_HINT}", retryable=False) from None
+            raise ExtractionError(f"codex: `{self.command}` not found: {CODEX_INSTALL_HINT}", retryable=False) from None
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ExtractionError(f"codex: `{self.command} login status` failed ({exc})", retryable=False) from None
         if done.returncode != 0:
@@ -280,7 +252,7 @@ class CodexExtractor:
                                     stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                                     cwd=self.workdir, start_new_session=True)
         except FileNotFoundError:
-            return Failed("fatal", f"`{self.command}` not found: {INSTALL_HINT}")
+            return Failed("fatal", f"`{self.command}` not found: {CODEX_INSTALL_HINT}")
         except OSError as exc:
             return Failed("fatal", f"`{self.command}` could not start ({exc})")
         timeout = self.settings.request_timeout
@@ -336,7 +308,7 @@ def codex_unavailable(settings: Settings) -> str | None:
     Checked before a run when the extractor is chosen; the extractor checks again (a daemon runs long)."""
     command = settings.codex_command
     if shutil.which(command) is None:
-        return f"`{command}` is not on PATH (codex_command = {command!r}; {INSTALL_HINT})"
+        return codex_not_found(command)
     extractor = CodexExtractor(settings)
     try:
         extractor._check_login()

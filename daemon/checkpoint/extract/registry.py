@@ -17,6 +17,7 @@ editor's setting description in package.json, which the test checks).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -80,7 +81,16 @@ def _claude_code(settings: Settings) -> Extractor:
     return ClaudeCodeExtractor(settings)
 
 
+def claude_not_found(command: str) -> str:
+    return f"`{command}` not found on PATH (install Claude Code: npm install -g @anthropic-ai/claude-code, or set " \
+           "claude_command)"
+
+
 def _claude_code_ready(settings: Settings) -> Readiness:
+    # Not installed: said without importing the extractor, which loads the answer schema and with it the
+    # SDK (over a second): the automatic choice runs at every `checkpoint now`.
+    if shutil.which(settings.claude_command) is None:
+        return Readiness(False, claude_not_found(settings.claude_command))
     from checkpoint.extract.claude_code import cli_status
 
     status = cli_status(settings.claude_command)
@@ -96,11 +106,36 @@ def _codex(settings: Settings) -> Extractor:
     return CodexExtractor(settings)
 
 
+CODEX_INSTALL_HINT = "install it with `npm install -g @openai/codex`, or set codex_command"
+
+
+def codex_not_found(command: str) -> str:
+    return f"`{command}` is not on PATH (codex_command = {command!r}; {CODEX_INSTALL_HINT})"
+
+
 def _codex_ready(settings: Settings) -> Readiness:
+    if shutil.which(settings.codex_command) is None:  # as for claude-code: no extractor import to say this
+        return Readiness(False, codex_not_found(settings.codex_command))
     from checkpoint.extract.codex import codex_unavailable
 
     missing = codex_unavailable(settings)
     return Readiness(True) if missing is None else Readiness(False, missing)
+
+
+# -- any OpenAI-compatible server (Ollama, llama.cpp, LM Studio, vLLM, ...) --------------------------------
+
+
+def _openai(settings: Settings) -> Extractor:
+    from checkpoint.extract.openai_compatible import OpenAICompatibleExtractor
+
+    return OpenAICompatibleExtractor(settings)
+
+
+def _openai_ready(settings: Settings) -> Readiness:
+    from checkpoint.extract.openai_http import server_unavailable  # the standard library's HTTP only
+
+    missing, said = server_unavailable(settings)
+    return Readiness(True, said) if missing is None else Readiness(False, missing)
 
 
 # -- the offline extractor ------------------------------------------------------------------------------
@@ -135,6 +170,12 @@ ENTRIES: tuple[ExtractorEntry, ...] = (
         "OpenAI models through your installed Codex CLI and its login (codex exec).",
         ("codex_command", "codex_model", "codex_config", "db", *_RETRIES), _codex, _codex_ready),
     ExtractorEntry(
+        "openai", "OpenAI-compatible",
+        "A model on any OpenAI-compatible server: Ollama, llama.cpp, LM Studio, vLLM (openai_base_url, "
+        "openai_model, openai_context_tokens; OPENAI_API_KEY for a hosted one).",
+        ("openai_base_url", "openai_model", "openai_context_tokens", "output_tokens", *_RETRIES), _openai,
+        _openai_ready),
+    ExtractorEntry(
         "heuristic", "heuristic",
         "The offline phrase-rule extractor; no network.",
         (), _heuristic, _always_ready),
@@ -145,5 +186,6 @@ OFFLINE = "heuristic"  # the extractor that always runs: it stands in for one th
 
 # The `extractor` setting left unset ("auto" in the editor): choose.py's automatic choice.
 AUTOMATIC = "auto"
-AUTOMATIC_DESCRIPTION = ("Claude through the API when an API key is set, else your Claude Code login when the "
-                         "claude CLI is logged in, else the offline heuristic extractor (the daemon says which).")
+AUTOMATIC_DESCRIPTION = ("Claude through the API when an API key is set, else your logged-in Claude Code, else "
+                         "your logged-in Codex, else the OpenAI-compatible server at openai_base_url when it is set "
+                         "and answers, else the offline heuristic extractor (the daemon says which).")

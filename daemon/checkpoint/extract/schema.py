@@ -4,6 +4,7 @@ prompt of prompt.py) and the one function that reads it into item drafts. Whatev
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, Literal
 
@@ -48,6 +49,33 @@ class Answer(BaseModel):
 
 
 SCHEMA: dict[str, Any] = anthropic.transform_schema(Answer)
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The answer schema as OpenAI's strict structured outputs take it (Codex and the `openai` extractor
+    send `strict: true`): every object lists all its properties in `required`. The optional properties
+    of SCHEMA (rationale, same_as: already nullable; confidence, files: with defaults) become required,
+    which read_answer accepts as they are; nothing is made nullable that read_answer would refuse as null."""
+    out = copy.deepcopy(schema)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                node["required"] = list(node["properties"])
+                node["additionalProperties"] = False
+            if "enum" in node and "type" not in node and all(isinstance(v, str) for v in node["enum"]):
+                node["type"] = "string"
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(out)
+    return out
+
+
+STRICT_SCHEMA = strict_schema(SCHEMA)
 _WS = re.compile(r"\s+")
 
 

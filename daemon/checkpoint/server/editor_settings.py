@@ -66,6 +66,15 @@ SETTINGS: tuple[EditorSetting, ...] = (
     EditorSetting("model", "model", "Claude model for extraction. Empty: the daemon's default."),
     EditorSetting("fallbackModels", "fallback_models", "Models to fall back to, in order. A chunk goes to a fallback"
                   " only if it fits that model's window; otherwise the fallback is refused and the cause shown."),
+    EditorSetting("openai.baseUrl", "openai_base_url", "With the openai extractor: the OpenAI-compatible server"
+                  " (Ollama, llama.cpp, LM Studio, vLLM). Empty: the daemon's default (CHECKPOINT_OPENAI_BASE_URL,"
+                  " else Ollama's http://127.0.0.1:11434/v1). Chosen automatically only when set and answering.",
+                  machine=True),
+    EditorSetting("openai.model", "openai_model", "With the openai extractor: the model to ask. Empty: the first"
+                  " model the server lists."),
+    EditorSetting("openai.contextTokens", "openai_context_tokens", "With the openai extractor: the server's real"
+                  " context window in tokens (Ollama's default is small and drops what does not fit without an"
+                  " error). Chunks are cut to fit it, never trimmed. Null: the daemon's default."),
     EditorSetting("budget.maxRequests", "max_requests", f"Most model requests in one checkpoint run. {_BUDGET}"),
     EditorSetting("budget.maxTokens", "max_tokens", f"Most input tokens sent in one checkpoint run. {_BUDGET}"),
     EditorSetting("budget.maxCost", "max_cost", f"Most US dollars spent in one checkpoint run. {_BUDGET}"),

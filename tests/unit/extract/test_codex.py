@@ -15,10 +15,10 @@ import pytest
 from checkpoint.config import Settings, load
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.choose import choose_extractor
-from checkpoint.extract.codex import ANSWER_SCHEMA, CodexExtractor, classify, strict_schema
+from checkpoint.extract.codex import CodexExtractor, classify
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.schema import SCHEMA, read_answer
+from checkpoint.extract.schema import SCHEMA, STRICT_SCHEMA, read_answer, strict_schema
 from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice
 from tests.support.agent_clis import agent_cli, clean_env
 from tests.support.fake_openai import FakeOpenAI, parse_request, provider_overrides, strict_schema_problem
@@ -82,7 +82,7 @@ def test_the_request_carries_the_system_prompt_the_chunk_and_the_strict_schema_a
     assert not any("You are a coding agent" in text for text in request.instructions)
     head, transcript = render_request(chunk)
     assert request.prompt == head + "\n" + transcript
-    assert body["text"]["format"]["strict"] is True and body["text"]["format"]["schema"] == ANSWER_SCHEMA
+    assert body["text"]["format"]["strict"] is True and body["text"]["format"]["schema"] == STRICT_SCHEMA
     tools = {t.get("name") or t.get("type") for t in body.get("tools", [])}
     assert not tools & {"exec_command", "shell", "apply_patch", "web_search", "view_image", "multi_agent_v1"}
     assert [i.same_as for i in extraction.items] == ["it-1", None]  # known items reached the model
@@ -90,11 +90,11 @@ def test_the_request_carries_the_system_prompt_the_chunk_and_the_strict_schema_a
 
 def test_the_strict_schema_is_what_strict_mode_takes_and_read_answer_still_reads() -> None:
     assert strict_schema_problem(SCHEMA) is not None  # the shared schema as it is: refused by strict mode
-    assert strict_schema_problem(ANSWER_SCHEMA) is None
-    assert strict_schema(SCHEMA) == ANSWER_SCHEMA and SCHEMA != ANSWER_SCHEMA  # a copy: the shared one stays
+    assert strict_schema_problem(STRICT_SCHEMA) is None
+    assert strict_schema(SCHEMA) == STRICT_SCHEMA and SCHEMA != STRICT_SCHEMA  # a copy: the shared one stays
     item = {"kind": "decision", "statement": "Use TOML.", "rationale": None, "confidence": 0.7, "turn_ids": ["t1"],
             "files": [], "same_as": None, "supersedes": None, "supersedes_reason": None}
-    assert set(item) == set(ANSWER_SCHEMA["$defs"]["AnswerItem"]["required"])
+    assert set(item) == set(STRICT_SCHEMA["$defs"]["AnswerItem"]["required"])
     assert [d.statement for d in read_answer({"items": [item]})] == ["Use TOML."]
 
 
@@ -212,14 +212,15 @@ def test_classify_maps_codex_messages(message: str, kind: str) -> None:
     assert classify(message).kind == kind
 
 
-def test_choose_selects_codex_only_when_asked(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_choose_selects_codex_when_asked_and_when_usable_without_claude(home: Path) -> None:
     with FakeOpenAI() as fake:
         chosen = choose_extractor(settings(home, fake, extractor="codex"))
         assert isinstance(chosen.extractor, CodexExtractor) and not chosen.fallback
         assert chosen.sentence == \
             f"Using the Codex CLI (fake-model, through `{agent_cli('codex')} exec`) (as configured)."
-        auto = choose_extractor(settings(home, fake))  # codex on PATH and usable, but never chosen unasked
-    assert not isinstance(auto.extractor, CodexExtractor)
+        # No key and no logged-in claude: a usable codex is the automatic choice (issue 30).
+        auto = choose_extractor(settings(home, fake, claude_command="claude-nowhere"))
+    assert isinstance(auto.extractor, CodexExtractor) and not auto.fallback
 
 
 def test_choose_falls_back_and_says_why_when_codex_is_missing_or_logged_out(home: Path, tmp_path: Path) -> None:
@@ -245,7 +246,7 @@ def test_codex_settings_come_from_the_file_and_the_environment(tmp_path: Path, m
     defaults = Settings()
     assert (defaults.codex_command, defaults.codex_model, defaults.codex_config) == ("codex", None, [])
     assert "--model" not in CodexExtractor(defaults).argv()  # None: Codex's default model for the login
-    assert json.dumps(ANSWER_SCHEMA)  # the schema file is JSON
+    assert json.dumps(STRICT_SCHEMA)  # the schema file is JSON
 
 
 def test_a_codex_that_dies_mid_turn_is_retried_not_fatal(home: Path, tmp_path: Path) -> None:

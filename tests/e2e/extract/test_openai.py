@@ -1,0 +1,110 @@
+"""End to end with the `openai` extractor: the real `checkpoint now` process against the fake
+OpenAI-compatible chat-completions server on 127.0.0.1 (tests/support/fake_chat.py), a temp HOME.
+
+- A server that refuses json_schema, with a small window and every fault it knows (500s, answers cut
+  off, prose instead of JSON, a 400 for a prompt over its window, a dropped connection): every planted
+  decision of a multi-session corpus is captured exactly once, no request overfills the window, JSON
+  mode is said once, the cost is 0 and said so.
+- The same, killed with SIGKILL at seeded moments (answers in flight, mid-commit): a last run finishes
+  and every planted decision is one item (crash_harness's oracle).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.support import synth
+from tests.support.cli_run import cli_env, query, run
+from tests.support.crash_harness import Life, Trigger, check_database, check_partial, chunk_states, run_now
+from tests.support.fake_chat import FakeChat, FaultKind
+
+WINDOW = 4096
+MARKER = re.compile(r"marker-[0-9a-f]+")
+FAULTS: list[FaultKind] = ["server_error", "cut_off", "prose", "too_long", "drop", "cut_off", "server_error", "prose"]
+
+
+def environment(tmp_path: Path, fake: FakeChat, sources: list[Path], **extra: str) -> dict[str, str]:
+    config = tmp_path / "config.toml"
+    config.write_text("retry_delay = 0.01\nretry_max_delay = 0.05\nmax_attempts = 3\nrequest_timeout = 10.0\n")
+    return cli_env(tmp_path / "home", CHECKPOINT_CONFIG=str(config), CHECKPOINT_DB=str(tmp_path / "db" / "c.db"),
+                   CHECKPOINT_SOURCES=os.pathsep.join(map(str, sources)), CHECKPOINT_EXTRACTOR="openai",
+                   CHECKPOINT_OPENAI_BASE_URL=fake.base_url, CHECKPOINT_OPENAI_MODEL="local-model",
+                   CHECKPOINT_OPENAI_CONTEXT_TOKENS=str(WINDOW), **extra)
+
+
+def markers(db: Path) -> Counter[str]:
+    return Counter(m for (s,) in query(db, "SELECT statement FROM items") for m in MARKER.findall(s))
+
+
+def test_every_fault_of_a_local_server_and_every_decision_captured_once(tmp_path: Path) -> None:
+    corpus = synth.write_corpus(tmp_path / "src", sessions=3, turns=30, chars=12_000, seed=30)
+    planted = set().union(*corpus.markers.values())
+    with FakeChat(context_tokens=WINDOW, refuse_json_schema=True) as fake:
+        fake.script(*FAULTS)
+        env = environment(tmp_path, fake, [corpus.claude_root, corpus.codex_root])
+        results = []
+        for _ in range(6):
+            results.append(run(["now"], env))
+            if results[-1].rc == 0 and "failed:" not in results[-1].out:
+                break
+        requests = fake.completions
+        base = fake.base_url
+    first = results[0]
+    assert (f"Using an OpenAI-compatible server at {base} (local-model; 4,096-token window; a local server: no cost) "
+            "(as configured).") in first.out, first.out
+    assert results[-1].rc == 0, results[-1].out + results[-1].err
+    assert markers(tmp_path / "db" / "c.db") == Counter(dict.fromkeys(planted, 1))
+    # Every fault was met. Each run learns of the refused schema on its first requests (two in flight),
+    # says it once, and asks in JSON mode from then on.
+    assert {r.fault for r in requests if r.fault} == set(FAULTS)
+    refused = [r for r in requests if r.format_type == "json_schema"]
+    assert all(r.status == 400 for r in refused) and len(refused) <= 2 * len(results)
+    assert [r.err.count("refused the answer's JSON schema") for r in results] == [1] * len(results)
+    # No request overfilled the window (the scripted too_long is the server's word, not a real overflow).
+    assert [r.seq for r in requests if r.over_window] == []
+    assert max(r.tokens + int((r.body or {})["max_tokens"]) for r in requests) <= WINDOW
+    status = json.loads(run(["status", "--json"], env).check().out)
+    assert status["totals"]["captured"] == status["totals"]["turns"] > 0
+    assert status["usage"]["cost_usd"] == 0 and status["usage"]["requests"] >= len(requests) - 1
+
+
+def test_killed_with_sigkill_mid_run_every_decision_is_still_one_item(tmp_path: Path) -> None:
+    corpus = synth.write_corpus(tmp_path / "src", sessions=2, turns=30, chars=9_000, seed=31)
+    sources = [corpus.claude_root, corpus.codex_root]
+    for root in sources:
+        root.mkdir(parents=True, exist_ok=True)
+    planted = set().union(*corpus.markers.values())
+    db = tmp_path / "db" / "c.db"
+    work = tmp_path / "runs"
+    work.mkdir()
+    rng = random.Random(30)
+    with FakeChat(context_tokens=WINDOW, latency=0.05) as fake:
+        fake.script("cut_off", "server_error", "prose")
+        env = environment(tmp_path, fake, sources, CHECKPOINT_LEASE_SECONDS="1.0", CHECKPOINT_CONCURRENCY="2")
+
+        def after_requests() -> Trigger:
+            base, k = len(fake.completions), rng.randint(1, 4)
+            return Trigger(f"after {k} requests", lambda: len(fake.completions) >= base + k, rng.uniform(0, 0.05))
+
+        def after_commits() -> Trigger:
+            base, k = chunk_states(db)["captured"], rng.randint(1, 3)
+            return Trigger(f"after {k} commits", lambda: chunk_states(db)["captured"] >= base + k)
+
+        lives: list[Life] = []
+        triggers: list[Callable[[], Trigger]] = [after_requests, after_commits, after_requests]
+        for n, trigger in enumerate(triggers):
+            lives.append(run_now(env, work, f"now-{n}", trigger, ["--extractor", "openai"]))
+            check_partial(db, planted)
+        time.sleep(1.1)  # the killed runs' leases expire
+        final = run_now(env, work, "final", None)
+    assert sum(life.killed for life in lives) >= 2, [(life.name, life.killed, life.rc) for life in lives]
+    assert final.rc == 0, final.err
+    checked = check_database(db, sources, 1_000, planted, work)
+    assert checked.markers == len(planted) > 0

@@ -1,0 +1,222 @@
+"""A fake OpenAI-compatible chat-completions server over real HTTP (what Ollama, llama.cpp's server,
+LM Studio and vLLM serve), for the `openai` extractor. Never contacts a real server: it binds
+127.0.0.1 on a free port.
+
+    with FakeChat(context_tokens=4096) as fake:
+        ... CHECKPOINT_OPENAI_BASE_URL=fake.base_url ...
+        fake.completions                   # RequestRecord of every POST /v1/chat/completions, in order
+
+Endpoints
+---------
+    POST /v1/chat/completions   a ChatCompletion JSON (no streaming), with usage and finish_reason
+    GET  /v1/models             {"object": "list", "data": [{"id": <model>}]}
+    A key is optional (a local server takes none); `FakeChat(api_key="k")` wants `Bearer k`, else 401.
+
+Answers
+-------
+    The prompt is the user message's text. The default responder answers the planted decisions of
+    tests/support/synth.py found in it (fake_anthropic.planted_decisions), as {"items": [...]}.
+    `fake.responder = fn`: fn(ChatRequest) returns a list of items or a str sent verbatim.
+
+The window
+----------
+    `context_tokens`: a request whose messages (counted at 4 bytes a token, about what a real
+    tokenizer does with English; the chunker's estimate counts more) and max_tokens do not fit is
+    answered 400, as llama.cpp answers it, and its record says `over_window`. `refuse_json_schema`:
+    every response_format json_schema is answered 400 "Either json_schema or grammar ..." (some
+    llama.cpp builds, ggml-org/llama.cpp #11847); json_object is served.
+
+Faults (queued with `fake.script(...)`, one per chat request, in order)
+------
+    500 / "server_error"   500 {"error": {...}}
+    "cut_off"              200, half the answer, finish_reason "length" (a small model looping)
+    "prose"                200, a sentence instead of JSON, finish_reason "stop"
+    "too_long"             400 "the request exceeds the available context size" whatever its size
+    "drop"                 the connection closed without an answer
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from tests.support.fake_anthropic import planted_decisions
+from tests.support.fake_http import JSON, FakeHandler, FakeServer, hard_close, read_body, write_json
+
+FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop"]
+_SHORTHANDS: dict[int, FaultKind] = {500: "server_error"}
+SCHEMA_REFUSAL = "Either json_schema or grammar can be specified, but not both"
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    model: str
+    system: str
+    prompt: str  # the user message's text
+    response_format: JSON
+    body: JSON
+
+
+@dataclass
+class RequestRecord:
+    seq: int
+    method: str
+    path: str
+    started: float  # time.monotonic(): which process sent it (crash_harness.sends_per_chunk)
+    headers: dict[str, str]
+    body: JSON | None = None
+    tokens: int = 0  # the request's messages, counted as the fake's "tokenizer" counts
+    over_window: bool = False  # its messages and max_tokens did not fit context_tokens
+    fault: str | None = None
+    status: int | None = None
+    answer: str | None = None
+    error_type: str | None = None  # crash_harness.chunk_key names it in a failure
+
+    @property
+    def format_type(self) -> str | None:
+        return ((self.body or {}).get("response_format") or {}).get("type")
+
+
+Responder = Callable[[ChatRequest], list[JSON] | str]
+
+
+def default_responder(request: ChatRequest) -> list[JSON]:
+    return planted_decisions(request.prompt, same_as='"same_as"' in json.dumps(request.response_format))
+
+
+def count_tokens(body: JSON) -> int:
+    text = "".join(str(m.get("content") or "") for m in body.get("messages") or [] if isinstance(m, dict))
+    return math.ceil(len(text.encode()) / 4)
+
+
+class FakeChat(FakeServer[RequestRecord]):
+    thread_name = "fake-chat"
+
+    def __init__(self, *, model: str = "fake-local-model", context_tokens: int | None = None,
+                 refuse_json_schema: bool = False, api_key: str | None = None, latency: float = 0.0,
+                 responder: Responder | None = None) -> None:
+        super().__init__()
+        self.model = model
+        self.context_tokens = context_tokens
+        self.refuse_json_schema = refuse_json_schema
+        self.api_key = api_key
+        self.latency = latency
+        self.responder: Responder = responder or default_responder
+        self._faults: deque[FaultKind] = deque()
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/v1"
+
+    def script(self, *faults: FaultKind | int) -> None:
+        with self._lock:
+            self._faults.extend(_SHORTHANDS[f] if isinstance(f, int) else f for f in faults)
+
+    def pending_faults(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    @property
+    def completions(self) -> list[RequestRecord]:
+        return [r for r in self.requests if r.method == "POST" and r.path == "/v1/chat/completions"]
+
+    # ------------------------------------------------------------------------------------------ serving
+
+    def _handle(self, h: FakeHandler) -> None:
+        with self._lock:
+            self._seq += 1
+            rec = RequestRecord(self._seq, h.command, h.path.split("?")[0].rstrip("/"), time.monotonic(),
+                                {k.lower(): ("Bearer <redacted>" if k.lower() == "authorization" else v)
+                                 for k, v in h.headers.items()})
+            self._log.append(rec)
+        try:
+            raw = read_body(h)
+            if raw:
+                rec.body = json.loads(raw)
+            self._route(h, rec)
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, ValueError):
+                self._json(h, rec, 400, _error(f"body is not JSON: {exc}"))
+            h.close_connection = True
+        except Exception as exc:  # re-raised in the test thread when the fake stops
+            self._failed(exc)
+            h.close_connection = True
+
+    def _route(self, h: FakeHandler, rec: RequestRecord) -> None:
+        auth = h.headers.get("authorization") or ""
+        if self.api_key is not None and auth != f"Bearer {self.api_key}":
+            self._json(h, rec, 401, _error("Incorrect API key provided.", "invalid_api_key", 401))
+            return
+        if h.command == "GET" and rec.path == "/v1/models":
+            self._json(h, rec, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
+            return
+        if h.command != "POST" or rec.path != "/v1/chat/completions":
+            self._json(h, rec, 404, _error(f"no route {h.command} {rec.path}", code=404))
+            return
+        body = rec.body or {}
+        rec.tokens = count_tokens(body)
+        fmt = body.get("response_format") or {}
+        if self.refuse_json_schema and fmt.get("type") == "json_schema":
+            self._json(h, rec, 400, _error(SCHEMA_REFUSAL))
+            return
+        if self.context_tokens is not None and rec.tokens + int(body.get("max_tokens") or 0) > self.context_tokens:
+            rec.over_window = True
+            self._json(h, rec, 400, _too_long(rec.tokens, self.context_tokens))
+            return
+        with self._lock:
+            fault = self._faults.popleft() if self._faults else None
+        rec.fault = fault
+        if self.latency:
+            time.sleep(self.latency)
+        if fault == "server_error":
+            self._json(h, rec, 500, _error("internal server error", "server_error", 500))
+            return
+        if fault == "too_long":
+            self._json(h, rec, 400, _too_long(rec.tokens, self.context_tokens or rec.tokens))
+            return
+        if fault == "drop":
+            hard_close(h)
+            return
+        request = _parse(body)
+        answer = self.responder(request)
+        text = answer if isinstance(answer, str) else json.dumps({"items": answer}, ensure_ascii=False)
+        finish = "stop"
+        if fault == "cut_off":
+            text, finish = text[: max(1, len(text) // 2)], "length"
+        elif fault == "prose":
+            text = "Sure! Here are the decisions I found in this chunk: the team picked a cache."
+        rec.answer = text
+        self._json(h, rec, 200, {
+            "id": f"chatcmpl-fake{rec.seq}", "object": "chat.completion", "created": int(time.time()),
+            "model": request.model or self.model,
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": rec.tokens, "completion_tokens": len(text) // 4 + 1,
+                      "total_tokens": rec.tokens + len(text) // 4 + 1},
+        })
+
+    def _json(self, h: FakeHandler, rec: RequestRecord, status: int, body: JSON) -> None:
+        rec.status = status
+        if status != 200:
+            rec.error_type = str((body.get("error") or {}).get("type"))
+        write_json(h, status, body)
+
+
+def _parse(body: JSON) -> ChatRequest:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    prompt = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
+    return ChatRequest(str(body.get("model") or ""), system, prompt, body.get("response_format") or {}, body)
+
+
+def _error(message: str, kind: str = "invalid_request_error", code: int = 400) -> JSON:
+    return {"error": {"code": code, "message": message, "type": kind}}
+
+
+def _too_long(tokens: int, context: int) -> JSON:
+    return _error(f"the request exceeds the available context size ({tokens} tokens > {context}), "
+                  "try increasing it", "exceed_context_size_error")

@@ -1,0 +1,176 @@
+"""The `openai` extractor (checkpoint.extract.openai_compatible) against the fake chat-completions server
+(tests/support/fake_chat.py): the request it sends, how each failure is read, the window it never
+overfills, the JSON-mode fallback said once, and the key never shown."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from checkpoint import runner
+from checkpoint.config import Settings
+from checkpoint.extract import ExtractionError
+from checkpoint.extract.openai_compatible import JSON_MODE_SYSTEM, OpenAICompatibleExtractor
+from checkpoint.extract.openai_http import is_local
+from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.schema import STRICT_SCHEMA
+from checkpoint.model import ChunkInput, Role, TurnSlice, Usage
+from tests.support.fake_chat import SCHEMA_REFUSAL, FakeChat
+
+CHUNK = ChunkInput(
+    chunk_id=7, session_id="sess-1", agent="claude", cwd="/home/dev/proj",
+    turns=[TurnSlice("u1", 1, Role.USER, "Hello. We'll use marker-abc123 for the cache layer.", ("src/a.py",)),
+           TurnSlice("a1", 2, Role.ASSISTANT, "Fine. We'll use marker-def456 for the queue layer.")],
+    token_estimate=60,
+)
+PLANTED = [("We'll use marker-abc123 for the cache layer.", ["t1"], ["src/a.py"]),
+           ("We'll use marker-def456 for the queue layer.", ["t2"], [])]
+
+
+def settings(fake: FakeChat | None, tmp_path: Path, **extra: object) -> Settings:
+    values: dict[str, object] = {"db": tmp_path / "c.db", "sources": [], "retry_delay": 0.0, "max_attempts": 3,
+                                 "request_timeout": 5.0, "openai_context_tokens": 8192}
+    if fake is not None:
+        values["openai_base_url"] = fake.base_url
+    return Settings(**(values | extra))  # type: ignore[arg-type]
+
+
+def items(extraction: object) -> list[tuple[str, list[str], list[str]]]:
+    return [(i.statement, i.turn_ids, i.files) for i in extraction.items]  # type: ignore[attr-defined]
+
+
+def test_one_request_with_the_shared_prompt_and_strict_schema_read_by_the_shared_reader(tmp_path: Path) -> None:
+    with FakeChat(model="qwen-local") as fake:
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path))
+        extraction = extractor.extract(CHUNK)
+        base = fake.base_url
+    assert items(extraction) == PLANTED
+    assert (extraction.extractor, extraction.model, extraction.chunk_id) == ("openai", "qwen-local", 7)
+    [models, request] = fake.requests
+    assert (models.method, models.path) == ("GET", "/v1/models")  # no openai_model: the first one listed
+    head, transcript = render_request(CHUNK)
+    assert request.body == {
+        "model": "qwen-local",
+        "messages": [{"role": "system", "content": SYSTEM_PROMPT},
+                     {"role": "user", "content": head + "\n" + transcript}],
+        "response_format": {"type": "json_schema",
+                            "json_schema": {"name": "checkpoint_items", "schema": STRICT_SCHEMA, "strict": True}},
+        "max_tokens": 2048, "temperature": 0, "stream": False,
+    }
+    # The server's count; cost 0, said in the description.
+    assert extraction.usage == Usage(input_tokens=request.tokens, output_tokens=len(request.answer or "") // 4 + 1,
+                                     requests=1, cost_usd=0.0)
+    assert extractor.description == (f"an OpenAI-compatible server at {base} (its first listed model; "
+                                     "8,192-token window; a local server: no cost)")
+
+
+def test_a_refused_json_schema_switches_to_json_mode_once_said_once(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    with FakeChat(refuse_json_schema=True) as fake:
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m"))
+        with caplog.at_level(logging.WARNING):
+            first, second = extractor.extract(CHUNK), extractor.extract(CHUNK)
+    assert items(first) == items(second) == PLANTED
+    assert [r.format_type for r in fake.completions] == ["json_schema", "json_object", "json_object"]
+    assert [r.status for r in fake.completions] == [400, 200, 200]
+    assert fake.completions[1].body["messages"][0]["content"] == JSON_MODE_SYSTEM  # type: ignore[index]
+    assert json.dumps(STRICT_SCHEMA) in JSON_MODE_SYSTEM
+    said = [r.getMessage() for r in caplog.records if "refused the answer's JSON schema" in r.getMessage()]
+    assert len(said) == 1 and SCHEMA_REFUSAL in said[0] and "JSON mode" in said[0]
+    assert first.usage.requests == 2 and second.usage.requests == 1
+
+
+@pytest.mark.parametrize("fault", ["cut_off", "prose", "server_error", "drop"])
+def test_a_cut_off_answer_prose_or_a_server_error_is_retried(tmp_path: Path, fault: str) -> None:
+    with FakeChat() as fake:
+        fake.script(fault)  # type: ignore[arg-type]
+        extraction = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
+    assert items(extraction) == PLANTED
+    assert [r.fault for r in fake.completions] == [fault, None]
+    assert extraction.usage.requests == 2
+
+
+@pytest.mark.parametrize(("fault", "cause"), [
+    ("cut_off", "openai: answer cut off at its 2,048-token limit (finish_reason length) after 3 attempts"),
+    ("prose", "openai: answer did not match the schema (Invalid JSON: expected value at line 1 column 1) "
+              "after 3 attempts"),
+    ("server_error", "openai: server error (500) after 3 attempts"),
+])
+def test_answers_that_keep_failing_fail_the_chunk_and_it_stays_due(tmp_path: Path, fault: str, cause: str) -> None:
+    with FakeChat() as fake:
+        fake.script(*[fault] * 3)  # type: ignore[arg-type]
+        with pytest.raises(ExtractionError) as raised:
+            OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
+    error = raised.value
+    assert (error.cause, error.retryable, error.too_large, error.usage.requests) == (cause, True, False, 3)
+
+
+def test_a_400_for_a_prompt_over_the_servers_window_asks_for_a_smaller_chunk(tmp_path: Path) -> None:
+    with FakeChat() as fake:
+        fake.script("too_long")
+        with pytest.raises(ExtractionError) as raised:
+            OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
+    assert raised.value.too_large and raised.value.retryable
+    assert "prompt too long (400): the request exceeds the available context size" in raised.value.cause
+    assert len(fake.completions) == 1
+
+
+def test_a_chunk_larger_than_the_window_is_never_sent_but_re_split(tmp_path: Path) -> None:
+    big = replace(CHUNK, token_estimate=5_000)
+    with FakeChat() as fake:
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", openai_context_tokens=4096))
+        with pytest.raises(ExtractionError) as raised:
+            extractor.extract(big)
+    assert raised.value.too_large and raised.value.fit_tokens is not None
+    assert raised.value.fit_tokens <= extractor.chunk_budget()
+    assert fake.completions == []
+
+
+def test_a_window_that_cannot_hold_the_prompt_is_refused_with_that_cause_and_nothing_is_sent(tmp_path: Path) -> None:
+    with FakeChat() as fake:
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", openai_context_tokens=1024))
+        with pytest.raises(ExtractionError) as raised:
+            extractor.extract(CHUNK)
+    assert not raised.value.retryable and not raised.value.too_large
+    assert raised.value.cause.startswith("openai: the window of 1,024 tokens (openai_context_tokens) cannot hold the "
+                                         "prompt: its instructions, schema and known items take ~")
+    assert "set openai_context_tokens to it" in raised.value.cause
+    assert fake.requests == []
+
+
+def test_new_chunks_are_sized_to_the_window(tmp_path: Path) -> None:
+    extractor = OpenAICompatibleExtractor(settings(None, tmp_path, openai_context_tokens=4096))
+    options = runner.RunOptions.from_settings(settings(None, tmp_path, openai_context_tokens=4096), extractor)
+    # 4,096 less a quarter for the answer less the prompt: what a chunk may take.
+    assert options.chunk_tokens == extractor.chunk_budget() == 4096 - 1024 - extractor.overhead_estimate()
+    assert extractor.reserve == 1024
+
+
+def test_the_key_goes_in_the_header_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-openai-key-never-shown-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    with FakeChat(api_key=secret) as fake:
+        assert items(OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)) == PLANTED
+    with FakeChat(api_key="another") as fake, pytest.raises(ExtractionError) as raised:
+        OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
+    assert not raised.value.retryable and "authentication failed (401)" in raised.value.cause
+    assert "OPENAI_API_KEY" in raised.value.cause and secret not in raised.value.cause
+
+
+def test_a_server_that_does_not_answer_stops_the_run_with_that_cause(tmp_path: Path) -> None:
+    with FakeChat() as fake:
+        url = fake.base_url
+    with pytest.raises(ExtractionError) as raised:
+        OpenAICompatibleExtractor(settings(None, tmp_path, openai_base_url=url)).extract(CHUNK)
+    assert not raised.value.retryable
+    assert raised.value.cause.startswith(f"openai: the server at {url} does not answer (connection failed")
+
+
+def test_local_servers_are_told_from_hosted_ones() -> None:
+    assert [is_local(u) for u in ("http://127.0.0.1:11434/v1", "http://localhost:1234/v1", "http://192.168.1.9/v1",
+                                  "https://openrouter.ai/api/v1", "https://api.openai.com/v1")] == \
+        [True, True, True, False, False]
