@@ -81,7 +81,7 @@ def _claude_code(settings: Settings) -> Extractor:
 
 
 def _claude_code_ready(settings: Settings) -> Readiness:
-    from checkpoint.extract.claude_code import cli_status
+    from checkpoint.extract.claude_cli import cli_status  # no SDK: the automatic choice asks it to end offline
 
     status = cli_status(settings.claude_command)
     return Readiness(True, f": {status.cause}") if status.usable else Readiness(False, status.cause)
