@@ -181,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _command(store, settings, args)
         sys.stdout.flush()
         return code
+    except _NoSuchSession as exc:
+        print(plain_text(f"checkpoint: {exc}"), file=sys.stderr)
+        return 2
     except sqlite3.Error as exc:  # a full disk or a file gone bad mid-command: what was committed stays
         print(f"checkpoint: {fault_message(exc, settings.db)}", file=sys.stderr)
         return 1
@@ -326,7 +329,8 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
 
     started = store.clock()
     now = runner.checkpoint_now(
-        store, settings, choice.extractor, scan=scan, sessions=[args.session] if args.session else None,
+        store, settings, choice.extractor, scan=scan,
+        sessions=(lambda scanned: [_one_session(scanned, args.session)]) if args.session else None,
         concurrency=args.concurrency, on_update=progress,
     )
     scan_report, report = now.scan, now.run
@@ -506,17 +510,24 @@ def _local_time(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
+class _NoSuchSession(Exception):
+    """A session named on the command line that names no one stored session (the message says why)."""
+
+
+def _one_session(store: Store, given: str, forgotten: bool = False) -> str:
+    """The stored (or forgotten) session `given` names: its id, or a prefix of one id alone."""
+    matches = store.session_ids(given, forgotten=forgotten)
+    if len(matches) == 1:
+        return matches[0]
+    what = "forgotten session" if forgotten else "session"
+    if matches:
+        raise _NoSuchSession(f"{given!r} names {len(matches)} {what}s: {', '.join(matches[:10])}"
+                             f"{' …' if len(matches) > 10 else ''}; give more of the id.")
+    raise _NoSuchSession(f"no {what} {given!r} in this database (`checkpoint status` lists them)")
+
+
 def _forget(store: Store, args: argparse.Namespace) -> int:
-    matches = store.session_ids(args.session, forgotten=args.undo)
-    if len(matches) != 1:
-        what = "forgotten session" if args.undo else "session"
-        if matches:
-            print(f"{args.session!r} names {len(matches)} {what}s: {', '.join(matches[:10])}; give more of the id.",
-                  file=sys.stderr)
-        else:
-            print(f"No {what} {args.session!r} (`checkpoint status` lists them).", file=sys.stderr)
-        return 2
-    session_id = matches[0]
+    session_id = _one_session(store, args.session, forgotten=args.undo)
     if args.undo:
         store.unforget(session_id)
         if args.json:
@@ -620,19 +631,28 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
 
 
 def _items(store: Store, args: argparse.Namespace) -> int:
-    items = store.items(session_id=args.session, kind=args.kind, include_superseded=args.all)
+    session = _one_session(store, args.session) if args.session else None
+    items = store.items(session_id=session, kind=args.kind, include_superseded=args.all)
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
-    if not items:
-        print("No items captured yet. Run `checkpoint now`.")
-        return 0
     for item in items:
         _print_item(item)
-    print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
-    if not args.all and (hidden := len(store.items(session_id=args.session, kind=args.kind)) - len(items)):
+    if items:
+        print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
+    else:
+        print(_none_captured(args.kind, session))
+    if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind)) - len(items)):
         print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
     return 0
+
+
+def _none_captured(kind: str | None, session: str | None) -> str:
+    """What an empty `items` says: what was asked for ("No open questions captured in session ...")."""
+    if kind is None and session is None:
+        return "No items captured yet. Run `checkpoint now`."
+    what = kinds_phrase(Counter({kind: 2})).removeprefix("2 ") if kind else "items"
+    return f"No {what} captured" + (f" in session {session}." if session else ".")
 
 
 if __name__ == "__main__":
