@@ -150,7 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from checkpoint.agent.hooks import main as hook_main
 
         return hook_main(given[1:])
-    args = build_parser().parse_args(given)
+    parser = build_parser()
+    _refuse_unknown_first_option(parser, given)
+    args = parser.parse_args(given)
     if args.command == "mcp":
         from checkpoint.agent.mcp_server import serve as serve_mcp  # the MCP SDK loads only for `checkpoint mcp`
 
@@ -194,6 +196,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 13  # as a shell reports a command ended by SIGPIPE
     finally:
         store.close()
+
+
+def _refuse_unknown_first_option(parser: argparse.ArgumentParser, given: Sequence[str]) -> None:
+    """An option before the command that `checkpoint` itself does not take (`checkpoint --bogus`,
+    `checkpoint --db x status`): called unknown, with the usage (argparse would first say the
+    command is missing, or name it among "unrecognized arguments" after the command ran its parse)."""
+    first = given[0] if given else ""
+    own = {option for action in parser._actions for option in action.option_strings}
+    if first.startswith("-") and first.split("=", 1)[0] not in own:
+        parser.error(f"unknown option {first.split('=', 1)[0]} (a command's options come after it: "
+                     "`checkpoint COMMAND --help` lists them)")
 
 
 def _command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
