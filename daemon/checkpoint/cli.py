@@ -26,11 +26,13 @@ from checkpoint.model import (
     plain_text,
     plural,
 )
-from checkpoint.store import Store, StoreFault, fault_message
+from checkpoint.store import Store, StoreUnavailable, fault_message, read_only_file
 
 # `--kind` is checked after parsing, not by argparse's choices, so that a bad one is one line, as a bad
 # setting is (argparse would print the usage too).
 KINDS = tuple(kind.value for kind in ItemKind)
+# The commands that only read the database: on a database the user made read-only they open it so.
+READ_COMMANDS = ("status", "items", "search")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -175,8 +177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(flags)  # the editor's settings come on top; a bad one is said in the editor
     try:
-        store = Store(settings.db)
-    except StoreFault as exc:
+        if args.command in READ_COMMANDS and read_only_file(settings.db):
+            store = Store.read_only(settings.db, busy_seconds=30.0)
+        else:
+            store = Store(settings.db)
+    except StoreUnavailable as exc:
         print(f"checkpoint: {exc}", file=sys.stderr)
         return 1
     try:
