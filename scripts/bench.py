@@ -103,10 +103,11 @@ class Bench:
         self.repeat = repeat
         self.home = work / "home"
         self.home.mkdir()
+        (work / "empty-config.toml").write_text("")  # not the user's config (a CHECKPOINT_CONFIG must exist)
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.home),
-            "CHECKPOINT_CONFIG": str(work / "no-config.toml"),
+            "CHECKPOINT_CONFIG": str(work / "empty-config.toml"),
             "CHECKPOINT_EXTRACTOR": "heuristic",
             "LANG": "C.UTF-8",
         }

@@ -27,11 +27,13 @@ from checkpoint.model import (
     plain_text,
     plural,
 )
-from checkpoint.store import Store, StoreFault, fault_message
+from checkpoint.store import Store, StoreUnavailable, fault_message, read_only_file
 
 # `--kind` is checked after parsing, not by argparse's choices, so that a bad one is one line, as a bad
 # setting is (argparse would print the usage too).
 KINDS = tuple(kind.value for kind in ItemKind)
+# The commands that only read the database: on a database the user made read-only they open it so.
+READ_COMMANDS = ("status", "items", "search")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -151,7 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from checkpoint.agent.hooks import main as hook_main
 
         return hook_main(given[1:])
-    args = build_parser().parse_args(given)
+    parser = build_parser()
+    _refuse_unknown_first_option(parser, given)
+    args = parser.parse_args(given)
     if args.command == "mcp":
         from checkpoint.agent.mcp_server import serve as serve_mcp  # the MCP SDK loads only for `checkpoint mcp`
 
@@ -174,14 +178,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(flags)  # the editor's settings come on top; a bad one is said in the editor
     try:
-        store = Store(settings.db)
-    except StoreFault as exc:
+        if args.command in READ_COMMANDS and read_only_file(settings.db):
+            store = Store.read_only(settings.db, busy_seconds=30.0)
+        else:
+            store = Store(settings.db)
+    except StoreUnavailable as exc:
         print(f"checkpoint: {exc}", file=sys.stderr)
         return 1
     try:
         code = _command(store, settings, args)
         sys.stdout.flush()
         return code
+    except _NoSuchSession as exc:
+        print(plain_text(f"checkpoint: {exc}"), file=sys.stderr)
+        return 2
     except sqlite3.Error as exc:  # a full disk or a file gone bad mid-command: what was committed stays
         print(f"checkpoint: {fault_message(exc, settings.db)}", file=sys.stderr)
         return 1
@@ -192,6 +202,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 13  # as a shell reports a command ended by SIGPIPE
     finally:
         store.close()
+
+
+def _refuse_unknown_first_option(parser: argparse.ArgumentParser, given: Sequence[str]) -> None:
+    """An option before the command that `checkpoint` itself does not take (`checkpoint --bogus`,
+    `checkpoint --db x status`): called unknown, with the usage (argparse would first say the
+    command is missing, or name it among "unrecognized arguments" after the command ran its parse)."""
+    first = given[0] if given else ""
+    own = {option for action in parser._actions for option in action.option_strings}
+    if first.startswith("-") and first.split("=", 1)[0] not in own:
+        parser.error(f"unknown option {first.split('=', 1)[0]} (a command's options come after it: "
+                     "`checkpoint COMMAND --help` lists them)")
 
 
 def _command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
@@ -327,8 +348,8 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
 
     started = store.clock()
     captured = runner.capture(store, settings, choice=choice, scan=scan,
-                              sessions=[args.session] if args.session else None, concurrency=args.concurrency,
-                              on_update=progress)
+                              sessions=(lambda scanned: [_one_session(scanned, args.session)]) if args.session
+                              else None, concurrency=args.concurrency, on_update=progress)
     scan_report, report = captured.scan, captured.run
     assert scan_report is not None  # an explicit capture scans
     if show_progress and report.tried:
@@ -503,17 +524,24 @@ def _local_time(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
+class _NoSuchSession(Exception):
+    """A session named on the command line that names no one stored session (the message says why)."""
+
+
+def _one_session(store: Store, given: str, forgotten: bool = False) -> str:
+    """The stored (or forgotten) session `given` names: its id, or a prefix of one id alone."""
+    matches = store.session_ids(given, forgotten=forgotten)
+    if len(matches) == 1:
+        return matches[0]
+    what = "forgotten session" if forgotten else "session"
+    if matches:
+        raise _NoSuchSession(f"{given!r} names {len(matches)} {what}s: {', '.join(matches[:10])}"
+                             f"{' …' if len(matches) > 10 else ''}; give more of the id.")
+    raise _NoSuchSession(f"no {what} {given!r} in this database (`checkpoint status` lists them)")
+
+
 def _forget(store: Store, args: argparse.Namespace) -> int:
-    matches = store.session_ids(args.session, forgotten=args.undo)
-    if len(matches) != 1:
-        what = "forgotten session" if args.undo else "session"
-        if matches:
-            print(f"{args.session!r} names {len(matches)} {what}s: {', '.join(matches[:10])}; give more of the id.",
-                  file=sys.stderr)
-        else:
-            print(f"No {what} {args.session!r} (`checkpoint status` lists them).", file=sys.stderr)
-        return 2
-    session_id = matches[0]
+    session_id = _one_session(store, args.session, forgotten=args.undo)
     if args.undo:
         store.unforget(session_id)
         if args.json:
@@ -617,19 +645,28 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
 
 
 def _items(store: Store, args: argparse.Namespace) -> int:
-    items = store.items(session_id=args.session, kind=args.kind, include_superseded=args.all)
+    session = _one_session(store, args.session) if args.session else None
+    items = store.items(session_id=session, kind=args.kind, include_superseded=args.all)
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
-    if not items:
-        print("No items captured yet. Run `checkpoint now`.")
-        return 0
     for item in items:
         _print_item(item)
-    print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
-    if not args.all and (hidden := len(store.items(session_id=args.session, kind=args.kind)) - len(items)):
+    if items:
+        print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
+    else:
+        print(_none_captured(args.kind, session))
+    if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind)) - len(items)):
         print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
     return 0
+
+
+def _none_captured(kind: str | None, session: str | None) -> str:
+    """What an empty `items` says: what was asked for ("No open questions captured in session ...")."""
+    if kind is None and session is None:
+        return "No items captured yet. Run `checkpoint now`."
+    what = kinds_phrase(Counter({kind: 2})).removeprefix("2 ") if kind else "items"
+    return f"No {what} captured" + (f" in session {session}." if session else ".")
 
 
 if __name__ == "__main__":

@@ -241,12 +241,22 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
 _KINDS: dict[str, str] = {f.name: str(f.type) for f in fields(Settings)}
 
 
+def _with_likely(unknown: str) -> str:
+    """An unknown setting's name, with the known one it most likely meant: "chunk_token (did you mean
+    chunk_tokens?)"."""
+    import difflib  # only on this error: every command's start is measured
+
+    likely = difflib.get_close_matches(unknown, sorted(NAMES), n=1)
+    return f"{unknown} (did you mean {likely[0]}?)" if likely else unknown
+
+
 def _typed(values: dict[str, Any], where: str) -> dict[str, Any]:
     """One layer's raw values as the fields' types; an unknown name or a value of the wrong type is
     a SettingsError that says where it came from."""
     unknown = sorted(set(values) - NAMES)
     if unknown:
-        raise SettingsError(f"{where}: unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+        named = ", ".join(_with_likely(name) for name in unknown)
+        raise SettingsError(f"{where}: unknown setting{'s' if len(unknown) > 1 else ''}: {named}")
     try:
         typed = {name: _coerce(name, _KINDS[name], value) for name, value in values.items()}
         if typed.get("extractor") is not None:
@@ -309,6 +319,9 @@ def load(
     `overrides_from` names them in an error (the command line, the editor's settings)."""
     values: dict[str, Any] = {}
     path = config_file()
+    if os.environ.get("CHECKPOINT_CONFIG") and not path.is_file():  # asked for by name: never silently skipped
+        what = "is not a file" if path.exists() else "does not exist"
+        raise SettingsError(f"CHECKPOINT_CONFIG names {path}, which {what} (create it, or unset CHECKPOINT_CONFIG)")
     if path.is_file():
         import tomllib  # only when there is a file: every command's start is measured
 

@@ -36,6 +36,7 @@ from checkpoint.model import (
     ScannedTurn,
     SessionInfo,
     TurnDraft,
+    plural,
 )
 from checkpoint.sources import READERS, FoundFile, find, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
@@ -171,6 +172,9 @@ class _Batch:
         self.drop_records: Counter[str] = Counter()
         self.problems: list[LineProblem] = []
         self.bytes = 0
+        # Bad lines of a file that has decoded no record yet: said when one decodes, else as one
+        # problem when the batch is handed on (read_file's flush), so never pickled.
+        self.undecoded: list[LineProblem] = []
 
     def add_session(self, info: SessionInfo) -> None:
         if self.session is None:
@@ -333,6 +337,8 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
             cursor = advance(cursor, last, st)
             last = None
         sid = session_id or reader_state.get("session_id") or found.path.stem
+        if batch.undecoded:
+            _not_a_transcript(batch, reader_state)
         if redactor.detectors:
             _redact_batch(redactor, batch)
         step = StoreBatch(cursor, stored_from, restart, sid, reader_state, batch, redacted=not handover)
@@ -466,6 +472,11 @@ def _redact_edits(redactor: redact.Redactor, turns: list[ScannedTurn]) -> None:
 
 
 _REREAD = "re-read from the start (turns already stored are kept, not duplicated)"
+# In a file's reader state: a line of it decoded to a record (it is a transcript), and how many lines
+# were read before that none of which did. Until a line decodes, its bad lines are held back and said
+# as one problem ("not a transcript"), not one each: random bytes named like a session are one problem.
+_HAS_RECORDS = "pipeline.has_records"
+_UNDECODED = "pipeline.undecoded_lines"
 
 
 def _unreadable(store: Store, report: ScanReport, path: str, why: OSError | str) -> None:
@@ -489,6 +500,7 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     data = event.data
     policy = skim(data, state) if skim is not None else None
     if policy is not None:  # a copy or bookkeeping known from its bytes: counted as parsing it would
+        _has_records(batch, state)
         if policy:
             batch.dropped[policy] += len(data)
             batch.drop_records[policy] += 1
@@ -498,7 +510,8 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     except LineError as exc:
         salvaged = _salvage_tail(data)
         if salvaged is None:
-            batch.problems.append(LineProblem(event.line_no, redact.hide_secrets(str(exc))))
+            problem = LineProblem(event.line_no, redact.hide_secrets(str(exc)))
+            (batch.problems if state.get(_HAS_RECORDS) else batch.undecoded).append(problem)
             return
         start, obj = salvaged
         # A record appended after a cut-off one (a file truncated mid-line, then written on): the
@@ -506,6 +519,8 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
         batch.problems.append(LineProblem(event.line_no, f"{exc}; the first {start} bytes are a broken record,"
                                                          " dropped, and the whole record after them is kept"))
         data, objects, notes = data[start:], [obj], []
+    if objects:
+        _has_records(batch, state)
     batch.problems.extend(LineProblem(event.line_no, note) for note in notes)
     for index, obj in enumerate(objects):
         raw = data if len(objects) == 1 else data + b"#%d" % index
@@ -519,6 +534,28 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
                                                              f" ({type(exc).__name__}: {exc}); skipped"))
             continue
         _add_parsed(parsed, event.line_no, batch)
+
+
+def _has_records(batch: _Batch, state: dict[str, object]) -> None:
+    """A line of the file decoded: it is a transcript, so each bad line held back before is said."""
+    if batch.undecoded:
+        batch.problems.extend(batch.undecoded)
+        batch.undecoded.clear()
+    state[_HAS_RECORDS] = True
+
+
+def _not_a_transcript(batch: _Batch, state: dict[str, object]) -> None:
+    """The batch's bad lines, in a file none of whose lines has decoded yet, said as one problem (once
+    per file): they are still read, and a record written after them is read as in any transcript."""
+    held, batch.undecoded = batch.undecoded, []
+    before = state.get(_UNDECODED)
+    state[_UNDECODED] = (before if isinstance(before, int) else 0) + len(held)
+    if before:
+        return
+    first = held[0]
+    batch.problems.append(LineProblem(first.line_no, (
+        f"not a transcript: no JSON record in {plural(len(held), 'line')} read (line {first.line_no}: "
+        f"{first.message}); skipped, and records written to it later are read")))
 
 
 def _add_parsed(parsed: ParsedLine, line_no: int, batch: _Batch) -> None:

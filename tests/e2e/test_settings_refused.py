@@ -67,8 +67,10 @@ def test_a_source_root_that_is_the_disk_or_home_itself_is_refused(tmp_path: Path
         ({"CHECKPOINT_SOURCES": f"{tmp_path / 'fine'}:{to_home}"}, ["scan"], "the home folder itself"),
         ({}, ["scan", "--source", f"{home}/.claude/.."], "the home folder itself"),
     ]
+    empty_config = tmp_path / "empty-config.toml"  # not the user's: a CHECKPOINT_CONFIG must exist
+    empty_config.write_text("")
     for env_extra, args, what in cases:
-        env = cli_env(home, CHECKPOINT_CONFIG=str(tmp_path / "no-config.toml"), CHECKPOINT_DB=str(db), **env_extra)
+        env = cli_env(home, CHECKPOINT_CONFIG=str(empty_config), CHECKPOINT_DB=str(db), **env_extra)
         result = run(args, env, timeout=30)
         lines = result.err.splitlines()
         assert (result.rc, result.out, len(lines)) == (2, "", 1), (args, env_extra, result)
@@ -76,5 +78,5 @@ def test_a_source_root_that_is_the_disk_or_home_itself_is_refused(tmp_path: Path
         assert what in lines[0] and "name the folder that holds the transcripts" in lines[0], lines[0]
         assert not db.exists()
     # A folder inside home is fine.
-    env = cli_env(home, CHECKPOINT_CONFIG=str(tmp_path / "no-config.toml"), CHECKPOINT_DB=str(db))
+    env = cli_env(home, CHECKPOINT_CONFIG=str(empty_config), CHECKPOINT_DB=str(db))
     run(["scan", "--source", str(home / ".claude" / "projects")], env, timeout=30).check()

@@ -229,3 +229,22 @@ def test_the_format_check_sees_literals_not_prose(tmp_path: Path) -> None:
         '    return f"[tool {1}]" + "(reasoning) "\n'
     )
     assert [line.split(": ", 1)[0] for line in format_literals(root)] == [f"{root / 'server.py'}:5"] * 2
+
+
+def test_now_choosing_offline_automatically_does_not_load_the_sdk(tmp_path: Path) -> None:
+    """No API key, no claude CLI: the automatic choice ends offline without importing the Anthropic SDK
+    (about 1.5 s and 50 MB for nothing), whether `claude` is missing or there but not logged in."""
+    import os
+
+    fake_claude = tmp_path / "bin" / "claude"
+    fake_claude.parent.mkdir()
+    fake_claude.write_text("#!/bin/sh\n[ \"$1\" = --version ] && echo '2.1.328 (Claude Code)' && exit 0\n"
+                           "echo '{\"loggedIn\": false}'\n")
+    fake_claude.chmod(0o755)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CHECKPOINT_DB": str(tmp_path / "c.db"),
+           "CHECKPOINT_SOURCES": str(tmp_path / "none"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    quiet = "import contextlib, io\nfrom checkpoint import cli\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+    for claude in ("checkpoint-test-no-such-claude", str(fake_claude)):
+        loaded = loaded_by(quiet + "    cli.main(['now'])", {**env, "CHECKPOINT_CLAUDE_COMMAND": claude})
+        assert "checkpoint" in loaded
+        assert "anthropic" not in loaded, claude

@@ -26,6 +26,7 @@ CROSS_CUTTING = {
     "unit/sources/test_skim.py": "the skim of two readers (and base) against their full parse",
     "unit/sources/test_real_cli.py": "Claude Code and Codex read from one real-CLI corpus in one scan",
     "unit/redact/test_fast_paths.py": "the engine's and the gate's fast paths against the plain ones",
+    "e2e/extract/test_llama_cpp.py": "the openai extractor against a real llama.cpp server (xllamacpp)",
     "unit/sources/test_expiring_agents.py": "which agents' sessions are at risk: registry, store and runner",
 }
 

@@ -35,138 +35,35 @@ the token: the figure is what the run would cost on the API, and what budgets co
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.claude_cli import FIX_LOGIN, CliStatus, child_env, last_line, version_status
 from checkpoint.extract.fallback import model_order, models_said, through_models
 from checkpoint.extract.models import Calibration, Fit, chunk_budget, output_reserve, price_of, published_window
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.registry import claude_not_found
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
 from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 
 NAME = "claude-code"
-# The oldest version whose flags this module uses is not known exactly: 2.1.328 is the one checked
-# (every flag above is in its --help). Older 2.1 releases have them too by their changelog; older
-# than 2.1 is refused with a cause that says to update.
-MIN_VERSION = (2, 1, 0)
 # What Claude Code adds to a request besides our prompt and schema: its one-line identity, the
 # environment <system-reminder>s and the StructuredOutput tool's wrapper (about 1,200 tokens seen).
 CLI_OVERHEAD_TOKENS = 2_000
 START_SECONDS = 30.0  # on top of the request timeout: the process's own start and shutdown
-PROBE_SECONDS = 20.0
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _TOO_LONG = re.compile(r"prompt is too long|too many (input )?tokens|context (window|length)", re.IGNORECASE)
 _LOGIN = re.compile(r"not logged in|/login|invalid api key|oauth|authenticat|credential", re.IGNORECASE)
-FIX_LOGIN = "run `claude auth login`"
-
-
-# -- is the CLI there, recent enough, logged in? ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CliStatus:
-    usable: bool
-    cause: str  # why not, naming the fix; when usable, what it runs as ("Claude Code 2.1.328, claude.ai login")
-    version: str | None = None
-
-
-_probes: dict[tuple[str, ...], CliStatus] = {}
-_probes_lock = threading.Lock()
-
-
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return hide_secrets(lines[-1])[:300] if lines else ""
-
-
-def version_status(command: str) -> CliStatus:
-    """`claude --version` against MIN_VERSION (fast: it starts no session)."""
-    path = shutil.which(command)
-    if path is None:
-        return CliStatus(False, claude_not_found(command))
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=PROBE_SECONDS,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return CliStatus(False, f"`{command} --version` did not run ({type(exc).__name__}; reinstall Claude Code)")
-    found = _VERSION.search(out.stdout)
-    if out.returncode != 0 or found is None:
-        return CliStatus(False, f"`{command} --version` failed (exit {out.returncode}: "
-                                f"{_last_line(out.stderr or out.stdout)}; reinstall Claude Code)")
-    version = tuple(int(g) for g in found.groups())
-    if version < MIN_VERSION:
-        need = ".".join(map(str, MIN_VERSION))
-        return CliStatus(False, f"Claude Code {found.group(0)} is older than {need}, whose flags the claude-code "
-                                "extractor uses (run `claude update`)", found.group(0))
-    return CliStatus(True, f"Claude Code {found.group(0)}", found.group(0))
-
-
-def cli_status(command: str) -> CliStatus:
-    """Whether `command` is a Claude Code recent enough and logged in, without calling a model:
-    `claude --version`, then `claude auth status --json` (it reads the login the CLI would use: the
-    credentials file or keychain, an API key or token in its environment, an apiKeyHelper). Cached per
-    process, per command and environment (tests change HOME between cases)."""
-    key = (command, *(os.environ.get(v, "") for v in ("PATH", "HOME", "CLAUDE_CONFIG_DIR")),
-           *(str(bool(os.environ.get(v))) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")))
-    with _probes_lock:
-        cached = _probes.get(key)
-    if cached is not None:
-        return cached
-    status = version_status(command)
-    if status.usable:
-        status = _login_status(command, status)
-    with _probes_lock:
-        _probes[key] = status
-    return status
-
-
-def _login_status(command: str, found: CliStatus) -> CliStatus:
-    path = shutil.which(command) or command
-    try:
-        out = subprocess.run([path, "auth", "status", "--json"], capture_output=True, text=True,
-                             timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL, env=_child_env(None))
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return CliStatus(False, f"`{command} auth status` did not run ({type(exc).__name__})", found.version)
-    try:
-        status = json.loads(out.stdout)
-    except ValueError:
-        status = None
-    if not isinstance(status, dict):
-        return CliStatus(False, f"`{command} auth status` said nothing readable (exit {out.returncode}: "
-                                f"{_last_line(out.stderr or out.stdout)})", found.version)
-    if status.get("loggedIn") is not True:
-        return CliStatus(False, f"Claude Code is not logged in ({FIX_LOGIN})", found.version)
-    method = status.get("authMethod") or "unknown"
-    return CliStatus(True, f"{found.cause}, {method} login", found.version)
-
-
-def _child_env(settings: Settings | None) -> dict[str, str]:
-    """The user's environment (their login, proxy, gateway), with Claude Code's own retries off and
-    its side traffic (telemetry, update checks) stopped. CLAUDECODE marks a nested session: a
-    Checkpoint started from a Claude Code hook must still start a plain one."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")}
-    env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
-    if settings is not None:
-        env["CLAUDE_CODE_MAX_RETRIES"] = "0"
-        env["API_TIMEOUT_MS"] = str(int(settings.request_timeout * 1000))
-        env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(settings.output_tokens)
-    return env
 
 
 # -- the extractor -----------------------------------------------------------------------------------
@@ -247,7 +144,7 @@ class ClaudeCodeExtractor:
         usage.requests += 1  # a process that fails before its request is counted too: every attempt is
         try:
             proc = subprocess.Popen(self.command(model), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, cwd=self.workdir, env=_child_env(self.settings))
+                                    stderr=subprocess.PIPE, text=True, cwd=self.workdir, env=child_env(self.settings))
         except OSError as exc:
             return Failed("fatal", f"`{self.settings.claude_command}` could not be started ({exc.strerror}): "
                                     "install Claude Code or set claude_command")
@@ -264,7 +161,7 @@ class ClaudeCodeExtractor:
             result = None
         if not isinstance(result, dict):
             how = f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exited {proc.returncode}"
-            detail = _last_line(err or out)
+            detail = last_line(err or out)
             return Failed("transient", f"claude {how} without a result" + (f" ({detail})" if detail else ""))
         spent = _usage_of(model, result)
         usage.add(replace(spent, requests=0))

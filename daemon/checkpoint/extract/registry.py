@@ -87,11 +87,11 @@ def claude_not_found(command: str) -> str:
 
 
 def _claude_code_ready(settings: Settings) -> Readiness:
-    # Not installed: said without importing the extractor, which loads the answer schema and with it the
-    # SDK (over a second): the automatic choice runs at every `checkpoint now`.
+    # Not installed: said without importing anything more; installed: asked through claude_cli, which
+    # loads no SDK (the automatic choice runs at every `checkpoint now`).
     if shutil.which(settings.claude_command) is None:
         return Readiness(False, claude_not_found(settings.claude_command))
-    from checkpoint.extract.claude_code import cli_status
+    from checkpoint.extract.claude_cli import cli_status
 
     status = cli_status(settings.claude_command)
     return Readiness(True, f": {status.cause}") if status.usable else Readiness(False, status.cause)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from checkpoint.config import LEASE_SECONDS
 from checkpoint.store.agent_reads import AgentReadsMixin
 from checkpoint.store.chunks import ChunksMixin
-from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message
+from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message, read_only_file
 from checkpoint.store.edits import EditsMixin
 from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
@@ -66,6 +66,7 @@ __all__ = [
     "WindowTurn",
     "fault_message",
     "fingerprint",
+    "read_only_file",
 ]
 
 

@@ -17,7 +17,8 @@ from checkpoint.store.schema import MIGRATIONS, migrate
 
 
 def private(path: Path) -> None:
-    """The database and its WAL and shared-memory files readable by their owner alone."""
+    """A new database and its WAL and shared-memory files readable by their owner alone. Never done
+    to an existing one: its mode is the user's (a 0444 or 0640 they set stays so)."""
     for suffix in ("", "-wal", "-shm"):
         p = Path(str(path) + suffix)
         if p.exists():
@@ -90,6 +91,17 @@ def _check_directory(directory: Path) -> None:
                          "CHECKPOINT_DB to a private directory")
 
 
+def read_only_file(path: Path) -> bool:
+    """An existing database this user may not or chose not to write: its directory or the file is not
+    writable by them, or the file has no owner write bit (a 0444 set by hand, honoured even by root)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return False
+    return (not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
+            or not os.access(path.parent, os.W_OK))
+
+
 def _check_file(path: Path) -> None:
     try:
         info = path.stat()
@@ -107,7 +119,7 @@ def open_database(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _check_directory(path.parent)
         _check_file(path)
-        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        if not os.access(path.parent, os.W_OK) or read_only_file(path):
             raise StoreFault(f"cannot write the database {path}: its directory or file is read-only; make them "
                              "writable by you, or set CHECKPOINT_DB to a writable place")
         return _open(path)
@@ -118,6 +130,7 @@ def open_database(path: Path) -> sqlite3.Connection:
 
 
 def _open(path: Path) -> sqlite3.Connection:
+    new = not path.exists()
     old_umask = os.umask(0o077)
     try:
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
@@ -140,7 +153,8 @@ def _open(path: Path) -> sqlite3.Connection:
         # default, 7.5 s with 16 MB, no faster with 48 MB). Allocated as used: small databases pay nothing.
         conn.execute("PRAGMA cache_size=-16384")
         migrate(conn)
-        private(path)
+        if new:
+            private(path)
     except BaseException:
         conn.close()
         raise
@@ -161,8 +175,8 @@ def open_read_only(path: Path, busy_seconds: float) -> sqlite3.Connection:
     if version != len(MIGRATIONS):
         conn.close()
         raise StoreUnavailable(f"the database at {path} is at schema version {version}, this Checkpoint reads "
-                               f"{len(MIGRATIONS)}; any other `checkpoint` command (e.g. `checkpoint status`) "
-                               "migrates it")
+                               f"{len(MIGRATIONS)}: a `checkpoint` command that writes (e.g. `checkpoint scan`, "
+                               "with the file writable) migrates it")
     return conn
 
 

@@ -81,11 +81,32 @@ def link(c: sqlite3.Connection, old_id: str, new_id: str, said_by: SaidBy, reaso
     return True
 
 
+def _same_workspace(c: sqlite3.Connection, old_id: str, new_id: str) -> None:
+    """Refuse a replacement from another workspace (its session ran in a folder that neither holds nor
+    is inside the old item's): a decision of one project does not overturn another's. An item whose
+    session's folder is not known is not refused."""
+    cwds = dict(c.execute(
+        "SELECT items.id, sessions.cwd FROM items JOIN sessions ON sessions.id = items.session_id"
+        " WHERE items.id IN (?, ?)", (old_id, new_id),
+    ).fetchall())
+    old_cwd, new_cwd = cwds.get(old_id), cwds.get(new_id)
+    if not old_cwd or not new_cwd or _inside(old_cwd, new_cwd) or _inside(new_cwd, old_cwd):
+        return
+    raise SupersessionRefused(f"item {new_id} is of the workspace {new_cwd}, item {old_id} of {old_cwd}: an item "
+                              "is superseded by one of its own workspace")
+
+
+def _inside(folder: str, outer: str) -> bool:
+    return folder == outer or folder.startswith(outer.rstrip("/") + "/")
+
+
 class SupersessionsMixin(StoreBase):
     def supersede(self, old_id: str, new_id: str, reason: str | None = None) -> bool:
         """By hand: `new_id` supersedes `old_id` (a dismissed item may be superseded too). Raises
-        SupersessionRefused (unknown item, itself, a loop). False: the link was already there."""
+        SupersessionRefused (unknown item, itself, a loop, an item of another workspace). False: the
+        link was already there."""
         with self.transaction() as c:
+            _same_workspace(c, old_id, new_id)
             return link(c, old_id, new_id, "user", reason, None, self.clock())
 
     def unsupersede(self, old_id: str, new_id: str | None = None) -> int:

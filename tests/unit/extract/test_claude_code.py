@@ -14,7 +14,8 @@ import pytest
 
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Priced, Windowed, claude_code
-from checkpoint.extract.claude_code import ClaudeCodeExtractor, classify_error, cli_status, read_result
+from checkpoint.extract.claude_cli import cli_status
+from checkpoint.extract.claude_code import ClaudeCodeExtractor, classify_error, read_result
 from checkpoint.model import ChunkInput, Role, TurnSlice
 
 FAKE_CLAUDE = """\
