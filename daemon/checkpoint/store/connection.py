@@ -6,13 +6,13 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
 
+from checkpoint.ownership import database_folder_problem
 from checkpoint.store.schema import MIGRATIONS, migrate
 
 
@@ -78,16 +78,10 @@ def fault_message(exc: BaseException, path: Path) -> str:
 
 
 def _check_directory(directory: Path) -> None:
-    """Refuse a directory another user owns or anyone may write (they could swap the database, or
-    read it). Group-writable is allowed: with per-user groups (umask 002) that group is the user."""
-    info = directory.stat()
-    if info.st_uid != os.getuid():
-        raise StoreFault(f"the database directory {directory} belongs to another user (uid {info.st_uid}): "
-                         "set CHECKPOINT_DB to a directory of your own")
-    if info.st_mode & stat.S_IWOTH:
-        raise StoreFault(f"the database directory {directory} is writable by everyone "
-                         f"(mode {stat.S_IMODE(info.st_mode):o}): run `chmod o-w '{directory}'`, or set "
-                         "CHECKPOINT_DB to a private directory")
+    """Refuse a directory another user owns or others may write (they could swap the database, or read it)."""
+    problem = database_folder_problem(directory)
+    if problem:
+        raise StoreFault(problem)
 
 
 def _check_file(path: Path) -> None:
@@ -152,6 +146,12 @@ def open_read_only(path: Path, busy_seconds: float) -> sqlite3.Connection:
     `busy_seconds` for a lock: what a hook, with its one second, may afford."""
     if not path.is_file():
         raise StoreUnavailable(f"no database at {path} (nothing captured there yet, or CHECKPOINT_DB points elsewhere)")
+    try:
+        # The same checks as a writer's open: another user's file would put their items in our agent's context.
+        _check_directory(path.parent)
+        _check_file(path)
+    except OSError as exc:
+        raise StoreUnavailable(f"cannot read the database at {path}: {exc}") from exc
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_seconds,
                                isolation_level=None, check_same_thread=False)
