@@ -358,6 +358,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        # The longest line of a file skipped as too long (0: none): once the limit admits it, the file
+        # is read again from the start, so a raised limit reads what the lower one skipped. A file with
+        # skips from before (their sizes unknown) is read again once.
+        "longest skipped line",
+        (
+            "ALTER TABLE files ADD COLUMN longest_skipped INTEGER NOT NULL DEFAULT 0",
+            "UPDATE files SET longest_skipped = 1 WHERE drops LIKE '%\"oversized_line\"%'",
+        ),
+    ),
 )
 
 
