@@ -103,7 +103,7 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     to_read: list[tuple[FoundFile, FileRow | None]] = []
     for root, path in transcript_paths(report.roots, report.problems, own_runs):
         row = known.get(path)
-        if row is None or row.missing or not _unchanged_on_disk(path, row.cursor):
+        if row is None or row.missing or not _unchanged_on_disk(path, row.cursor) or _refit(row, settings):
             found = find(Path(path))
             if found is None:
                 continue
@@ -175,6 +175,7 @@ class _Batch:
         # Bad lines of a file that has decoded no record yet: said when one decodes, else as one
         # problem when the batch is handed on (read_file's flush), so never pickled.
         self.undecoded: list[LineProblem] = []
+        self.longest_skipped = 0  # bytes of the longest line skipped as too long
 
     def add_session(self, info: SessionInfo) -> None:
         if self.session is None:
@@ -270,13 +271,18 @@ def _apply(store: Store, found: FoundFile, step: FileStep, settings: Settings, r
         added = store.ingest(
             step.cursor, found.role.agent, step.session_id, found.role.subagent, step.reader_state, batch.turns,
             batch.session, batch.dropped, batch.drop_records, batch.problems, chunk_tokens=settings.chunk_tokens,
-            since=step.since, restart=step.restart,
+            since=step.since, restart=step.restart, longest_skipped=batch.longest_skipped,
         )
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)
         report.problems.extend(ReadProblem(str(found.path), p.line_no, ProblemKind.LINE, p.message)
                                for p in batch.problems)
+
+
+def _refit(row: FileRow, settings: Settings) -> bool:
+    """Lines of the file skipped as too long that the limit admits now (it was raised): read again."""
+    return 0 < row.longest_skipped <= settings.max_line_bytes
 
 
 def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handover: bool = False
@@ -295,10 +301,15 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
         yield Unreadable(path, f"cannot read: {_file_type(st.st_mode)}, not a regular file; skipped")
         return
     cursor = row.cursor if row else FileCursor(path)
-    if row is not None and not row.missing and unchanged(cursor, st):
+    # Lines skipped as too long that the limit admits now (it was raised): the file is read again from
+    # the start, and those lines with it (the turns stored already are not stored twice).
+    refit = row is not None and _refit(row, settings)
+    if row is not None and not row.missing and unchanged(cursor, st) and not refit:
         return
     reader_state = dict(row.reader_state) if row else {}
     reset = check_identity(cursor, st) if row else None
+    if refit and reset is None:
+        reset = Reset("lines skipped as too long fit the limit now")
     # A whole-JSON transcript is rewritten as it grows: each change is read whole again, from a
     # fresh state (the stable turn ids add only what is new), and being re-read is not news.
     whole_json = whole_file(found.path.name)
@@ -322,7 +333,7 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
     session_id = found.role.session_id or (row.session_id if row else None)
     batch = _Batch()
     yield Opened()
-    if reset is not None and not shrank and not whole_json:
+    if reset is not None and not shrank and not whole_json and not refit:
         # Replaced or rewritten: said at the line reading had reached.
         message = f"{reset.reason} after {before.line_no} lines were read; {_REREAD}"
         batch.problems.append(LineProblem(before.line_no, message))
@@ -354,6 +365,7 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
                 batch.problems.append(LineProblem(event.line_no, f"skipped: {event.reason} (policy oversized_line)"))
                 batch.dropped["oversized_line"] += event.size
                 batch.drop_records["oversized_line"] += 1
+                batch.longest_skipped = max(batch.longest_skipped, event.size)
             last = event
             if len(batch.turns) >= BATCH_TURNS or batch.bytes >= batch_bytes:
                 yield flush()

@@ -206,3 +206,52 @@ async def test_a_pytest_lsp_client_gets_an_answer_to_every_bad_request(tmp_path:
         assert await daemon.items() == []  # and it still answers
     finally:
         await daemon.stop()
+
+
+DEEP = b"[" * 2000 + b"]" * 2000  # 4 KB that json.loads cannot take (RecursionError, not ValueError)
+
+
+async def test_a_too_deeply_nested_frame_costs_that_frame_only_and_stdin_still_ends_the_daemon(
+        tmp_path: Path) -> None:
+    client = await RawClient.start(tmp_path)
+    try:
+        await client.initialize()
+        client.send(frame(DEEP))
+        client.send(frame(b'{"jsonrpc": "2.0", "id": 7, "method": "checkpoint/items", "params": {"x": %s}}' % DEEP))
+        client.send(frame(request(1, "checkpoint/items", {})))
+        assert "result" in await client.answer(1)
+        assert client.process.stdin is not None
+        client.process.stdin.close()  # no shutdown, no exit: the end of stdin alone must end it
+        assert await asyncio.wait_for(client.process.wait(), 15) == 0
+    finally:
+        stderr = await client.close()
+    assert "Traceback" not in stderr, stderr
+    assert stderr.count("malformed LSP frame") == 2 and "nested too deeply" in stderr, stderr
+
+
+async def test_requests_after_shutdown_are_answered_with_invalid_request(tmp_path: Path) -> None:
+    client = await RawClient.start(tmp_path)
+    try:
+        await client.initialize()
+        client.send(frame(request("down", "shutdown")))
+        assert "error" not in await client.answer("down")
+        client.send(frame(request(1, "checkpoint/items", {})))
+        client.send(frame(request(2, "workspace/executeCommand", {"command": "checkpoint.now", "arguments": []})))
+        for msg_id in (1, 2):
+            error = (await client.answer(msg_id))["error"]
+            assert error["code"] == -32600 and "shut" in error["message"], error
+        client.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert await asyncio.wait_for(client.process.wait(), 15) == 0
+    finally:
+        await client.close()
+
+
+async def test_checkpoint_items_without_params_is_an_empty_query(tmp_path: Path) -> None:
+    client = await RawClient.start(tmp_path)
+    try:
+        await client.initialize()
+        client.send(frame(request(1, "checkpoint/items", omit=True)))
+        client.send(frame(request(2, "checkpoint/items", {})))
+        assert (await client.answer(1)).get("result") == (await client.answer(2))["result"]
+    finally:
+        await client.close()

@@ -63,6 +63,13 @@ def excerpt_json(excerpt: SourceExcerpt, redactor: Redactor) -> dict[str, Any]:
     }
 
 
+def echo(text: str, limit: int = 120) -> str:
+    """An argument quoted back in an error, cut short: a megabyte of id is not worth a megabyte of error."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
 def dumps(tool: str, body: dict[str, Any]) -> str:
     text = json.dumps({"checkpoint": tool, **body}, ensure_ascii=False)
     assert text.startswith(AGENT_ANSWER_MARK)

@@ -25,7 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from checkpoint.agent.problems import record, state_dir
+from checkpoint.agent.problems import agent_folder, record, state_dir
+from checkpoint.ownership import open_private, private_folder
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -41,14 +42,15 @@ def _paths(db: Path, session_id: str) -> tuple[Path, Path]:
 
 def _token(path: Path) -> str:
     try:
-        return path.read_text()
+        with os.fdopen(open_private(path, os.O_RDONLY), "r") as fh:
+            return fh.read()
     except OSError:
         return ""
 
 
 def _try_lock(path: Path) -> int | None:
     """The lock's descriptor, held; None when another process holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(path, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -65,9 +67,11 @@ def _unlock(fd: int) -> None:
 def request_capture(db: Path, session_id: str) -> bool:
     """Ask for the session to be captured soon; True when a worker was started for it."""
     request, lock = _paths(db, session_id)
-    request.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    agent_folder(db)  # raises unless the folders are private: then nothing is written (and the hook records why)
+    private_folder(request.parent)
     tmp = request.with_name(f"{request.name}.{os.getpid()}.tmp")
-    tmp.write_text(f"{time.time_ns()}.{os.getpid()}")
+    with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w") as fh:
+        fh.write(f"{time.time_ns()}.{os.getpid()}")
     os.replace(tmp, request)
     fd = _try_lock(lock)
     if fd is None:

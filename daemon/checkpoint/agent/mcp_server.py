@@ -21,11 +21,14 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCError, JSONRPCRequest, JSONRPCResponse, ToolAnnotations
 
 from checkpoint import config, redact
 from checkpoint.agent import answers
@@ -42,6 +45,8 @@ MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 BUSY_SECONDS = 5.0  # a tool call may wait this long for a writer's lock; a hook waits far less
+MAX_QUERY_CHARS = 1_000  # a search is a few words; more is not a query
+ANSWER_WAIT_SECONDS = 30.0  # after stdin ends, how long the requests read before it may take to answer
 
 
 class _NoDatabase(Exception):
@@ -72,7 +77,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
     def workspaces(workspace: str | None) -> list[str]:
         given = workspace or cwd
         if not os.path.isabs(os.path.expanduser(given)):
-            raise ToolError(f"workspace must be an absolute folder path, not {given!r}")
+            raise ToolError(f"workspace must be an absolute folder path, not {answers.echo(given)}")
         return workspace_folders(given)
 
     @contextmanager
@@ -102,6 +107,9 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         line, and files; `left_out` counts matches not shown."""
         if not query.split():
             raise ToolError("query is empty: give one or more words to search for")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolError(f"query is {len(query)} characters, over the {MAX_QUERY_CHARS} a search takes: "
+                            "give the few words to search for")
         folders = workspaces(workspace)
         try:
             with reading() as store:
@@ -140,7 +148,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         except _NoDatabase:
             item = None
         if item is None:
-            raise ToolError(f"no item with id {id!r}; search_decisions or list_decisions give the ids")
+            raise ToolError(f"no item with id {answers.echo(id)}; search_decisions or list_decisions give the ids")
         shown = excerpts[: answers.SOURCES_SHOWN * 2]
         return answers.dumps("get_decision", {
             "item": answers.item_json(item, redactor),
@@ -181,5 +189,101 @@ def serve() -> int:
     except config.SettingsError as exc:
         print(f"checkpoint mcp: error in the settings: {exc}", file=sys.stderr)
         return 2
-    build_server(settings, os.getcwd()).run()
+    anyio.run(_serve_stdio, build_server(settings, os.getcwd()))
     return 0
+
+
+class _Pending:
+    """The requests read and not answered yet: stdin may end right after a tool call (a client
+    that sends its last call and closes), and the SDK would cancel that call when it sees the end.
+    So the end of stdin is passed on only once they are answered (or ANSWER_WAIT_SECONDS passed)."""
+
+    def __init__(self) -> None:
+        self.ids: set[str | int] = set()
+        self.none_left = anyio.Event()
+
+    def read(self, item: object) -> None:
+        if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCRequest):
+            if not self.ids:
+                self.none_left = anyio.Event()  # an anyio Event cannot be cleared
+            self.ids.add(item.message.id)
+
+    def sent(self, item: SessionMessage) -> None:
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
+            self.ids.discard(item.message.id)
+            if not self.ids:
+                self.none_left.set()
+
+    async def answered(self) -> None:
+        if self.ids:
+            with anyio.move_on_after(ANSWER_WAIT_SECONDS):
+                await self.none_left.wait()
+
+
+class _ReadUntilAnswered:
+    """The SDK's stdin stream (its ReadStream protocol), whose end waits for _Pending."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            item: SessionMessage | Exception = await self._inner.receive()
+        except anyio.EndOfStream:
+            await self._pending.answered()
+            raise
+        self._pending.read(item)
+        return item
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _ReadUntilAnswered:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _ReadUntilAnswered:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class _WriteNoting:
+    """The SDK's stdout stream, noting each answer sent in _Pending."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self._inner.send(item)
+        self._pending.sent(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WriteNoting:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """MCPServer.run_stdio_async, with every request read answered before the server leaves."""
+    lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async drives it the same way
+    async with stdio_server() as (read_stream, write_stream):
+        pending = _Pending()
+        await lowlevel.run(_ReadUntilAnswered(read_stream, pending), _WriteNoting(write_stream, pending),
+                           lowlevel.create_initialization_options())

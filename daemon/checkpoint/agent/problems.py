@@ -4,7 +4,9 @@ A hook must print nothing and exit 0 whatever goes wrong (the agent must never b
 Checkpoint), so it cannot say what went wrong; and when the database is missing or locked it cannot
 write there either. So each problem is one JSON line in a small file beside the database
 (`<db>.agent/problems.jsonl`, private to its owner), kept to its newest lines; `checkpoint status`
-lists the newest. Plain file I/O only: this loads with every hook."""
+lists the newest. That folder is used only when it and the database's folder are the user's own and
+private (checkpoint.ownership), and no file in it is opened through a symlink: a hook must never
+write where someone else chose. Plain file I/O only: this loads with every hook."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from checkpoint.ownership import NotPrivate, database_folder_problem, open_private, private_folder
 
 KEEP = 200  # lines kept when the file is trimmed
 TRIM_BYTES = 256 << 10  # trimmed past this size
@@ -26,6 +30,16 @@ def state_dir(db: Path) -> Path:
 
 def problems_file(db: Path) -> Path:
     return state_dir(db) / "problems.jsonl"
+
+
+def agent_folder(db: Path) -> Path:
+    """state_dir(db), made if missing; raises NotPrivate (or OSError) unless both it and the
+    database's folder are the user's own and private."""
+    db.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    problem = database_folder_problem(db.parent)
+    if problem:
+        raise NotPrivate(problem)
+    return private_folder(state_dir(db))
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +56,10 @@ class AgentProblem:
 def record(db: Path, where: str, message: str, session_id: str | None = None) -> None:
     """Append a problem; never raises (a hook that cannot even record has nothing left to do)."""
     try:
-        path = problems_file(db)
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = agent_folder(db) / "problems.jsonl"
         line = json.dumps({"at": time.time(), "where": where, "message": message[:2_000],
                            "session_id": session_id}, ensure_ascii=False) + "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, line.encode())
             size = os.fstat(fd).st_size
@@ -58,19 +71,28 @@ def record(db: Path, where: str, message: str, session_id: str | None = None) ->
         pass
 
 
+def _read(path: Path) -> bytes:
+    with os.fdopen(open_private(path, os.O_RDONLY), "rb") as fh:
+        return fh.read()
+
+
 def _trim(path: Path) -> None:
-    lines = path.read_bytes().splitlines(keepends=True)[-KEEP:]
+    lines = _read(path).splitlines(keepends=True)[-KEEP:]
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with os.fdopen(fd, "wb") as fh:
         fh.writelines(lines)
     os.replace(tmp, path)
 
 
 def recent(db: Path, limit: int = 10) -> list[AgentProblem]:
-    """The newest problems first; a line that is not one (a torn write) is skipped."""
+    """The newest problems first; a line that is not one (a torn write) is skipped. A folder that is
+    not private is itself the problem (nothing is read from it, and the hooks write nothing there)."""
     try:
-        lines = problems_file(db).read_bytes().splitlines()
+        private_folder(state_dir(db), create=False)
+        lines = _read(problems_file(db)).splitlines()
+    except NotPrivate as exc:
+        return [AgentProblem(at=time.time(), where="agent folder", message=str(exc), session_id=None)]
     except OSError:
         return []
     out: list[AgentProblem] = []

@@ -106,6 +106,11 @@ class FrameReader:
         body = bytes(self._buffer[start : start + length])
         try:
             json.loads(body)
+        except RecursionError:
+            # A few KB of nested brackets: json.loads recurses once per level. Whatever parses this
+            # frame later would fail the same way, so it ends here, as one bad frame.
+            self._skip_to_next_header(start)
+            return Malformed(f"a message of Content-Length {length} nested too deeply")
         except ValueError:
             # Cut short (the length was too small) or not JSON at all: what follows up to the next
             # header belongs to the same broken frame.
@@ -144,6 +149,8 @@ def _overlong(buffer: bytearray, start: int, end: int) -> bool:
     text = buffer[start : match.start()].decode("utf-8", "replace")
     try:
         _, stop = _JSON.raw_decode(text)
+    except RecursionError:
+        return True  # a message nested too deeply is a bad frame whatever its length: skip to the next
     except ValueError:
         return False
     return not text[stop:].strip()

@@ -55,7 +55,22 @@ class CheckpointProtocol(LanguageServerProtocol):
             elif method != _EXIT:
                 log.warning("notification %r before initialize: ignored", method)
                 return
+        msg_id = getattr(message, "id", None)
+        if self._shutdown and method not in (None, _EXIT) and msg_id is not None:
+            # pygls drops it; the LSP says a request after `shutdown` gets InvalidRequest.
+            log.warning("request %r (id %s) after shutdown: refused", method, msg_id)
+            self.answer_error(msg_id, JsonRpcInvalidRequest(f"{method}: the server is shutting down"))
+            return
         super().handle_message(message)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # JSON-RPC lets a request omit `params`; pygls' generic message type for a method outside
+        # the LSP (`checkpoint/items`, ...) requires it. Omitted is absent: each handler reads None
+        # as an empty query.
+        method = data.get("method")
+        if isinstance(method, str) and "params" not in data and "jsonrpc" in data and not self.get_message_type(method):
+            data = {**data, "params": None}
+        return super().structure_message(data)
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
         # pygls puts the handler's traceback in `error.data`: it belongs in the debug log, not in
@@ -73,7 +88,7 @@ def _request_id(body: bytes) -> tuple[Any, str | None]:
     """The id and method of a message pygls could not take, if it has them (to answer it)."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, None
     if not isinstance(data, dict):
         return None, None
@@ -95,6 +110,9 @@ def dispatch(protocol: CheckpointProtocol, body: bytes) -> None:
         return
     except ValueError as exc:
         log.warning("a frame that is not JSON: %s", exc)
+        return
+    except RecursionError:  # deeper here than on the reader's thread (framing): nothing to answer it by
+        log.warning("a frame nested too deeply to read: skipped")
         return
     if not hasattr(message, "jsonrpc"):
         msg_id = message.get("id") if isinstance(message, dict) else None
@@ -118,12 +136,19 @@ def dispatch(protocol: CheckpointProtocol, body: bytes) -> None:
 
 
 def _pump(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Frame | Malformed | None]) -> None:
+    """Frames onto the queue, then None at the end. Whatever goes wrong in here ends the connection,
+    said on stderr: a reader thread that died quietly would leave a process that never answers and
+    never notices its stdin closing."""
     reader = FrameReader(lambda: os.read(fd, 65536))
     while True:
         try:
             item = reader.next()
         except OSError as exc:
             log.warning("stdin: %s", exc)
+            item = None
+        except BaseException as exc:  # a bug in the reader: where its frames begin is lost with it
+            log.error("the LSP reader failed (%s: %s): exiting", type(exc).__name__, exc)
+            log.debug("traceback", exc_info=True)
             item = None
         try:
             loop.call_soon_threadsafe(queue.put_nowait, item)

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
 
-from checkpoint.store.schema import MIGRATIONS, migrate
+from checkpoint.ownership import database_folder_problem
+from checkpoint.store.schema import MIGRATIONS, Identity, identify, migrate
 
 
 def private(path: Path) -> None:
@@ -79,16 +80,10 @@ def fault_message(exc: BaseException, path: Path) -> str:
 
 
 def _check_directory(directory: Path) -> None:
-    """Refuse a directory another user owns or anyone may write (they could swap the database, or
-    read it). Group-writable is allowed: with per-user groups (umask 002) that group is the user."""
-    info = directory.stat()
-    if info.st_uid != os.getuid():
-        raise StoreFault(f"the database directory {directory} belongs to another user (uid {info.st_uid}): "
-                         "set CHECKPOINT_DB to a directory of your own")
-    if info.st_mode & stat.S_IWOTH:
-        raise StoreFault(f"the database directory {directory} is writable by everyone "
-                         f"(mode {stat.S_IMODE(info.st_mode):o}): run `chmod o-w '{directory}'`, or set "
-                         "CHECKPOINT_DB to a private directory")
+    """Refuse a directory another user owns or others may write (they could swap the database, or read it)."""
+    problem = database_folder_problem(directory)
+    if problem:
+        raise StoreFault(problem)
 
 
 def read_only_file(path: Path) -> bool:
@@ -137,6 +132,7 @@ def _open(path: Path) -> sqlite3.Connection:
     finally:
         os.umask(old_umask)
     try:
+        _refuse_foreign(conn, path)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version > len(MIGRATIONS):
             raise StoreFault(f"the database {path} is at schema version {version}, newer than this Checkpoint "
@@ -161,17 +157,40 @@ def _open(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _foreign_message(path: Path) -> str:
+    return (f"{path} is not a Checkpoint database (another program's SQLite file: it was left as it is): "
+            "set CHECKPOINT_DB to a new file, or to the database Checkpoint made")
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """Before the first write (WAL, page size, migrations, chmod): only a database Checkpoint made,
+    or an empty one, is ours to change."""
+    if identify(conn) is Identity.FOREIGN:
+        raise StoreFault(_foreign_message(path))
+
+
 def open_read_only(path: Path, busy_seconds: float) -> sqlite3.Connection:
     """A connection that can only read (mode=ro: never creates, never migrates), waiting at most
     `busy_seconds` for a lock: what a hook, with its one second, may afford."""
     if not path.is_file():
         raise StoreUnavailable(f"no database at {path} (nothing captured there yet, or CHECKPOINT_DB points elsewhere)")
     try:
+        # The same checks as a writer's open: another user's file would put their items in our agent's context.
+        _check_directory(path.parent)
+        _check_file(path)
+    except OSError as exc:
+        raise StoreUnavailable(f"cannot read the database at {path}: {exc}") from exc
+    try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_seconds,
                                isolation_level=None, check_same_thread=False)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        identity = identify(conn)
     except sqlite3.Error as exc:
         raise StoreUnavailable(f"cannot read the database at {path}: {exc}") from exc
+    if identity is Identity.FOREIGN or identity is Identity.EMPTY:
+        conn.close()
+        raise StoreUnavailable(_foreign_message(path) if identity is Identity.FOREIGN
+                               else f"the database at {path} is empty (nothing captured there yet)")
     if version != len(MIGRATIONS):
         conn.close()
         raise StoreUnavailable(f"the database at {path} is at schema version {version}, this Checkpoint reads "

@@ -18,6 +18,7 @@ from checkpoint.store.items import workspace_of
 from checkpoint.store.records import CursorMoved, FileRow, Ingested
 
 PROBLEMS_PER_FILE = 200  # keep the table bounded when a file is garbage from end to end
+OVERSIZED_PROBLEM = "skipped: %(policy oversized_line)"  # a line skipped as too long (pipeline's wording), for LIKE
 
 _INSERT_TURN = (
     "INSERT INTO turns (id, session_id, seq, role, text, files, ts, message_id, source_path, line_no, tokens,"
@@ -51,7 +52,7 @@ def _costs(rows: Sequence[tuple[Any, ...]]) -> list[chunker.TurnCost]:
 
 _FILE_COLUMNS = (
     "path, dev, inode, size, mtime_ns, offset, line_no, head_hash, head_len,"
-    " agent, session_id, subagent, reader_state, missing"
+    " agent, session_id, subagent, reader_state, missing, longest_skipped"
 )
 
 
@@ -63,6 +64,7 @@ def _file_row(row: Sequence[Any]) -> FileRow:
         subagent=bool(row[11]),
         state_json=row[12],
         missing=bool(row[13]),
+        longest_skipped=row[14],
     )
 
 
@@ -102,6 +104,7 @@ class IngestMixin(StoreBase):
         chunk_tokens: int | None = None,
         since: FileCursor | None = None,
         restart: bool = False,
+        longest_skipped: int = 0,
     ) -> Ingested:
         """Store a batch of turns and the file cursor that
         follows them, in one transaction: a crash leaves both or neither. A turn whose id is stored
@@ -117,7 +120,9 @@ class IngestMixin(StoreBase):
         CursorMoved is raised, for the caller to read on from where that process stopped.
 
         `restart`: the first batch of a file read again from the start (replaced, rewritten, cut
-        short). Its turns are deduplicated by id; its drops replace the file's earlier share."""
+        short). Its turns are deduplicated by id; its drops replace the file's earlier share, and its
+        problems of lines skipped as too long the earlier ones (the re-read says those it skips again).
+        `longest_skipped`: the longest line this batch skipped as too long (FileRow.longest_skipped)."""
         now = self.clock()
         with self.transaction() as c:
             if since is not None:
@@ -127,9 +132,12 @@ class IngestMixin(StoreBase):
                 if tuple(stored or (0, 0, 0, 0)) != (since.dev, since.inode, since.offset, since.line_no):
                     raise CursorMoved(f"{cursor.path}: read on by another process meanwhile")
             shares = self._drop_shares(c, cursor.path, restart)
+            if restart:
+                c.execute("DELETE FROM problems WHERE path = ? AND message LIKE ?", (cursor.path, OVERSIZED_PROBLEM))
             if c.execute("SELECT 1 FROM forgotten WHERE session_id = ?", (session_id,)).fetchone():
                 # Forgotten on request: only the file's cursor moves on, so it is not read again.
-                self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares)
+                self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares,
+                                  longest_skipped, restart)
                 return Ingested(0, 0)
             c.execute(
                 "INSERT INTO sessions (id, agent, updated_at) VALUES (?, ?, ?) ON CONFLICT(id) DO NOTHING",
@@ -206,7 +214,7 @@ class IngestMixin(StoreBase):
                 share[0] += records
                 share[1] += chars
             self._record_problems(c, cursor.path, session_id, problems, now)
-            self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares)
+            self._upsert_file(c, cursor, agent, session_id, subagent, reader_state, shares, longest_skipped, restart)
         return Ingested(len(rows), chunks, redacted)
 
     @staticmethod
@@ -231,12 +239,14 @@ class IngestMixin(StoreBase):
     @staticmethod
     def _upsert_file(
         c: sqlite3.Connection, cursor: FileCursor, agent: str, session_id: str, subagent: bool,
-        reader_state: dict[str, Any], drops: dict[str, list[int]],
+        reader_state: dict[str, Any], drops: dict[str, list[int]], longest_skipped: int = 0, restart: bool = False,
     ) -> None:
         c.execute(
             "INSERT INTO files (path, agent, session_id, subagent, dev, inode, size, mtime_ns, offset,"
-            " line_no, head_hash, head_len, reader_state, drops, missing, last_error)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
+            " line_no, head_hash, head_len, reader_state, drops, longest_skipped, missing, last_error)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,NULL) ON CONFLICT(path) DO UPDATE SET"
+            " longest_skipped=CASE WHEN ? THEN excluded.longest_skipped"
+            " ELSE max(files.longest_skipped, excluded.longest_skipped) END,"
             " agent=excluded.agent, session_id=excluded.session_id, subagent=excluded.subagent,"
             " dev=excluded.dev, inode=excluded.inode, size=excluded.size, mtime_ns=excluded.mtime_ns,"
             " offset=excluded.offset, line_no=excluded.line_no, head_hash=excluded.head_hash,"
@@ -245,7 +255,7 @@ class IngestMixin(StoreBase):
             (
                 cursor.path, agent, session_id, int(subagent), cursor.dev, cursor.inode, cursor.size,
                 cursor.mtime_ns, cursor.offset, cursor.line_no, cursor.head_hash, cursor.head_len,
-                orjson.dumps(reader_state).decode(), orjson.dumps(drops).decode(),
+                orjson.dumps(reader_state).decode(), orjson.dumps(drops).decode(), longest_skipped, int(restart),
             ),
         )
 

@@ -32,6 +32,7 @@ class FileRow(NamedTuple):
     subagent: bool
     state_json: str  # the reader's state, decoded only for a file that is read again
     missing: bool
+    longest_skipped: int = 0  # bytes of the longest line skipped as too long since the file was read from the start
 
     @property
     def reader_state(self) -> dict[str, Any]:

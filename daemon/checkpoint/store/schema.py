@@ -8,9 +8,15 @@ at its version already have it): append a new one.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
+
+# `PRAGMA application_id`, set when Checkpoint makes a database: what tells its file from another
+# program's SQLite file that CHECKPOINT_DB (or a symlink) happens to name. "CPKT".
+APPLICATION_ID = 0x43504B54
 
 
 @dataclass(frozen=True)
@@ -373,7 +379,49 @@ MIGRATIONS: tuple[Migration, ...] = (
             "INSERT INTO backfills (name) SELECT 'turn_edits' WHERE EXISTS (SELECT 1 FROM turns)",
         ),
     ),
+    Migration(
+        # The longest line of a file skipped as too long (0: none): once the limit admits it, the file
+        # is read again from the start, so a raised limit reads what the lower one skipped. A file with
+        # skips from before (their sizes unknown) is read again once.
+        "longest skipped line",
+        (
+            "ALTER TABLE files ADD COLUMN longest_skipped INTEGER NOT NULL DEFAULT 0",
+            "UPDATE files SET longest_skipped = 1 WHERE drops LIKE '%\"oversized_line\"%'",
+        ),
+    ),
 )
+
+
+class Identity(Enum):
+    OURS = "ours"  # our application id
+    EMPTY = "empty"  # no schema at all (a new or empty file): ours to make
+    EARLIER = "earlier"  # made by a Checkpoint from before the application id: no id, our tables
+    FOREIGN = "foreign"  # anything else: never migrated, never switched to WAL, never written
+
+
+_CREATED_TABLE = re.compile(r"^\s*CREATE\s+(?:VIRTUAL\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.IGNORECASE)
+
+
+def tables_made(version: int, migrations: Sequence[Migration] = MIGRATIONS) -> set[str]:
+    """The tables the first `version` migrations create (none of them drops one)."""
+    return {m.group(1) for migration in migrations[:version] for statement in migration.statements
+            if (m := _CREATED_TABLE.match(statement))}
+
+
+def identify(conn: sqlite3.Connection) -> Identity:
+    """Whose database this is, read without writing a byte. A database from before the application
+    id is recognised by the tables its user_version says it has: every one our migrations up to that
+    version made (sessions, turns, chunks, items, drops, runs, ... at version 1 already)."""
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if application_id == APPLICATION_ID:
+        return Identity.OURS
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if application_id == 0 and version == 0 and not tables:
+        return Identity.EMPTY
+    if application_id == 0 and 0 < version <= len(MIGRATIONS) and tables_made(version) <= tables:
+        return Identity.EARLIER
+    return Identity.FOREIGN
 
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
@@ -386,6 +434,8 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIO
             for statement in migration.statements:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={number}")
+        if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
     except BaseException:
         conn.execute("ROLLBACK")
         raise

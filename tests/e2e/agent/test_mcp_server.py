@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from checkpoint.agent.answers import ANSWER_CHARS
 from checkpoint.model import AGENT_ANSWER_MARK
 from checkpoint.store import Store
 from checkpoint.store.search import query_terms
@@ -255,3 +257,37 @@ def test_superseded_items_are_left_out_of_search_and_list(ws: Workspaces) -> Non
     assert old not in {i["id"] for i in listed["items"]} and new in {i["id"] for i in listed["items"]}
     assert searched["items"] == [] and searched["total"] == 0
     assert (got["item"]["id"], got["item"]["superseded_by"]) == (old, new)  # still there, asked for by id
+
+
+def test_what_an_answer_or_error_echoes_is_capped(ws: Workspaces) -> None:
+    huge_query = "sqlite " + "x" * 5_000_000
+    huge_id = "i" * 1_000_000
+
+    async def calls(session: ClientSession) -> Any:
+        return [await session.call_tool("search_decisions", {"query": huge_query}),
+                await session.call_tool("get_decision", {"id": huge_id}),
+                await session.call_tool("list_decisions", {"workspace": "w" * 1_000_000})]
+
+    searched, got, listed = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    for result in (searched, got, listed):
+        assert len(result.content[0].text) <= ANSWER_CHARS, len(result.content[0].text)
+    assert "query" in error_text(searched) and "5000007 characters" in error_text(searched)
+    assert "no item with id 'iiii" in error_text(got) and "1000000 characters" in error_text(got)
+    assert "absolute" in error_text(listed)
+
+
+def test_a_tool_call_arriving_just_before_stdin_closes_is_answered(ws: Workspaces) -> None:
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "search_decisions", "arguments": {"query": "sqlite"}}},
+    ]
+    stdin = "".join(json.dumps(m) + "\n" for m in messages)  # then stdin ends
+    done = subprocess.run([str(CHECKPOINT), "mcp"], input=stdin, capture_output=True, text=True, timeout=60,
+                          cwd=ws.alpha, env=_env(ws.db, ws.tmp))
+    answers = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+    assert set(answers) == {1, 2}, (done.stdout, done.stderr)
+    assert "SQLite" in answers[2]["result"]["content"][0]["text"], answers[2]
+    assert done.returncode == 0, done.stderr

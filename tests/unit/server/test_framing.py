@@ -63,3 +63,16 @@ def test_a_body_that_mentions_content_length_is_read_whole() -> None:
                        "params": {"text": "x\r\n\r\nContent-Length: 3\r\n\r\n{}"}}).encode()
     items = read_all(frame(body) + frame(good(2)), 3)
     assert [i.body for i in items if isinstance(i, Frame)] == [body, good(2)]
+
+
+def test_a_too_deeply_nested_message_is_one_malformed_frame() -> None:
+    deep = b"[" * 2000 + b"]" * 2000
+    for chunk in (7, 4096, 1 << 20):
+        items = read_all(frame(deep) + frame(good(1)), chunk)
+        assert items == [Malformed(f"a message of Content-Length {len(deep)} nested too deeply"), Frame(good(1))]
+
+
+def test_a_too_deeply_nested_message_claiming_a_too_large_length_is_one_malformed_frame() -> None:
+    deep = b"[" * 2000 + b"]" * 2000
+    items = read_all(frame(deep, b"Content-Length: %d" % (len(deep) + 100)) + frame(good(1)), 1 << 20)
+    assert len(items) == 2 and isinstance(items[0], Malformed) and items[1] == Frame(good(1))
