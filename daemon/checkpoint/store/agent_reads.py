@@ -21,6 +21,31 @@ from checkpoint.store.search import SearchMixin, file_clause
 _ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC"
 
 
+def _names_path(column: str, paths: Sequence[str]) -> tuple[str, list[Any]]:
+    """SQL: `column` is one of these absolute paths, or a relative path one of them ends with."""
+    marks = ",".join("?" * len(paths))
+    tails = " OR ".join(f"substr(?, -length({column}) - 1) = '/' || {column}" for _ in paths)
+    return f"({column} IN ({marks}) OR (substr({column}, 1, 1) != '/' AND ({tails})))", [*paths, *paths]
+
+
+def concerns_clause(paths: Sequence[str], named: str | None = None) -> tuple[str, list[Any]]:
+    """SQL over items `i` about one file (`paths`: its absolute spellings, as given and resolved): a
+    file the item names is that file, or a relative path it ends with (resolved against the item's
+    session by the caller); an item that names no file, one its cited turns wrote (turn_edits); or the
+    statement holds `named` (the file's name, for the caller to check as a word)."""
+    files, files_args = _names_path("f.value", paths)
+    edits, edits_args = _names_path("e.path", paths)
+    sql = (f"(EXISTS (SELECT 1 FROM json_each(i.files) f WHERE {files})"
+           " OR (i.files = '[]' AND EXISTS (SELECT 1 FROM json_each(i.turn_ids) j"
+           " JOIN turn_edits e ON e.turn_id = j.value"
+           f" WHERE {edits}))")
+    args = [*files_args, *edits_args]
+    if named:
+        sql += " OR instr(i.statement, ?) > 0"
+        args.append(named)
+    return sql + ")", args
+
+
 class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
     def _item_page(self, clauses: list[str], args: list[Any], limit: int) -> ItemPage:
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
@@ -47,10 +72,12 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
 
     def workspace_items(
         self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
+        concerning: Sequence[str] = (), named: str | None = None,
         include_dismissed: bool = False, include_superseded: bool = False, limit: int = 50,
     ) -> ItemPage:
         """The items of sessions run in these folders (or below), accepted first, newest first; those a
-        later item superseded are left out unless asked for."""
+        later item superseded are left out unless asked for. `concerning`: only the items about one
+        file, given as its absolute spellings (concerns_clause), or whose statement holds `named`."""
         clause, args = self._scope_clause(workspaces)
         clauses = [clause]
         if kinds:
@@ -58,6 +85,10 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
             args += [k.value for k in kinds]
         if file:
             more, more_args = file_clause(file)
+            clauses.append(more)
+            args += more_args
+        if concerning:
+            more, more_args = concerns_clause(concerning, named)
             clauses.append(more)
             args += more_args
         if not include_dismissed:

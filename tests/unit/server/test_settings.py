@@ -1,18 +1,8 @@
-"""Where what a session wrote to a file still is in it; the daemon's settings."""
+"""The daemon's settings: from the editor over flags and environment."""
 
 from __future__ import annotations
 
-from checkpoint.server.anchor import Span, locate
 from checkpoint.server.settings import ServerSettings, engine_overrides, resolve
-
-
-def test_locate_whole_text_then_longest_surviving_run_else_nothing() -> None:
-    doc = "import os\n\n\ndef cache_get(key):\n    return STORE.get(key)\n\n\ndef other():\n    pass\n"
-    assert locate(doc, "def cache_get(key):\n    return STORE.get(key)\n") == Span(3, 4)
-    # edited since: the unchanged lines still anchor it
-    assert locate(doc, "def cache_get(key):\n    return CACHE[key]\n") == Span(3, 3)
-    assert locate(doc, "def gone():\n    return 42\n") is None
-    assert locate(doc, "pass") is None  # too short to say where anything is
 
 
 def test_settings_from_the_editor_over_flags_and_environment() -> None:
