@@ -16,6 +16,7 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
+  agentEnvironment,
   warnOnce,
   type Settings,
 } from './settings';
@@ -107,12 +108,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   let settings = currentSettings();
+  const applyAgentEnvironment = (current: Settings): void => {
+    for (const [name, value] of Object.entries(agentEnvironment(current))) {
+      context.environmentVariableCollection.replace(name, value);
+    }
+  };
+  applyAgentEnvironment(settings);
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;
       }
       const next = currentSettings();
+      applyAgentEnvironment(next);
       const restart = needsRestart(settings, next);
       settings = next;
       if (restart) {

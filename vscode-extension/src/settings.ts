@@ -40,6 +40,9 @@ export interface Settings {
   /** The auto-checkpoint policy. */
   auto: { extraction: Extraction; idleSeconds: number; maxPendingTurns: number };
   diagnostics: { enabled: boolean; severity: Record<ItemKind, Severity> };
+  /** Whether coding agents started from this editor's terminals get the pre-edit reminder (the hook
+   * `checkpoint hook pre-edit` runs in the agent's process, so it reads CHECKPOINT_AGENT_REMINDERS). */
+  agentReminders: boolean;
 }
 
 /** The part of `WorkspaceConfiguration` this module needs. */
@@ -91,6 +94,14 @@ export function readSettings(config: ConfigReader, warn: SettingWarning = () => 
     );
     return fallback;
   };
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value = config.get(key);
+    if (value === undefined || value === null || typeof value === 'boolean') {
+      return value ?? fallback;
+    }
+    warn(`Checkpoint: the setting "${SECTION}.${key}" is ${JSON.stringify(value)}, not true or false; using ${fallback}.`);
+    return fallback;
+  };
   const command = stringList(config.get('command'));
   const idle = config.get<number>('idleSeconds');
   const maxPending = config.get<number>('maxPendingTurns');
@@ -120,7 +131,14 @@ export function readSettings(config: ConfigReader, warn: SettingWarning = () => 
         question: oneOf('diagnostics.severity.question', SEVERITIES, 'hint'),
       },
     },
+    agentReminders: flag('agentReminders', true),
   };
+}
+
+/** What the editor's terminals add to their environment, for the agents started there: the pre-edit
+ * reminder switch, as the hook reads it (config.py's CHECKPOINT_AGENT_REMINDERS). */
+export function agentEnvironment(settings: Settings): Record<string, string> {
+  return { CHECKPOINT_AGENT_REMINDERS: settings.agentReminders ? '1' : '0' };
 }
 
 /** Expand `~` and `${workspaceFolder}` / `${userHome}` in a path-like setting. */

@@ -13,6 +13,7 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
+  agentEnvironment,
   startFailureMessage,
   warnOnce,
   type ConfigReader,
@@ -201,5 +202,20 @@ describe('findExecutable and the start failure message', () => {
     expect(expandPath('~/x', undefined, '/h')).toBe('/h/x');
     expect(expandPath('${userHome}/y', undefined, '/h')).toBe('/h/y');
     expect(expandPath('${workspaceFolder}/z', '/w', '/h')).toBe('/w/z');
+  });
+});
+
+describe('agentReminders', () => {
+  it('is on by default, goes to the terminals as CHECKPOINT_AGENT_REMINDERS, and a non-boolean is said', () => {
+    expect(readSettings(config({})).agentReminders).toBe(true);
+    expect(agentEnvironment(readSettings(config({})))).toEqual({ CHECKPOINT_AGENT_REMINDERS: '1' });
+    expect(agentEnvironment(readSettings(config({ agentReminders: false })))).toEqual({
+      CHECKPOINT_AGENT_REMINDERS: '0',
+    });
+    const said: string[] = [];
+    expect(readSettings(config({ agentReminders: 'sometimes' }), (m) => said.push(m)).agentReminders).toBe(true);
+    expect(said).toEqual([
+      'Checkpoint: the setting "checkpoint.agentReminders" is "sometimes", not true or false; using true.',
+    ]);
   });
 });

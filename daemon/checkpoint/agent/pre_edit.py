@@ -210,10 +210,17 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     name = distinctive_name(real)
     folders = workspace_folders(cwd)
     page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
-                                 named=name, limit=CANDIDATES)
-    # The store's candidates checked exactly (its match on relative paths and names is loose).
-    written = {item.id: written_here(store, item, real) for item in page.items}
-    current = [item for item in page.items if named_by(item, paths, name) or (written[item.id] and not item.files)]
+                                 named=name, limit=CANDIDATES, counted=False)
+    # The store's candidates checked exactly (its match on relative paths and names is loose); what
+    # their turns wrote to the file is read only for those it decides on or that are shown.
+    written: dict[str, list[str]] = {}
+
+    def wrote(item: ItemRecord) -> list[str]:
+        if item.id not in written:
+            written[item.id] = written_here(store, item, real)
+        return written[item.id]
+
+    current = [item for item in page.items if named_by(item, paths, name) or (not item.files and wrote(item))]
     before = ledger.get(real, {})
     fresh = [item for item in current if before.get(item.id) != digest(item)]
     still = [item for item in current if before.get(item.id) == digest(item)]
@@ -235,7 +242,7 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     shown: dict[str, str] = {i.id: digest(i) for i in still}
     left = 0
     for item in fresh:
-        line = item_line(item, redactor, lines=lines_of(content, written[item.id]))
+        line = item_line(item, redactor, lines=lines_of(content, wrote(item)) if content is not None else None)
         if line is None:
             continue
         if used + len(line) + 1 + tail_room > limit:
