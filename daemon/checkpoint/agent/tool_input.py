@@ -16,6 +16,7 @@ Gemini CLI 0.61's `BeforeTool` reads no context from a hook (only AfterTool, aft
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -62,10 +63,8 @@ def edit_target(data: Mapping[str, Any]) -> EditTarget | None:
     if "toolName" in data:  # Copilot CLI's own hook format
         args = data.get("toolArgs")
         if isinstance(args, str):
-            try:
+            with contextlib.suppress(ValueError):  # else a raw patch, as the tool may take it
                 args = json.loads(args)
-            except ValueError:
-                pass  # a raw patch, as the tool may take it
         paths = _files(CopilotReader().edits_of_call(str(data.get("toolName")), args, cwd))
         return EditTarget(paths, cwd, _session(data, "sessionId"), "copilot") if paths else None
     name, arguments = str(data.get("tool_name")), data.get("tool_input")

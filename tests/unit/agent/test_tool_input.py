@@ -34,7 +34,8 @@ def test_codexs_apply_patch_gives_each_file_it_names() -> None:
 
 
 def test_copilot_clis_own_format_gives_the_path_and_answers_at_the_top_level() -> None:
-    data = {"timestamp": 1, "cwd": "/w", "toolName": "edit", "toolArgs": json.dumps({"path": "src/app.py", "old_str": "a", "new_str": "b"})}
+    args = json.dumps({"path": "src/app.py", "old_str": "a", "new_str": "b"})
+    data = {"timestamp": 1, "cwd": "/w", "toolName": "edit", "toolArgs": args}
     target = edit_target(data)
     assert target == EditTarget(("/w/src/app.py",), "/w", None, "copilot")
     assert edit_target({**data, "toolName": "view"}) is None
