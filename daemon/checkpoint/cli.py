@@ -128,10 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
     hook = sub.add_parser(
         "hook", help="a Claude Code hook (reads its JSON on stdin; always exits 0, problems go to `status`)",
-        description="Claude Code hooks: session-start prints the workspace's current decisions as context; stop, "
+        description="Claude Code hooks: session-start prints the workspace's current decisions as context; pre-edit "
+                    "those about the file about to be edited (PreToolUse; also Codex's and Copilot CLI's); stop, "
                     "post-compact and session-end ask for the session to be captured soon, without waiting.",
     )
-    hook.add_argument("event", choices=["session-start", "stop", "post-compact", "session-end"])
+    hook.add_argument("event", choices=["session-start", "pre-edit", "stop", "post-compact", "session-end"])
     forget = sub.add_parser(
         "forget", help="remove everything stored for a session and do not read its transcripts again",
         description="Remove a session's turns, chunks, items, drops, problems, usage and file cursors, then "

@@ -126,9 +126,11 @@ class Settings:
     redact_patterns: dict[str, str] = field(default_factory=dict)
     at_risk_days: float = AT_RISK_DAYS
     # the agent front ends (checkpoint.agent): the session-start context a Claude Code hook injects,
-    # and the capture a Stop / PostCompact / SessionEnd hook asks for
+    # and the capture a Stop / PostCompact / SessionEnd hook asks for; the reminder a PreToolUse hook
+    # gives before an edit of what was decided about that file
     agent_context: bool = True
     agent_capture: bool = True
+    agent_reminders: bool = True
 
     def __post_init__(self) -> None:
         if self.extractor is not None:
@@ -293,6 +295,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_OPENAI_CONTEXT_TOKENS": "openai_context_tokens",
     "CHECKPOINT_AGENT_CONTEXT": "agent_context",
     "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
+    "CHECKPOINT_AGENT_REMINDERS": "agent_reminders",
 }
 
 

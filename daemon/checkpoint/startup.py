@@ -4,6 +4,7 @@ VS Code extension starts the daemon): the CLI imported with the cyclic garbage c
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -25,6 +26,13 @@ def long_lived_imports() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["hook"] and given[1:2] not in (["--help"], ["-h"]):
+        # A hook runs on the agent's path, once per edit for pre-edit: it loads what it uses, not the
+        # CLI's pipeline and extractors (cli.main hands a hook over to the same function).
+        from checkpoint.agent.hooks import main as hook_main
+
+        return hook_main(given[1:])
     with long_lived_imports():
         from checkpoint import cli
     return cli.main(argv)

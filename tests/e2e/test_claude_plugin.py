@@ -166,6 +166,7 @@ def test_the_plugin_validates(tmp_path: Path) -> None:
     assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
     assert hooks == {("SessionStart", "checkpoint hook session-start"), ("Stop", "checkpoint hook stop"),
+                     ("PreToolUse", "checkpoint hook pre-edit"),
                      ("PostCompact", "checkpoint hook post-compact"), ("SessionEnd", "checkpoint hook session-end")}
     assert [(s["name"], s["target"], s["args"]) for s in report["provides"]["mcpServers"]] == [
         ("checkpoint", "checkpoint", ["mcp"])]

@@ -1,6 +1,8 @@
 """What the agent front ends hand out, by size: an MCP answer stays under its character cap and counts
-what it left out; the session-start context stays under 8,000 characters and ends with the count of
-items left out and the tool that lists them; both are redacted and free of control characters."""
+what it left out; the session-start context stays under 8,000 characters, groups the items by the
+file they concern, dates each by when it was said, shows whole sentences only, says when the
+pre-edit reminders are on, and ends with the count of items left out and the tool that lists them;
+both are redacted and free of control characters."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 
 from checkpoint import redact
 from checkpoint.agent import answers
-from checkpoint.agent.context import CONTEXT_CHARS, LIST_TOOL, session_context
+from checkpoint.agent.context import CONTEXT_CHARS, LIST_TOOL, NO_FILE, REMINDERS_LINE, session_context
 from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK, ItemKind, ItemRecord, ItemSource, ItemState
 from checkpoint.store import ItemPage
 
@@ -52,21 +54,47 @@ def test_the_context_is_capped_and_ends_with_what_was_left_out() -> None:
     assert len(text) <= CONTEXT_CHARS
     assert text.startswith(AGENT_CONTEXT_MARK)
     lines = text.splitlines()
-    shown = len(lines) - 2
+    assert lines[1] == "About f0.py:"  # every item names /w/f0.py first
+    shown = len(lines) - 3
     assert 5 < shown < 200
     assert lines[-1] == (f"{350 - shown} more recorded items were left out here; "
                          f"the MCP tool {LIST_TOOL} lists them all.")
-    assert all(line.startswith("- Decision item") for line in lines[1:-1])
+    assert all(line.startswith("- Decision item") for line in lines[2:-1])
 
 
 def test_the_context_says_accepted_items_are_accepted_and_hides_secrets() -> None:
     page = ItemPage(items=(item(1, f"We use the key {KEY}\nfor\tdeploys.", ItemState.ACCEPTED),), total=1)
     text = session_context(page, "/w", REDACTOR)
     assert text is not None and KEY not in text
-    line = text.splitlines()[1]
+    line = text.splitlines()[2]
     assert "accepted by the developer" in line and "\t" not in line
     assert text.splitlines()[-1].startswith("No recorded item was left out")
 
 
 def test_no_items_no_context() -> None:
     assert session_context(ItemPage(items=(), total=0), "/w", REDACTOR) is None
+
+
+def test_the_context_groups_by_file_dates_by_when_said_and_keeps_whole_sentences() -> None:
+    said = ItemSource(turn_id="t", path="/p/s.jsonl", line=3, timestamp="2026-10-05T09:00:00Z")
+    app = item(1, "We cache reads in app.py.")._replace(files=("src/app.py",), sources=(said,))
+    general = item(2, "We ship weekly. The steps are as follows:")._replace(files=())
+    db = item(3, "We use SQLite.")._replace(files=("/w/src/db.py",))
+    fragment = item(4, "Use these settings:")._replace(files=())
+    again = item(5, "We never block the loop in app.py.")._replace(files=("/w/src/app.py",))
+    page = ItemPage(items=(app, general, db, fragment, again), total=5)
+    text = session_context(page, "/w", REDACTOR, reminders=True)
+    assert text is not None
+    lines = text.splitlines()
+    assert lines[1] == REMINDERS_LINE
+    assert lines[2:] == [
+        "About src/app.py:",
+        "- Decision item0001 (said 2026-10-05): We cache reads in app.py.",
+        "- Decision item0005 (recorded 2026-09-21): We never block the loop in app.py.",
+        "About src/db.py:",
+        "- Decision item0003 (recorded 2026-09-21): We use SQLite.",
+        NO_FILE,
+        "- Decision item0002 (recorded 2026-09-21): We ship weekly.",
+        "1 more recorded item was left out here; the MCP tool mcp__checkpoint__list_decisions lists them all.",
+    ]
+    assert REMINDERS_LINE not in (session_context(page, "/w", REDACTOR) or "")

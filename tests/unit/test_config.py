@@ -37,3 +37,21 @@ def test_default_roots_include_codexs_archive_and_claude_desktop(monkeypatch: py
     session = desktop / "org" / "a1b2" / ".claude" / "projects" / "-w" / f"{S}.jsonl"
     assert locate(session) == FileRole("claude", S)
     assert locate(desktop / "org" / "a1b2" / "audit.jsonl") is None
+
+
+def test_agent_reminders_are_on_by_default_switched_off_by_env_or_file_and_a_bad_value_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("CHECKPOINT_CONFIG", raising=False)
+    assert config.load(environ={}).agent_reminders is True
+    assert config.load(environ={"CHECKPOINT_AGENT_REMINDERS": "0"}).agent_reminders is False
+    with pytest.raises(config.SettingsError, match=r"CHECKPOINT_AGENT_REMINDERS.*agent_reminders: expected bool"):
+        config.load(environ={"CHECKPOINT_AGENT_REMINDERS": "sometimes"})
+    path = config.config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("agent_reminders = false\n")
+    assert config.load(environ={}).agent_reminders is False
+    path.write_text('agent_reminders = "sometimes"\n')
+    with pytest.raises(config.SettingsError, match=r"agent_reminders: expected bool, got 'sometimes'"):
+        config.load(environ={})

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from checkpoint import pipeline
+from checkpoint.anchor import Span, locate
 from checkpoint.config import Settings
 from checkpoint.model import FileEdit
-from checkpoint.server.anchor import Span, locate
 from checkpoint.store import Store
 from tests.support.paths import DATA_DIR
 

@@ -16,6 +16,7 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
+  agentEnvironment,
   type Settings,
 } from './settings';
 import { StatusItem, type ViewState } from './status';
@@ -104,12 +105,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   let settings = currentSettings();
+  const applyAgentEnvironment = (current: Settings): void => {
+    for (const [name, value] of Object.entries(agentEnvironment(current))) {
+      if (value === undefined) {
+        context.environmentVariableCollection.delete(name);
+      } else {
+        context.environmentVariableCollection.replace(name, value);
+      }
+    }
+  };
+  applyAgentEnvironment(settings);
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration(SECTION)) {
         return;
       }
       const next = currentSettings();
+      applyAgentEnvironment(next);
       const restart = needsRestart(settings, next);
       settings = next;
       if (restart) {

@@ -55,6 +55,18 @@ export function readSettings(config: ConfigReader): Settings {
   return { ...(values as Record<SettingId, unknown>), command: command.length ? command : [...DEFAULT_COMMAND] };
 }
 
+/** What the editor's terminals add to their environment, for the agents started there: the pre-edit
+ * reminder switch, as the hook reads it (config.py's CHECKPOINT_AGENT_REMINDERS); undefined: not set
+ * here (the config file or the default applies). A value that is not true or false is passed as
+ * written: the hook refuses it by name, and `checkpoint status` says so. */
+export function agentEnvironment(settings: Settings): Record<string, string | undefined> {
+  const value = settings.agentReminders;
+  if (value === null || value === undefined) {
+    return { CHECKPOINT_AGENT_REMINDERS: undefined };
+  }
+  return { CHECKPOINT_AGENT_REMINDERS: value === true ? '1' : value === false ? '0' : String(value) };
+}
+
 /** Expand `~` and `${workspaceFolder}` / `${userHome}` in a path-like setting. */
 export function expandPath(value: string, workspaceFolder: string | undefined, home = os.homedir()): string {
   let out = value.replace(/\$\{userHome\}/g, home);

@@ -106,7 +106,7 @@ describe('package.json contracts', () => {
       get: <T>(key: string): T | undefined => props[`checkpoint.${key}`]?.default as T | undefined,
     });
     expect(fromManifest).toEqual(defaults);
-    expect(Object.keys(props).some((k) => /key|secret|token/i.test(k.replace('maxTokens', '')))).toBe(false);
+    expect(Object.keys(props).some((k) => /key|secret|token/i.test(k.replace(/(max|context)Tokens/, '')))).toBe(false);
   });
 
   it('writes no `checkpoint.` id outside src/constants.ts', () => {

@@ -13,6 +13,7 @@ import {
   initializationOptions,
   needsRestart,
   readSettings,
+  agentEnvironment,
   startFailureMessage,
   type ConfigReader,
 } from '../src/settings';
@@ -143,5 +144,20 @@ describe('findExecutable and the start failure message', () => {
     expect(expandPath('~/x', undefined, '/h')).toBe('/h/x');
     expect(expandPath('${userHome}/y', undefined, '/h')).toBe('/h/y');
     expect(expandPath('${workspaceFolder}/z', '/w', '/h')).toBe('/w/z');
+  });
+});
+
+describe('agentReminders', () => {
+  it('goes to the terminals as CHECKPOINT_AGENT_REMINDERS when set, as written when not a boolean', () => {
+    expect(readSettings(config({})).agentReminders).toBeNull();
+    expect(agentEnvironment(readSettings(config({})))).toEqual({ CHECKPOINT_AGENT_REMINDERS: undefined });
+    expect(agentEnvironment(readSettings(config({ agentReminders: true })))).toEqual({ CHECKPOINT_AGENT_REMINDERS: '1' });
+    expect(agentEnvironment(readSettings(config({ agentReminders: false })))).toEqual({
+      CHECKPOINT_AGENT_REMINDERS: '0',
+    });
+    // Not replaced here: the hook, the one validator, refuses it by name.
+    expect(agentEnvironment(readSettings(config({ agentReminders: 'sometimes' })))).toEqual({
+      CHECKPOINT_AGENT_REMINDERS: 'sometimes',
+    });
   });
 });

@@ -1,61 +1,78 @@
 """The session-start context: a workspace's current decisions and constraints as plain sentences,
-each with its id, at most CONTEXT_CHARS characters, ending with how many were left out and the MCP
-tool that lists them.
+grouped by the file they concern (items about no file last), each with its id and the day it was said,
+at most CONTEXT_CHARS characters, ending with how many were left out and the MCP tool that lists them.
+When the pre-edit reminders are on, it says that Checkpoint repeats what concerns a file before the
+agent edits it.
 
 Plain facts, not instructions (text that reads like commands trips agents' prompt-injection
-defences), one line each, redacted, no control characters, never a turn's raw text: only the items'
-own statements. Starts with AGENT_CONTEXT_MARK, by which the Claude Code reader knows it when the
-agent writes it into the transcript (policy `checkpoint_context`)."""
+defences), one line each (agent.render: redacted, no control characters, whole sentences), never a
+turn's raw text: only the items' own statements. Starts with AGENT_CONTEXT_MARK, by which the Claude
+Code reader knows it when the agent writes it into the transcript (policy `checkpoint_context`)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import os
 
-from checkpoint.model import AGENT_CONTEXT_MARK, ItemRecord, ItemState
+from checkpoint.agent.render import item_line
+from checkpoint.model import AGENT_CONTEXT_MARK, ItemRecord
 from checkpoint.redact import Redactor
 from checkpoint.store import ItemPage
 
 CONTEXT_CHARS = 8_000  # Claude Code cuts hook context over 10,000 characters to a preview
-STATEMENT_CHARS = 400
 # How Claude Code names the MCP server's tools: `mcp__<server>__<tool>`; the server is `checkpoint` when
 # added with `claude mcp add checkpoint`, `plugin:checkpoint:checkpoint` when the plugin brings it.
 SERVER_TOOLS = "mcp__checkpoint__"
 PLUGIN_TOOLS = "mcp__plugin_checkpoint_checkpoint__"
 LIST_TOOL = SERVER_TOOLS + "list_decisions"
+NO_FILE = "No particular file:"
+REMINDERS_LINE = ("Before a file is edited in this session, Checkpoint repeats the decisions and constraints "
+                  "recorded about that file, with the lines they concern.")
 
 
-def _line(item: ItemRecord, redactor: Redactor) -> str:
-    statement = " ".join(redactor.redact(item.statement).text.split())
-    statement = "".join(ch for ch in statement if ch.isprintable())
-    if len(statement) > STATEMENT_CHARS:
-        statement = statement[: STATEMENT_CHARS - 1] + "…"
-    day = datetime.fromtimestamp(item.created_at, UTC).strftime("%Y-%m-%d")
-    accepted = ", accepted by the developer" if item.state is ItemState.ACCEPTED else ""
-    return f"- {item.kind.value.capitalize()} {item.id} (recorded {day}{accepted}): {statement}"
+def area(item: ItemRecord, workspace: str) -> str:
+    """The file an item is filed under: the first it names, relative to the workspace when inside it."""
+    for path in item.files:
+        full = path if os.path.isabs(path) else os.path.join(item.cwd or workspace, path)
+        full = os.path.normpath(os.path.expanduser(full))
+        if full.startswith(workspace.rstrip(os.sep) + os.sep):
+            return os.path.relpath(full, workspace)
+        return full
+    return ""
 
 
 def session_context(page: ItemPage, workspace: str, redactor: Redactor, limit: int = CONTEXT_CHARS,
-                    tools: str = SERVER_TOOLS) -> str | None:
+                    tools: str = SERVER_TOOLS, reminders: bool = False) -> str | None:
     """The context for `page` (a workspace's items, in the order to show), or None when it has none.
-    `tools` is the prefix of the MCP tools' names the agent knows them by."""
+    `tools` is the prefix of the MCP tools' names the agent knows them by; `reminders`: whether the
+    pre-edit reminders are on (then the context says so)."""
     if not page.items:
         return None
     list_tool = tools + "list_decisions"
     head = (f"{AGENT_CONTEXT_MARK} decisions and constraints Checkpoint recorded in earlier coding sessions in "
-            f"{workspace}, accepted ones first, then newest first. Each line is one recorded item and its id; "
-            f"the MCP tool {tools}get_decision shows the transcript it came from.")
-    lines = [head]
+            f"{workspace}, by the file they concern; accepted ones first, then newest first. Each line is one "
+            f"recorded item, its id and the day it was said; the MCP tool {tools}get_decision shows the "
+            "transcript it came from.")
+    if reminders:
+        head += "\n" + REMINDERS_LINE
     used = len(head) + 1
+    tail_room = 200  # the closing line, whatever the count in it
+    groups: dict[str, list[str]] = {}
     shown = 0
-    # Room for the closing line, whatever the count in it
-    tail_room = 200
-    for item in page.items:
-        line = _line(item, redactor)
-        if used + len(line) + 1 + tail_room > limit:
+    for item in page.items:  # in the page's order: what does not fit is what matters least
+        line = item_line(item, redactor)
+        if line is None:
+            continue
+        where = area(item, workspace)
+        cost = len(line) + 1 + (0 if where in groups else len(where or NO_FILE) + 7)
+        if used + cost + tail_room > limit:
             break
-        lines.append(line)
-        used += len(line) + 1
+        groups.setdefault(where, []).append(line)
+        used += cost
         shown += 1
+    lines = [head]
+    for where in sorted(groups, key=lambda w: w == ""):  # files in order of their first item; no file last
+        lines.append(f"About {where}:" if where else NO_FILE)
+        lines += groups[where]
     left = page.total - shown
     if left:
         lines.append(f"{left} more recorded {'item was' if left == 1 else 'items were'} left out here; "

@@ -5,6 +5,11 @@
   ...}}` with the workspace's current decisions and constraints (checkpoint.agent.context): the
   session's cwd and the folders below it, never another workspace's; nothing when it has none, or
   when the context is switched off (agent_context = false, CHECKPOINT_AGENT_CONTEXT=0).
+- pre-edit (PreToolUse on the edit tools): the decisions and constraints recorded about the file about
+  to be edited (checkpoint.agent.pre_edit), as `additionalContext` beside no permission decision: it
+  never blocks the edit. Within a hard time budget (PRE_EDIT_SECONDS, checked by a timer and by the
+  store); nothing when nothing (new) concerns the file, or when switched off (agent_reminders = false,
+  CHECKPOINT_AGENT_REMINDERS=0). Also Codex's and Copilot CLI's pre-tool hook inputs (agent.tool_input).
 - stop, post-compact, session-end: asks for the session to be captured soon (checkpoint.agent.capture)
   and returns at once (agent_capture = false switches it off).
 
@@ -25,14 +30,23 @@ from typing import Any, BinaryIO, TextIO
 from checkpoint import config
 from checkpoint.agent.problems import record
 
-EVENTS = ("session-start", "stop", "post-compact", "session-end")
+EVENTS = ("session-start", "pre-edit", "stop", "post-compact", "session-end")
 STDIN_BYTES = 4 << 20  # a hook's input is a few hundred bytes; a larger one is not Claude Code's
 BUSY_SECONDS = 0.3  # how long session-start waits for a writer's lock before it gives up (and says so)
 ITEMS_READ = 200  # more never fit in the context's characters
+PRE_EDIT_SECONDS = 0.8  # the pre-edit hook's whole budget once running (the agent waits for it)
 
 
 class HookProblem(Exception):
     """Something the hook cannot do, said in a sentence for `checkpoint status`."""
+
+
+class OverBudget(HookProblem):
+    """The pre-edit hook ran out of its time: the edit goes ahead without a reminder."""
+
+
+def _over_budget(signum: int, frame: object) -> None:
+    raise OverBudget(f"the pre-edit reminder took over {PRE_EDIT_SECONDS} s and was dropped")
 
 
 def _read_input(stdin: BinaryIO) -> dict[str, Any]:
@@ -55,7 +69,7 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise HookProblem(f"the hook's input has no absolute cwd: {cwd!r}")
     from checkpoint import redact
-    from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS, session_context
+    from checkpoint.agent.context import session_context
     from checkpoint.agent.workspace import workspace_folders
     from checkpoint.model import ItemKind
     from checkpoint.store import Store, StoreUnavailable
@@ -71,13 +85,54 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:
         store.close()
-    # Claude Code sets CLAUDE_PLUGIN_ROOT for a plugin's hooks: then the plugin brought the MCP server too.
-    tools = PLUGIN_TOOLS if os.environ.get("CLAUDE_PLUGIN_ROOT") else SERVER_TOOLS
-    text = session_context(page, folders[0], redact.redactor(settings.redact, settings.redact_patterns), tools=tools)
+    session_id = data.get("session_id")
+    if data.get("source") in ("compact", "clear") and isinstance(session_id, str) and session_id:
+        from checkpoint.agent.pre_edit import forget_ledger
+
+        forget_ledger(settings.db, session_id)  # what the reminders showed may be gone from the agent's context
+    text = session_context(page, folders[0], redact.redactor(settings.redact, settings.redact_patterns),
+                           tools=_tools(), reminders=settings.agent_reminders)
     if text is None:
         return None
     return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
                       ensure_ascii=False)
+
+
+def _tools() -> str:
+    from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS
+
+    # Claude Code sets CLAUDE_PLUGIN_ROOT for a plugin's hooks: then the plugin brought the MCP server too.
+    return PLUGIN_TOOLS if os.environ.get("CLAUDE_PLUGIN_ROOT") else SERVER_TOOLS
+
+
+def _pre_edit(settings: config.Settings, data: dict[str, Any]) -> str | None:
+    if not settings.agent_reminders:
+        return None
+    import time
+
+    from checkpoint import redact
+    from checkpoint.agent.pre_edit import reminder
+    from checkpoint.agent.tool_input import answer, edit_target
+    from checkpoint.store import Store, StoreUnavailable
+
+    target = edit_target(data)
+    if target is None:
+        return None
+    try:
+        store = Store.read_only(settings.db, busy_seconds=BUSY_SECONDS)
+    except StoreUnavailable as exc:
+        raise HookProblem(str(exc)) from None
+    try:
+        store.give_up_at(time.monotonic() + PRE_EDIT_SECONDS)
+        redactor = redact.redactor(settings.redact, settings.redact_patterns)
+        text = reminder(store, settings.db, target, redactor, _tools())
+    except HookProblem:
+        raise
+    except Exception as exc:  # sqlite3.OperationalError ("database is locked", "interrupted") and kin
+        raise HookProblem(f"reading {settings.db}: {exc}") from None
+    finally:
+        store.close()
+    return answer(target, text) if text else None
 
 
 def _capture(settings: config.Settings, data: dict[str, Any]) -> None:
@@ -90,6 +145,20 @@ def _capture(settings: config.Settings, data: dict[str, Any]) -> None:
         raise HookProblem(f"the hook's input has no usable session_id: {session_id!r}")
     assert isinstance(session_id, str)
     request_capture(settings.db, session_id)
+
+
+def _timed(hook: Any, settings: config.Settings, data: dict[str, Any]) -> str | None:
+    """`hook` under a wall-clock alarm: past PRE_EDIT_SECONDS it is abandoned (OverBudget)."""
+    import signal
+
+    previous = signal.signal(signal.SIGALRM, _over_budget)
+    signal.setitimer(signal.ITIMER_REAL, PRE_EDIT_SECONDS)
+    try:
+        result: str | None = hook(settings, data)
+        return result
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> int:
@@ -105,8 +174,8 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> int:
             raise HookProblem(f"unknown hook event {' '.join(argv)!r}: the events are {', '.join(EVENTS)}")
         data = _read_input(stdin)
         session_id = data.get("session_id") if isinstance(data.get("session_id"), str) else None
-        if event == "session-start":
-            answer = _session_start(settings, data)
+        if event in ("session-start", "pre-edit"):
+            answer = _session_start(settings, data) if event == "session-start" else _timed(_pre_edit, settings, data)
             if answer:
                 stdout.write(answer)
                 stdout.flush()

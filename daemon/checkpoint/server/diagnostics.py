@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from checkpoint import anchor
 from checkpoint.model import Citation, FileEdit, ItemRecord, plain_text
-from checkpoint.server import anchor
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature

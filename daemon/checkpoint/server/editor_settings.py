@@ -87,6 +87,10 @@ SETTINGS: tuple[EditorSetting, ...] = (
                   " stay untouched before its new turns are extracted."),
     EditorSetting("maxPendingTurns", "max_pending_turns", "With extraction \"auto\": extract a busy session anyway"
                   " once it holds more than this many pending turns."),
+    EditorSetting("agentReminders", "agent_reminders", "Before a coding agent started from this editor's terminals"
+                  " edits a file, remind it of the decisions and constraints recorded about that file (Claude Code's"
+                  " PreToolUse hook of the Checkpoint plugin; sets CHECKPOINT_AGENT_REMINDERS for the terminals)."
+                  " Off: no reminder; the session-start context stays."),
     EditorSetting("diagnostics.enabled", "diagnostics", "Show captured items inline, as diagnostics on the files"
                   " they concern (source \"checkpoint\", listed in the Problems panel)."),
     EditorSetting("diagnostics.severity.decision", "severity.decision",
@@ -110,13 +114,15 @@ def _engine_schema(name: str) -> dict[str, Any]:
         return {"type": "string", "enum": [AUTO_EXTRACTOR, *config.EXTRACTORS], "default": AUTO_EXTRACTOR}
     if typing.get_origin(kind) is list:
         return {"type": "array", "items": {"type": _JSON_TYPES[args[0]]}, "default": []}
-    if optional:
-        schema: dict[str, Any] = {"type": [_JSON_TYPES[args[0]], "null"]}
-        low = config.lowest(name)
-        if low is not None:
-            schema["minimum"] = low if args[0] is float else int(low)
-        return {**schema, "default": None}
-    return {"type": _JSON_TYPES[kind], "default": ""}
+    if kind in (str, Path):
+        return {"type": "string", "default": ""}
+    # Anything else not set here is null (a number, a switch): the daemon's own layers then apply.
+    base = args[0] if optional else kind
+    schema: dict[str, Any] = {"type": [_JSON_TYPES[base], "null"]}
+    low = config.lowest(name)
+    if low is not None:
+        schema["minimum"] = low if base is float else int(low)
+    return {**schema, "default": None}
 
 
 def _daemon_schema(option: str) -> dict[str, Any]:

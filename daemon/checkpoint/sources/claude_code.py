@@ -446,13 +446,16 @@ def _tool_call(block: JsonObject) -> str:
     return turn_text.tool_call(str(name), rendered)
 
 
-_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
+_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 
 
 def edits_of_call(name: str, arguments: object, cwd: str | None) -> tuple[FileEdit, ...]:
-    """Edit and MultiEdit write their `new_string`s, Write its `content`, to `file_path`."""
+    """Edit and MultiEdit write their `new_string`s, Write its `content`, to `file_path`;
+    NotebookEdit its `new_source` to `notebook_path`."""
     if name not in _EDIT_TOOLS or not isinstance(arguments, dict):
         return ()
+    if name == "NotebookEdit":
+        return tuple(file_edit(arguments.get("notebook_path"), arguments.get("new_source") or "", cwd))
     path = arguments.get("file_path")
     if name == "Write":
         return tuple(file_edit(path, arguments.get("content"), cwd))

@@ -21,13 +21,41 @@ from checkpoint.store.search import SearchMixin, file_clause
 _ORDER = " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC"
 
 
+def _names_path(column: str, paths: Sequence[str]) -> tuple[str, list[Any]]:
+    """SQL: `column` is one of these absolute paths, or a relative path one of them ends with."""
+    marks = ",".join("?" * len(paths))
+    tails = " OR ".join(f"substr(?, -length({column}) - 1) = '/' || {column}" for _ in paths)
+    return f"({column} IN ({marks}) OR (substr({column}, 1, 1) != '/' AND ({tails})))", [*paths, *paths]
+
+
+def concerns_clause(paths: Sequence[str], named: str | None = None) -> tuple[str, list[Any]]:
+    """SQL over items `i` about one file (`paths`: its absolute spellings, as given and resolved): a
+    file the item names is that file, or a relative path it ends with (resolved against the item's
+    session by the caller); an item that names no file, one its cited turns wrote (turn_edits); or the
+    statement holds `named` (the file's name, for the caller to check as a word). The file's name is
+    looked for in the item's files as text first: json_each runs only on the few that hold it."""
+    files, files_args = _names_path("f.value", paths)
+    edits, edits_args = _names_path("e.path", paths)
+    name = paths[0].rstrip("/").rsplit("/", 1)[-1]
+    sql = (f"((instr(i.files, ?) > 0 AND EXISTS (SELECT 1 FROM json_each(i.files) f WHERE {files}))"
+           " OR (i.files = '[]' AND EXISTS (SELECT 1 FROM json_each(i.turn_ids) j"
+           f" JOIN turn_edits e ON e.turn_id = j.value WHERE {edits}))")
+    args = [name if '"' not in name and "\\" not in name else "", *files_args, *edits_args]
+    if named:
+        sql += " OR instr(i.statement, ?) > 0"
+        args.append(named)
+    return sql + ")", args
+
+
 class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
-    def _item_page(self, clauses: list[str], args: list[Any], limit: int) -> ItemPage:
+    def _item_page(self, clauses: list[str], args: list[Any], limit: int, counted: bool = True) -> ItemPage:
+        """The page; `counted` False: its total is only the items on it (a caller that shows no count
+        saves the second pass)."""
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
         base = " FROM items i JOIN sessions s ON s.id = i.session_id" + where
-        total = int(self.conn.execute("SELECT count(*)" + base, args).fetchone()[0])
         rows = self.conn.execute(f"SELECT {ITEM_COLUMNS}" + base + _ORDER + " LIMIT ?", [*args, max(0, limit)])
         items = self._with_sources(rows.fetchall())
+        total = int(self.conn.execute("SELECT count(*)" + base, args).fetchone()[0]) if counted else len(items)
         return ItemPage(items=tuple(items), total=total)
 
     def _with_sources(self, rows: Sequence[tuple[Any, ...]]) -> list[ItemRecord]:
@@ -47,10 +75,12 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
 
     def workspace_items(
         self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
-        include_dismissed: bool = False, include_superseded: bool = False, limit: int = 50,
+        concerning: Sequence[str] = (), named: str | None = None,
+        include_dismissed: bool = False, include_superseded: bool = False, limit: int = 50, counted: bool = True,
     ) -> ItemPage:
         """The items of sessions run in these folders (or below), accepted first, newest first; those a
-        later item superseded are left out unless asked for."""
+        later item superseded are left out unless asked for. `concerning`: only the items about one
+        file, given as its absolute spellings (concerns_clause), or whose statement holds `named`."""
         clause, args = self._scope_clause(workspaces)
         clauses = [clause]
         if kinds:
@@ -60,11 +90,15 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
             more, more_args = file_clause(file)
             clauses.append(more)
             args += more_args
+        if concerning:
+            more, more_args = concerns_clause(concerning, named)
+            clauses.append(more)
+            args += more_args
         if not include_dismissed:
             clauses.append("i.state != 'dismissed'")
         if not include_superseded:
             clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
-        return self._item_page(clauses, args, limit)
+        return self._item_page(clauses, args, limit, counted)
 
     def search_items(
         self, query: str, *, workspaces: Sequence[str] = (), kind: ItemKind | None = None, file: str | None = None,

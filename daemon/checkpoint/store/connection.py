@@ -218,6 +218,11 @@ class StoreBase:
     def close(self) -> None:
         self.conn.close()
 
+    def give_up_at(self, deadline: float) -> None:
+        """Every query still running at `deadline` (time.monotonic) is interrupted (sqlite3.OperationalError):
+        for a caller with a hard time budget (a hook on the agent's path)."""
+        self.conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 5_000)
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE: take the write lock up front so concurrent writers queue, not deadlock.

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from checkpoint.agent import capture
-from checkpoint.agent.context import CONTEXT_CHARS, LIST_TOOL
+from checkpoint.agent.context import CONTEXT_CHARS, LIST_TOOL, NO_FILE, REMINDERS_LINE
 from checkpoint.model import AGENT_CONTEXT_MARK
 from tests.support.agent_corpus import PlannedSession, write_claude_session
 from tests.support.agent_corpus import capture as capture_corpus
@@ -134,11 +134,13 @@ def test_the_context_is_capped_at_8000_characters_and_says_what_it_left_out(tmp_
     text = context_of(s.start(s.alpha))
     assert len(text) <= CONTEXT_CHARS
     lines = text.splitlines()
-    shown = len(lines) - 2
+    # the head, the line on the pre-edit reminders, one heading (these items name no file), the tail
+    assert lines[1] == REMINDERS_LINE and lines[2] == NO_FILE
+    shown = len(lines) - 4
     assert 30 < shown < 300
     assert lines[-1] == (f"{300 - shown} more recorded items were left out here; "
                          f"the MCP tool {LIST_TOOL} lists them all.")
-    assert "component-299" in lines[1]  # newest first
+    assert "component-299" in lines[3]  # newest first
 
 
 @pytest.mark.parametrize(("args", "stdin", "said"), [
@@ -235,3 +237,41 @@ def test_a_worker_at_work_gets_the_request_and_no_second_worker_starts(tmp_path:
     assert runs == ["s1", "s1"]  # the request made during the run was served by the same worker
     assert len(spawned) == 1
     assert capture.request_capture(db, "s1") is True  # the lock is free again
+
+
+def test_pre_edit_is_silent_and_never_blocks_when_off_missing_locked_or_misconfigured(setup: Setup) -> None:
+    edit = {"session_id": "s", "cwd": str(setup.alpha), "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": str(setup.alpha / "store.py"), "content": "x"}}
+    quiet = (0, b"", b"")
+    on = setup.hook("pre-edit", stdin=edit)  # nothing concerns store.py: nothing to say, no problem
+    assert (on.returncode, on.stdout, on.stderr) == quiet
+    assert setup.problems() == []
+    off = setup.hook("pre-edit", stdin={**edit, "tool_input": {"file_path": str(setup.alpha / "store.py")}},
+                     CHECKPOINT_AGENT_REMINDERS="0")
+    assert (off.returncode, off.stdout, off.stderr) == quiet and setup.problems() == []
+
+    bad = setup.hook("pre-edit", stdin=edit, CHECKPOINT_AGENT_REMINDERS="sometimes")
+    assert (bad.returncode, bad.stdout, bad.stderr) == quiet
+    assert "CHECKPOINT_AGENT_REMINDERS: agent_reminders: expected bool" in setup.problems()[0]["message"]
+
+    missing = setup.tmp / "elsewhere" / "c.db"
+    gone = setup.hook("pre-edit", stdin=edit, CHECKPOINT_DB=str(missing))
+    assert (gone.returncode, gone.stdout, gone.stderr) == quiet and not missing.exists()
+    status = subprocess.run([str(CHECKPOINT), "status"], capture_output=True, text=True, timeout=60,
+                            env=setup.env(CHECKPOINT_DB=str(missing)), check=True)
+    assert f"hook pre-edit: no database at {missing}" in status.stdout
+
+    holder = sqlite3.connect(setup.db, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE sessions SET title = title")
+    try:
+        started = time.monotonic()
+        locked = setup.hook("pre-edit", stdin=edit)
+        took = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (locked.returncode, locked.stdout, locked.stderr) == quiet
+    assert took < 3.0  # the busy wait is 0.3 s; the rest is the process start on a loaded machine
+    assert "database is locked" in setup.problems()[0]["message"]

@@ -65,6 +65,8 @@ def test_tool_calls_read_back_skip_results_and_keep_multi_line_arguments() -> No
                                                            {"old_string": "b", "new_string": "second()"}]},
      (FileEdit("/w/b.py", "first()"), FileEdit("/w/b.py", "second()"))),
     ("claude", "Write", {"file_path": "/w/c.py", "content": "print('hi')\n"}, (FileEdit("/w/c.py", "print('hi')\n"),)),
+    ("claude", "NotebookEdit", {"notebook_path": "n.ipynb", "cell_id": "c1", "new_source": "x = 1"},
+     (FileEdit("/w/n.ipynb", "x = 1"),)),
     ("claude", "Bash", {"command": "ls"}, ()),
     ("gemini", "write_file", {"file_path": "n.md", "content": "# Notes\n"}, (FileEdit("/w/n.md", "# Notes\n"),)),
     ("gemini", "replace", {"file_path": "/w/n.md", "old_string": "a", "new_string": "b"}, (FileEdit("/w/n.md", "b"),)),

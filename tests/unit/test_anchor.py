@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checkpoint.server.anchor import Span, locate
+from checkpoint.anchor import Span, locate
 
 
 def test_locate_whole_text_then_longest_surviving_run_else_nothing() -> None:
