@@ -72,8 +72,8 @@ class ScopeMixin(StoreBase):
         # a folder's repository holds every folder recorded with it as their workspace (deepest first:
         # the first folder named for a repository keeps it)
         by_workspace: dict[str, str] = {}
-        for folder, _ in scope.folders:
-            by_workspace.setdefault(workspace_key(folder), folder)
+        for named, _ in scope.folders:
+            by_workspace.setdefault(workspace_key(named), named)
         held = {}
         for cwd, workspace in self.conn.execute("SELECT DISTINCT cwd, workspace FROM session_cwds"):
             folder = scope.holder(cwd) or by_workspace.get(workspace or "")
