@@ -94,6 +94,18 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--session", help="only this session")
     items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
     items.add_argument("--all", action="store_true", help="also the items a later one superseded (marked so)")
+    items.add_argument("--workspace", type=Path, metavar="DIR",
+                       help="only items of DIR's workspace: its repository (every worktree), else DIR and below")
+    share = sub.add_parser(
+        "share", help="share an item with the team: write its decision record into the repository",
+        description="Write the item's decision record (MADR Markdown) into the repository's decisions_dir "
+                    "(docs/decisions) and print its path; commit and push it like code. Refused if a secret is found.",
+    )
+    _common(share)
+    share.add_argument("item", metavar="ITEM", help="item id, or a prefix that names one item")
+    share.add_argument("--undo", action="store_true", help="remove the item's record (only if not committed)")
+    share.add_argument("--workspace", type=Path, metavar="DIR", help="the repository DIR is in (default: the cwd)")
+    share.add_argument("--json", action="store_true", help="machine-readable output")
     supersede = sub.add_parser(
         "supersede", help="mark an item as superseded by a later one (or undo that)",
         description="Record that item NEW replaces item OLD (a decision reversed or changed). OLD is kept, "
@@ -204,10 +216,28 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
     if args.command == "forget":
         return _forget(store, args)
     if args.command == "search":
-        return _search(store, args)
+        return _search(store, settings, args)
     if args.command == "supersede":
-        return _supersede(store, args)
-    return _items(store, args)
+        return _supersede(store, settings, args)
+    if args.command == "share":
+        return _share(store, settings, args)
+    return _items(store, settings, args)
+
+
+def _folder(args: argparse.Namespace) -> str:
+    """The folder a command works for: --workspace, else the cwd."""
+    given = getattr(args, "workspace", None)
+    return str(given.expanduser().absolute()) if given else os.getcwd()
+
+
+def _read_records(store: Store, settings: config.Settings, args: argparse.Namespace) -> None:
+    """The decision records of the repository the command works in, into the store first."""
+    from checkpoint.team.sync import sync_folders
+
+    report = sync_folders(store, [_folder(args)], settings.decisions_dir)
+    if report.problems:
+        print(f"checkpoint: {plural(report.problems, 'decision record')} unreadable (see `checkpoint status`)",
+              file=sys.stderr)
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -534,7 +564,8 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(store: Store, args: argparse.Namespace) -> int:
+def _search(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    _read_records(store, settings, args)
     text = " ".join(args.query)
     if args.limit < 1:
         print("checkpoint search: --limit must be at least 1", file=sys.stderr)
@@ -564,6 +595,7 @@ def _print_item(item: ItemRecord) -> None:
     where = f"{source.path}:{source.line}" if source else "?:?"
     # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
     mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
+    mark += f"  [shared: {item.record}]" if item.record else ""
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))
@@ -585,7 +617,7 @@ def _one_item(store: Store, prefix: str) -> str | None:
     return None
 
 
-def _supersede(store: Store, args: argparse.Namespace) -> int:
+def _supersede(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
     from checkpoint.store import SupersessionRefused
 
     old = _one_item(store, args.old)
@@ -594,6 +626,7 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
         return 2
     if args.undo:
         removed = store.unsupersede(old, new)
+        _reflect(store, settings, [i for i in (old, new) if i])
         if args.json:
             print(json.dumps({"old_id": old, "new_id": new, "undone": removed}))
         elif removed:
@@ -609,6 +642,7 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
     except SupersessionRefused as exc:
         print(plain_text(f"checkpoint supersede: refused: {exc}."), file=sys.stderr)
         return 2
+    _reflect(store, settings, [old, new])
     if args.json:
         print(json.dumps({"old_id": old, "new_id": new, "changed": changed}))
     else:
@@ -616,8 +650,37 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
-def _items(store: Store, args: argparse.Namespace) -> int:
-    items = store.items(session_id=args.session, kind=args.kind, include_superseded=args.all)
+def _reflect(store: Store, settings: config.Settings, item_ids: list[str]) -> None:
+    """Shared items changed here: their records in the cwd's repository say so (to be committed)."""
+    from checkpoint.team.share import reflect
+
+    for path in reflect(store, item_ids, [os.getcwd()], settings):
+        print(plain_text(f"Updated the decision record {path} (commit it to share the change)."), file=sys.stderr)
+
+
+def _share(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    from checkpoint.team.share import ShareRefused, share, undo
+
+    item_id = _one_item(store, args.item)
+    if item_id is None:
+        return 2
+    try:
+        if args.undo:
+            path = undo(store, item_id, _folder(args), settings)
+            print(json.dumps({"id": item_id, "removed": path}) if args.json else plain_text(f"Removed {path}."))
+        shared = None if args.undo else share(store, item_id, _folder(args), settings)
+    except ShareRefused as exc:
+        print(plain_text(f"checkpoint share: refused: {exc}."), file=sys.stderr)
+        return 2
+    if shared is not None:
+        print(json.dumps(shared.as_json()) if args.json else plain_text(shared.path))
+    return 0
+
+
+def _items(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    _read_records(store, settings, args)
+    workspaces = [_folder(args)] if args.workspace else None
+    items = store.items(session_id=args.session, kind=args.kind, include_superseded=args.all, workspaces=workspaces)
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
@@ -627,7 +690,8 @@ def _items(store: Store, args: argparse.Namespace) -> int:
     for item in items:
         _print_item(item)
     print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
-    if not args.all and (hidden := len(store.items(session_id=args.session, kind=args.kind)) - len(items)):
+    if not args.all and (hidden := len(store.items(session_id=args.session, kind=args.kind,
+                                                   workspaces=workspaces)) - len(items)):
         print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
     return 0
 

@@ -78,6 +78,9 @@ SETTINGS: tuple[EditorSetting, ...] = (
                   " stay untouched before its new turns are extracted."),
     EditorSetting("maxPendingTurns", "max_pending_turns", "With extraction \"auto\": extract a busy session anyway"
                   " once it holds more than this many pending turns."),
+    EditorSetting("decisionsDir", "decisions_dir", "Where decision records shared with the team (Share with the"
+                  " Team) are written and read in each repository, relative to its top folder. Empty: the"
+                  " daemon's default (CHECKPOINT_DECISIONS_DIR, else docs/decisions)."),
     EditorSetting("diagnostics.enabled", "diagnostics", "Show captured items inline, as diagnostics on the files"
                   " they concern (source \"checkpoint\", listed in the Problems panel)."),
     EditorSetting("diagnostics.severity.decision", "severity.decision",
