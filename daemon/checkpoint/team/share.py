@@ -106,6 +106,17 @@ def _status(item: ItemRecord) -> str:
     return "superseded" if item.superseded_by else STATUS_OF_STATE[item.state]
 
 
+def _in_repository(files: tuple[str, ...], roots: set[str]) -> tuple[str, ...]:
+    """The files relative to the repository's top folder (a teammate's clone is elsewhere): an absolute
+    path inside this worktree or the session's is made relative; any other is kept as it is."""
+    out = []
+    for f in files:
+        real = os.path.realpath(f) if os.path.isabs(f) else f
+        root = next((r for r in roots if real == r or real.startswith(r + os.sep)), None)
+        out.append(os.path.relpath(real, root) if root else f)
+    return tuple(dict.fromkeys(out))
+
+
 def share(store: Store, item_id: str, folder: str, settings: config.Settings) -> Shared:
     """Write (or rewrite) the item's record in the repository `folder` is in; the records of items it
     supersedes say so too. Raises ShareRefused."""
@@ -123,8 +134,11 @@ def share(store: Store, item_id: str, folder: str, settings: config.Settings) ->
     existing = known.get(item.id)
     relative = existing.path if existing else os.path.join(settings.decisions_dir,
                                                              file_name(today, item.statement, item.id))
+    session_repository = repository_of(item.cwd) if item.cwd else None
+    roots = {repository.root, *([session_repository.root] if session_repository else [])}
     decision = SharedDecision(
-        id=item.id, kind=item.kind, statement=item.statement, rationale=item.rationale, files=item.files,
+        id=item.id, kind=item.kind, statement=item.statement, rationale=item.rationale,
+        files=_in_repository(item.files, roots),
         state=item.state, status=_status(item), date=today, supersedes=item.supersedes,
         superseded_by=(item.superseded_by,) if item.superseded_by else (), path=relative,
     )
