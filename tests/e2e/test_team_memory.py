@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from checkpoint.server.protocol import CMD_SHARE
 from tests.support.agent_clis import ROOT, agent_cli, clean_env
 from tests.support.cli_run import cli_env, run
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
@@ -31,7 +30,7 @@ PLUGIN = ROOT / "claude-plugin"
 VENV_BIN = Path(sys.executable).parent
 QUEUE = "class Queue:\n    def put(self, job):\n        self.jobs.append(job)\n"
 FIRST = "We'll use SQLite for the job queue because it is one file."
-SECOND = "Change of plan: we'll use Postgres for the job queue instead of SQLite."
+SECOND = "We'll use Postgres for the job queue because it scales past one machine."
 B_OWN = "We'll use ruff for linting because it is fast."
 
 
@@ -70,8 +69,10 @@ class Developer:
 
     def item(self, said: str) -> dict[str, Any]:
         """The item the heuristic made of what was said (its statement, the reason as its rationale)."""
-        [found] = [i for i in self.checkpoint("items", "--all", "--json")["items"] if i["statement"] in said]
-        return found
+        found: list[dict[str, Any]] = [
+            i for i in self.checkpoint("items", "--all", "--json")["items"] if i["statement"] in said]
+        assert len(found) == 1, found
+        return found[0]
 
     def commit_all(self, message: str) -> None:
         git(self.clone, "add", "-A")
@@ -131,7 +132,7 @@ async def test_two_developers_share_decisions_through_git(team: tuple[Developer,
     assert git(alice.clone, "status", "--porcelain") == f"?? {shared['record'].split('/')[0]}/\n"
     text = record.read_text()
     assert text.startswith("---\nstatus: proposed\n")
-    assert "decision-makers: \"Alice <alice@example.com>\"" in text or "decision-makers: Alice <alice@example.com>" in text
+    assert "\ndecision-makers: Alice <alice@example.com>\n" in text
     assert f"id: {first['id']}\n" in text and "  - src/queue.py\n" in text and f"# {first['statement']}\n" in text
     assert f"## Rationale\n\n{first['rationale']}\n" in text
     assert "Set up the job queue" not in text  # no transcript text beyond what was extracted
