@@ -48,6 +48,7 @@ export const Commands = {
   searchDecisions: command('searchDecisions'),
   markSuperseded: command('markSuperseded'),
   removeSupersession: command('removeSupersession'),
+  shareWithTeam: command('shareWithTeam'),
 } as const;
 
 /** View ids (contributes.views). */
