@@ -80,6 +80,9 @@ def config_file() -> Path:
 EXTRACTORS = registry.NAMES
 
 
+DECISIONS_DIR = "docs/decisions"
+
+
 class SettingsError(ValueError):
     """A setting that cannot be used: which one, where it came from, and why."""
 
@@ -131,6 +134,8 @@ class Settings:
     agent_context: bool = True
     agent_capture: bool = True
     agent_reminders: bool = True
+    # where shared decision records live in a repository (checkpoint.team), relative to its top folder
+    decisions_dir: str = DECISIONS_DIR
 
     def __post_init__(self) -> None:
         if self.extractor is not None:
@@ -139,6 +144,7 @@ class Settings:
             _in_range(name, getattr(self, name))
         for root in self.sources:
             _not_everything(root)
+        _inside_repository(self.decisions_dir)
         if self.redact_patterns:
             from checkpoint.redact import custom_detectors
 
@@ -185,6 +191,14 @@ def _in_range(name: str, value: Any) -> None:
     low, high, words = _RANGES[name]
     if not (math.isfinite(value) and value >= low and (high is None or value <= high)):
         raise SettingsError(f"{name}: must be {words}, not {value!r}")
+
+
+def _inside_repository(folder: str) -> None:
+    """The decisions folder is a relative path inside the repository: never absolute, never `..`."""
+    parts = Path(folder).parts
+    if not folder.strip() or Path(folder).is_absolute() or ".." in parts:
+        raise SettingsError(f"decisions_dir: must be a folder inside the repository, relative to its top"
+                            f" (e.g. {DECISIONS_DIR!r}), not {folder!r}")
 
 
 def _not_everything(root: Path) -> None:
@@ -296,6 +310,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_AGENT_CONTEXT": "agent_context",
     "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
     "CHECKPOINT_AGENT_REMINDERS": "agent_reminders",
+    "CHECKPOINT_DECISIONS_DIR": "decisions_dir",
 }
 
 

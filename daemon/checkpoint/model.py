@@ -300,6 +300,31 @@ class ItemSource(NamedTuple):
         return {"turn_id": self.turn_id, "path": self.path, "line": self.line, "timestamp": self.timestamp}
 
 
+ORIGIN_LOCAL = "local"
+ORIGIN_SHARED = "shared"
+# The session that holds the items read from a repository's decision records, one per workspace:
+# `team:` + the workspace (checkpoint.repository), agent TEAM_AGENT.
+TEAM_SESSION_PREFIX = "team:"
+TEAM_AGENT = "team"
+
+
+class SharedDecision(NamedTuple):
+    """A decision record of a repository (checkpoint.team.records), as read from its file: what the
+    repository says of the item, which wins over the local copy."""
+
+    id: str
+    kind: ItemKind
+    statement: str
+    rationale: str | None
+    files: tuple[str, ...]
+    state: ItemState  # from the record's status: proposed -> new, accepted, rejected/deprecated -> dismissed
+    status: str  # the record's status as written
+    date: str  # YYYY-MM-DD
+    supersedes: tuple[str, ...]
+    superseded_by: tuple[str, ...]
+    path: str  # relative to the repository's top folder
+
+
 class ItemRecord(NamedTuple):
     """A captured item, with its session's title and cwd and the transcript lines it came from."""
 
@@ -321,6 +346,8 @@ class ItemRecord(NamedTuple):
     agent: str | None = None  # the session's agent ("claude", "codex"), where the read fills it in
     superseded_by: str | None = None  # the newest item that replaces this one; None: current
     supersedes: tuple[str, ...] = ()  # the items this one replaces
+    origin: str = ORIGIN_LOCAL  # ORIGIN_LOCAL: captured here; ORIGIN_SHARED: a decision record in the repository
+    record: str | None = None  # the decision record's path, relative to its repository's top folder
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""
@@ -331,6 +358,7 @@ class ItemRecord(NamedTuple):
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
             "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
+            "origin": self.origin, "record": self.record,
         }
 
 

@@ -187,7 +187,7 @@ async def test_a_failed_run_is_written_as_golden_files(tmp_path: Path, workspace
 def test_the_protocol_names_are_written_for_the_extension() -> None:
     """The extension's constants.ts is checked against these, so a rename on one side fails a test."""
     commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT,
-                "supersede": protocol.CMD_SUPERSEDE}
+                "supersede": protocol.CMD_SUPERSEDE, "share": protocol.CMD_SHARE}
     assert set(commands.values()) == set(protocol.COMMANDS)  # a new command is added here too
     names = {
         "server_name": protocol.SERVER_NAME,

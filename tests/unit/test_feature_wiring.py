@@ -17,6 +17,7 @@ from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.extraction import ExtractionFeature
 from checkpoint.server.server import CheckpointServer
 from checkpoint.server.status import StatusFeature
+from checkpoint.server.team import TeamRecords
 from checkpoint.server.watcher import Watcher
 
 SERVER_DIR = Path(checkpoint.server.__file__).parent
@@ -73,7 +74,8 @@ def server(tmp_path: Path) -> Iterator[CheckpointServer]:
 
 def test_features_are_built_with_what_they_depend_on_and_hooked_in_order(server: CheckpointServer) -> None:
     built = build_features(server)
-    assert [type(f) for f in server.features] == [StatusFeature, Watcher, ExtractionFeature, Diagnostics]
+    assert [type(f) for f in server.features] == [StatusFeature, Watcher, ExtractionFeature, Diagnostics,
+                                                     TeamRecords]
     assert built.extraction.watcher is built.watcher
     assert built.status.extraction is built.extraction
 

@@ -48,6 +48,7 @@ export const Commands = {
   searchDecisions: command('searchDecisions'),
   markSuperseded: command('markSuperseded'),
   removeSupersession: command('removeSupersession'),
+  shareWithTeam: command('shareWithTeam'),
 } as const;
 
 /** View ids (contributes.views). */
@@ -113,6 +114,8 @@ export const ServerCommands = {
   accept: 'checkpoint.accept',
   /** Arguments: [{old, new?, reason?, undo?}] or [old_id, new_id]. Result: SupersedeResult (protocol.py). */
   supersede: 'checkpoint.supersede',
+  /** Arguments: [item_id] or [{id, undo?}]. Result: ShareResult (protocol.py). */
+  share: 'checkpoint.share',
 } as const;
 
 /** `source` of every diagnostic the daemon publishes. */

@@ -218,6 +218,10 @@ export const ItemShape = object({
   supersedes: array(string),
   /** URI of the workspace folder holding the session's cwd, if any. */
   workspace: nullable(string),
+  /** 'local': captured here; 'shared': read from a decision record of the repository. */
+  origin: optional(literal('local', 'shared')),
+  /** The decision record's path, relative to the repository's top folder (a shared item). */
+  record: optional(nullable(string)),
 });
 export type Item = TypeOf<typeof ItemShape>;
 
@@ -285,6 +289,17 @@ export const SupersedeResultShape = object({
   superseded_by: nullable(string),
 });
 export type SupersedeResult = TypeOf<typeof SupersedeResultShape>;
+
+export const ShareResultShape = object({
+  id: string,
+  /** The record, absolute (written, or removed with `undo`). */
+  path: string,
+  /** Relative to the repository's top folder; null: removed. */
+  record: nullable(string),
+  created: boolean,
+  removed: boolean,
+});
+export type ShareResult = TypeOf<typeof ShareResultShape>;
 
 /**
  * The `data` of every diagnostic the daemon publishes (its `code` is the item id too). A superseded

@@ -26,6 +26,7 @@ export const SETTINGS = {
   "idleSeconds": { option: "idle_seconds", default: 20, path: false },
   "maxPendingTurns": { option: "max_pending_turns", default: 50, path: false },
   "agentReminders": { option: "agent_reminders", default: null, path: false },
+  "decisionsDir": { option: "decisions_dir", default: "", path: false },
   "diagnostics.enabled": { option: "diagnostics", default: true, path: false },
   "diagnostics.severity.decision": { option: "severity.decision", default: "information", path: false, values: ["error", "warning", "information", "hint", "off"] },
   "diagnostics.severity.constraint": { option: "severity.constraint", default: "information", path: false, values: ["error", "warning", "information", "hint", "off"] },

@@ -3,7 +3,8 @@
 
 - session-start: prints `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
   ...}}` with the workspace's current decisions and constraints (checkpoint.agent.context): the
-  session's cwd and the folders below it, never another workspace's; nothing when it has none, or
+  session's cwd and the folders below it, or its whole repository, never another workspace's, the
+  repository's shared decision records read first (checkpoint.team.sync.refresh); nothing when it has none, or
   when the context is switched off (agent_context = false, CHECKPOINT_AGENT_CONTEXT=0).
 - pre-edit (PreToolUse on the edit tools): the decisions and constraints recorded about the file about
   to be edited (checkpoint.agent.pre_edit), as `additionalContext` beside no permission decision: it
@@ -74,12 +75,13 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
     from checkpoint.model import ItemKind
     from checkpoint.store import Store, StoreUnavailable
 
+    folders = workspace_folders(cwd)
+    _read_records(settings, folders)
     try:
         store = Store.read_only(settings.db, busy_seconds=BUSY_SECONDS)
     except StoreUnavailable as exc:
         raise HookProblem(str(exc)) from None
     try:
-        folders = workspace_folders(cwd)
         page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), limit=ITEMS_READ)
     except Exception as exc:  # sqlite3.OperationalError ("database is locked") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
@@ -133,6 +135,17 @@ def _pre_edit(settings: config.Settings, data: dict[str, Any]) -> str | None:
     finally:
         store.close()
     return answer(target, text) if text else None
+
+
+def _read_records(settings: config.Settings, folders: list[str]) -> None:
+    """The decision records of the cwd's repository into the store (a teammate's, pulled since): a
+    problem is recorded, and the hook goes on with what the store holds."""
+    from checkpoint.team.sync import refresh
+
+    try:
+        refresh(settings.db, folders, settings.decisions_dir, busy_seconds=BUSY_SECONDS)
+    except Exception as exc:  # StoreFault, sqlite3.OperationalError ("database is locked") and kin
+        record(settings.db, "hook session-start", f"reading the decision records: {exc}")
 
 
 def _capture(settings: config.Settings, data: dict[str, Any]) -> None:

@@ -16,6 +16,7 @@ is read as it is now). stdout carries protocol frames only: logs go to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -35,6 +36,7 @@ from checkpoint.agent import answers
 from checkpoint.agent.workspace import workspace_folders
 from checkpoint.model import ItemKind
 from checkpoint.store import Store, StoreUnavailable
+from checkpoint.team.sync import refresh
 
 log = logging.getLogger("checkpoint.mcp")
 
@@ -78,7 +80,10 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         given = workspace or cwd
         if not os.path.isabs(os.path.expanduser(given)):
             raise ToolError(f"workspace must be an absolute folder path, not {answers.echo(given)}")
-        return workspace_folders(given)
+        folders = workspace_folders(given)
+        with contextlib.suppress(Exception):  # the store as it is, when the records cannot be read in now
+            refresh(settings.db, folders, settings.decisions_dir, busy_seconds=BUSY_SECONDS)
+        return folders
 
     @contextmanager
     def reading() -> Iterator[Store]:

@@ -24,18 +24,22 @@ from checkpoint.server.protocol import (
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
+    CMD_SHARE,
     CMD_SUPERSEDE,
     ItemsResult,
     NowResult,
     SearchResponse,
     SessionsResult,
+    ShareResult,
     SupersedeResult,
     TriageResult,
 )
 from checkpoint.server.server import CheckpointServer
 from checkpoint.server.status import StatusFeature
+from checkpoint.server.team import TeamRecords
 from checkpoint.server.watcher import Watcher
 from checkpoint.store import SupersessionRefused
+from checkpoint.team.share import ShareRefused
 
 log = logging.getLogger("checkpoint.server")
 Q = TypeVar("Q")
@@ -47,6 +51,7 @@ class Features:
     watcher: Watcher
     extraction: ExtractionFeature
     diagnostics: Diagnostics
+    team: TeamRecords
 
 
 def _parsed(parse_query: Callable[[Any], Q], params: Any) -> Q:
@@ -66,8 +71,9 @@ def build_features(server: CheckpointServer) -> Features:
     diagnostics = Diagnostics(server)
     extraction = ExtractionFeature(server, watcher, slot)
     status = StatusFeature(server, extraction)
-    server.features = [status, watcher, extraction, diagnostics]
-    return Features(status, watcher, extraction, diagnostics)
+    team = TeamRecords(server)
+    server.features = [status, watcher, extraction, diagnostics, team]
+    return Features(status, watcher, extraction, diagnostics, team)
 
 
 def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
@@ -161,6 +167,7 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             raise JsonRpcInvalidParams(str(exc)) from exc
         result = await server.read_worker.call(triage.set_state, item_id, state)
         server.messages.log(f"item {item_id}: {state.value}" + ("" if result["changed"] else " (no such item)"))
+        await features.team.reflect([item_id])
         server.events.publish(ItemsChanged())
         server.events.publish(CountsChanged())
         return result
@@ -182,8 +189,16 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             raise JsonRpcInvalidParams(f"checkpoint.supersede: {exc}") from exc
         verb = "no longer superseded" if parsed.get("undo") else f"superseded by {parsed.get('new')}"
         server.messages.log(f"item {parsed['old']}: {verb}" + ("" if result["changed"] else " (no change)"))
+        await features.team.reflect([i for i in (parsed["old"], parsed.get("new")) if i])
         server.events.publish(ItemsChanged())
         return result
+
+    @server.command(CMD_SHARE)
+    async def checkpoint_share(ls: CheckpointServer, *args: object) -> ShareResult:
+        try:
+            return await features.team.share(args)
+        except (ValueError, ShareRefused) as exc:
+            raise JsonRpcInvalidParams(f"checkpoint.share: {exc}") from exc
 
     @server.feature(CHECKPOINT_ITEMS)
     async def checkpoint_items(params: Any = None) -> ItemsResult:

@@ -91,6 +91,9 @@ SETTINGS: tuple[EditorSetting, ...] = (
                   " edits a file, remind it of the decisions and constraints recorded about that file (Claude Code's"
                   " PreToolUse hook of the Checkpoint plugin; sets CHECKPOINT_AGENT_REMINDERS for the terminals)."
                   " Off: no reminder; the session-start context stays."),
+    EditorSetting("decisionsDir", "decisions_dir", "Where decision records shared with the team (Share with the"
+                  " Team) are written and read in each repository, relative to its top folder. Empty: the"
+                  " daemon's default (CHECKPOINT_DECISIONS_DIR, else docs/decisions)."),
     EditorSetting("diagnostics.enabled", "diagnostics", "Show captured items inline, as diagnostics on the files"
                   " they concern (source \"checkpoint\", listed in the Problems panel)."),
     EditorSetting("diagnostics.severity.decision", "severity.decision",

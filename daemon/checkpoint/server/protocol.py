@@ -46,7 +46,13 @@ item may be superseded); with `undo`, the link is removed (every link from `old`
 given). A link that would close a loop, an unknown id or an item superseding itself is refused with
 InvalidParams and a message that says which. Result: SupersedeResult."""
 
-COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE)
+CMD_SHARE = "checkpoint.share"
+"""Arguments: [item_id] or [{"id": item_id, "undo"?: bool}]. Writes the item's decision record into the
+repository of the workspace folder it belongs to (not committed); with `undo`, removes a record not yet
+committed. A refusal (a secret found, no repository, a committed record) is InvalidParams with the
+sentence that says why. Result: ShareResult."""
+
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE, CMD_SHARE)
 
 DIAGNOSTIC_SOURCE = "checkpoint"
 """`source` of every diagnostic the daemon publishes; its `code` is the item id and its `data` is
@@ -232,6 +238,14 @@ class SupersedeArgs(TypedDict, total=False):
     new: str  # item id; required unless undo
     reason: str
     undo: bool
+
+
+class ShareResult(TypedDict):
+    id: str
+    path: str  # the record, absolute (written, or removed with `undo`)
+    record: str | None  # relative to the repository's top folder; None: removed
+    created: bool  # a new record (False: the item's record was rewritten)
+    removed: bool
 
 
 class SupersedeResult(TypedDict):

@@ -12,7 +12,7 @@ The parts, each a mixin over one shared connection and clock (connection.StoreBa
 ingest (files and turns), chunks (the chunk ledger's writes and what is due), items (items written
 with their chunk, triage), queries (reads), agent_reads (bounded reads for the MCP server and the
 hooks), scope (which sessions belong to workspace folders: the one rule), search (full-text, over
-items), supersessions (an item replaced by a later one),
+items), supersessions (an item replaced by a later one), shared (decision records of a repository as items),
 forgetting, runs (usage and the record of each run).
 """
 
@@ -42,6 +42,7 @@ from checkpoint.store.records import (
 from checkpoint.store.runs import RunsMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
 from checkpoint.store.search import SearchMixin
+from checkpoint.store.shared import SharedMixin, SharedProblem, SyncReport
 from checkpoint.store.supersessions import Supersession, SupersessionRefused, SupersessionsMixin
 
 __all__ = [
@@ -57,12 +58,14 @@ __all__ = [
     "Migration",
     "RunRecord",
     "SearchResult",
+    "SharedProblem",
     "SourceExcerpt",
     "Store",
     "StoreFault",
     "StoreUnavailable",
     "Supersession",
     "SupersessionRefused",
+    "SyncReport",
     "WindowTurn",
     "fault_message",
     "fingerprint",
@@ -72,6 +75,6 @@ __all__ = [
 
 class Store(
     IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
-    ForgettingMixin, RunsMixin, EditsMixin, StoreBase,
+    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

@@ -203,10 +203,12 @@ class StoreBase:
     """The connection and clock every part of the store shares, and its transactions."""
 
     def __init__(self, path: Path | str, clock: Callable[[], float] = time.time,
-                 *, connection: sqlite3.Connection | None = None) -> None:
+                 *, connection: sqlite3.Connection | None = None, busy_seconds: float | None = None) -> None:
         self.path = Path(path)
         self.clock = clock
         self.conn = connection if connection is not None else open_database(self.path)
+        if busy_seconds is not None:  # a front end on an agent's path waits for a writer only briefly
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_seconds * 1000)}")
         self._group_seconds: float | None = None  # set while grouped_commits() is open
         self._group_began = 0.0
 

@@ -12,9 +12,10 @@ import orjson
 
 from checkpoint import chunker
 from checkpoint.model import FileCursor, LineProblem, ScannedTurn, SessionInfo
+from checkpoint.repository import workspace_key
 from checkpoint.store.chunks import chunk_turns, turn_text
 from checkpoint.store.connection import StoreBase
-from checkpoint.store.items import workspace_of
+from checkpoint.store.items import folder_of
 from checkpoint.store.records import CursorMoved, FileRow, Ingested
 
 PROBLEMS_PER_FILE = 200  # keep the table bounded when a file is garbage from end to end
@@ -146,9 +147,12 @@ class IngestMixin(StoreBase):
             if session is not None:
                 if session.cwd:
                     c.execute("UPDATE sessions SET cwd = coalesce(cwd, ?) WHERE id = ?", (session.cwd, session_id))
-                folders = sorted({f for f in map(workspace_of, (session.cwd, *session.cwds)) if f})
-                c.executemany("INSERT OR IGNORE INTO session_cwds (session_id, cwd) VALUES (?, ?)",
-                              [(session_id, f) for f in folders])
+                    # set with the first cwd (kept above), so it is that cwd's workspace
+                    c.execute("UPDATE sessions SET workspace = coalesce(workspace, ?) WHERE id = ?",
+                              (workspace_key(folder_of(session.cwd) or session.cwd), session_id))
+                folders = sorted({f for f in map(folder_of, (session.cwd, *session.cwds)) if f})
+                c.executemany("INSERT OR IGNORE INTO session_cwds (session_id, cwd, workspace) VALUES (?, ?, ?)",
+                              [(session_id, f, workspace_key(f)) for f in folders])
                 if session.title and not subagent:
                     c.execute("UPDATE sessions SET title = ? WHERE id = ?", (session.title, session_id))
             seq = c.execute("SELECT turns FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]

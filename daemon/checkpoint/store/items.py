@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from checkpoint.model import Citation, ItemKind, ItemState, KnownItem
+from checkpoint.repository import workspace_key
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.supersessions import SaidBy, SupersessionRefused, link
 
@@ -32,13 +33,18 @@ def _union(existing: list[str], more: Sequence[str]) -> list[str]:
     return list(seen)
 
 
-def workspace_of(cwd: str | None) -> str | None:
-    """The workspace of a session: its cwd, without a trailing separator (None: no cwd known, and
-    its items merge only within the session). Not the repository root: both agents key a project by
-    the directory they ran in, and a cwd is known without touching the disk (a checkout may be gone)."""
+def folder_of(cwd: str | None) -> str | None:
+    """A folder a session worked in, as recorded: without a trailing separator (None: none known)."""
     if not cwd:
         return None
     return cwd.rstrip("/") or cwd
+
+
+def workspace_of(cwd: str | None) -> str | None:
+    """The workspace of a session that ran in `cwd`: its repository, else the folder
+    (checkpoint.repository); None: no cwd known, and its items merge only within the session."""
+    folder = folder_of(cwd)
+    return workspace_key(folder) if folder else None
 
 
 def _scope(session_id: str, workspace: str | None) -> tuple[str, str]:
@@ -105,8 +111,8 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
     (same fingerprint in the workspace, or `same_as` naming an item of the workspace) updates the
     existing one instead, which then cites the turns of every session that said it."""
     added = 0
-    cwd = c.execute("SELECT cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    workspace = workspace_of(cwd[0] if cwd else None)
+    row = c.execute("SELECT workspace, cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    workspace = (row[0] or workspace_of(row[1])) if row else None
     for draft in extraction.items:
         fp = fingerprint(draft.kind, draft.statement)
         existing = _same_item(c, session_id, workspace, fp, draft.kind, draft.same_as)

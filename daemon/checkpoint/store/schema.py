@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+
+from checkpoint.repository import workspace_key
 
 # `PRAGMA application_id`, set when Checkpoint makes a database: what tells its file from another
 # program's SQLite file that CHECKPOINT_DB (or a symlink) happens to name. "CPKT".
@@ -23,11 +25,26 @@ APPLICATION_ID = 0x43504B54
 class Migration:
     name: str
     statements: tuple[str, ...]  # one SQL statement each
+    # What SQL cannot derive (a folder's repository is read from disk), run after the statements in
+    # the same transaction
+    derive: Callable[[sqlite3.Connection], None] | None = None
 
     def __post_init__(self) -> None:
         for statement in self.statements:
             if not sqlite3.complete_statement(statement + "\n;"):  # a newline ends a trailing comment
                 raise ValueError(f"migration {self.name!r}: not one whole statement: {statement[:80]!r}")
+
+
+def derive_workspaces(c: sqlite3.Connection) -> None:
+    """The workspace of every recorded folder, of every session (its first folder's) and of every item
+    (its session's; an item of a session with no folder keeps none)."""
+    folders = [row[0] for row in c.execute("SELECT DISTINCT cwd FROM session_cwds")]
+    c.executemany("UPDATE session_cwds SET workspace = ? WHERE cwd = ?", [(workspace_key(f), f) for f in folders])
+    sessions = c.execute("SELECT id, cwd FROM sessions WHERE cwd IS NOT NULL AND cwd != ''").fetchall()
+    c.executemany("UPDATE sessions SET workspace = ? WHERE id = ?",
+                  [(workspace_key(cwd), session_id) for session_id, cwd in sessions])
+    c.execute("UPDATE items SET workspace = (SELECT s.workspace FROM sessions s WHERE s.id = items.session_id)"
+              " WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = items.session_id AND s.workspace IS NOT NULL)")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -389,6 +406,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             "UPDATE files SET longest_skipped = 1 WHERE drops LIKE '%\"oversized_line\"%'",
         ),
     ),
+    Migration(
+        # A workspace is a repository (checkpoint.repository): every folder a session worked in is
+        # recorded with its workspace (the git common directory, else the folder), a session with its
+        # first folder's, and items move to their session's workspace, so that two worktrees of a clone,
+        # and a repository's subfolders, share their items. A folder gone from the disk is its own.
+        "workspaces are repositories",
+        (
+            "ALTER TABLE session_cwds ADD COLUMN workspace TEXT",
+            "ALTER TABLE sessions ADD COLUMN workspace TEXT",
+            "CREATE INDEX session_cwds_workspace ON session_cwds (workspace)",
+        ),
+        derive=derive_workspaces,
+    ),
+    Migration(
+        # Decision records shared through the repository (checkpoint.team): an item's origin ('local':
+        # captured here; 'shared': read from a record) and the record's path, relative to its worktree
+        "shared decision records",
+        (
+            "ALTER TABLE items ADD COLUMN origin TEXT NOT NULL DEFAULT 'local'",
+            "ALTER TABLE items ADD COLUMN record TEXT",
+            "CREATE INDEX items_record ON items (workspace, record) WHERE record IS NOT NULL",
+        ),
+    ),
 )
 
 
@@ -433,6 +473,8 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIO
         for number, migration in enumerate(migrations[version:], start=version + 1):
             for statement in migration.statements:
                 conn.execute(statement)
+            if migration.derive is not None:
+                migration.derive(conn)
             conn.execute(f"PRAGMA user_version={number}")
         if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")

@@ -2,7 +2,9 @@
 daemon's status, sessions, items and search, the agent hooks and MCP tools, the CLI).
 
 A session belongs to a folder when one of the folders it worked in (session_cwds: its first cwd and
-every later one, after a `cd`, a relocation, a Codex turn elsewhere) is that folder or inside it.
+every later one, after a `cd`, a relocation, a Codex turn elsewhere) is that folder or inside it, or
+is in the same workspace: the same git repository (any worktree of the clone, any folder of it;
+checkpoint.repository, recorded with each folder when it is stored).
 Paths are compared as recorded and with symlinks and `~` resolved, on both sides: a symlinked
 checkout, /tmp and /private/tmp, are one folder however the editor opened it or the agent recorded
 its cwd. Inside means below by whole path components (`/w/li` holds neither `/w/lib` nor anything
@@ -20,8 +22,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from checkpoint.repository import workspace_key
 from checkpoint.store.connection import StoreBase
-from checkpoint.store.items import workspace_of
+from checkpoint.store.items import folder_of
 
 
 @lru_cache(maxsize=4096)
@@ -66,9 +69,14 @@ class ScopeMixin(StoreBase):
         scope = _Folders(folders)
         if not scope.folders:
             return {}
+        # a folder's repository holds every folder recorded with it as their workspace (deepest first:
+        # the first folder named for a repository keeps it)
+        by_workspace: dict[str, str] = {}
+        for named, _ in scope.folders:
+            by_workspace.setdefault(workspace_key(named), named)
         held = {}
-        for (cwd,) in self.conn.execute("SELECT DISTINCT cwd FROM session_cwds"):
-            folder = scope.holder(cwd)
+        for cwd, workspace in self.conn.execute("SELECT DISTINCT cwd, workspace FROM session_cwds"):
+            folder = scope.holder(cwd) or by_workspace.get(workspace or "")
             if folder is not None:
                 held[cwd] = folder
         return held
@@ -95,7 +103,7 @@ class ScopeMixin(StoreBase):
             list(held),
         )
         for session_id, cwd, first in rows:
-            first_folder = held.get(workspace_of(first) or "")
+            first_folder = held.get(folder_of(first) or "")
             folder = first_folder or held[cwd]
             shown = out.get(session_id)
             if shown is None or (first_folder is None and depth[folder] > depth[shown]):

@@ -10,7 +10,7 @@ from typing import Any, Literal, NamedTuple
 
 from checkpoint.store.connection import StoreBase
 
-SaidBy = Literal["model", "heuristic", "user"]
+SaidBy = Literal["model", "heuristic", "user", "team"]  # team: a decision record in the repository says so
 MAX_REASON = 1000
 
 

@@ -4,6 +4,7 @@ MCP tools, the CLI's search."""
 
 from __future__ import annotations
 
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,3 +96,34 @@ def test_no_folder_given_is_every_session(store: Store) -> None:
     """Scope "all" asks no folder: every item, those of sessions with no cwd too."""
     assert {i.session_id for i in store.items()} == {
         "root", "below", "sibling", "via-link", "moved-in", "moved-out", "odd_name", "no-cwd"}
+
+
+def test_two_worktrees_of_one_repository_share_their_items_and_a_restatement_merges(tmp_path: Path) -> None:
+    """A workspace is a repository: the clone, a worktree of it and a subfolder of either hold each
+    other's sessions; a folder outside stays apart."""
+    clone, worktree = tmp_path / "app", tmp_path / "app-topic"
+    clone.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q",
+                                                  "--allow-empty", "-m", "one"],
+                 ["worktree", "add", "-q", "-b", "topic", str(worktree)]):
+        subprocess.run(["git", *args], cwd=clone, check=True, capture_output=True)
+    (worktree / "lib").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    store = Store(tmp_path / "db")
+    _session(store, "in-clone", str(clone))
+    _session(store, "in-worktree", str(worktree / "lib"))
+    _session(store, "apart", str(tmp_path / "elsewhere"))
+    for folder in (clone, worktree, worktree / "lib"):
+        assert set(store.folder_sessions([str(folder)])) == {"in-clone", "in-worktree"}
+        assert _items_of(store, [str(folder)]) == {"in-clone", "in-worktree"}
+    assert set(store.folder_sessions([str(tmp_path / "elsewhere")])) == {"apart"}
+    # the same words said in the other worktree are the same item, citing both sessions
+    turns = [ScannedTurn(TurnDraft(id="again-t", role=Role.USER, text="again"), 1, 10, 5)]
+    store.ingest(FileCursor("/t/again.jsonl"), "claude", "again", False, {}, turns,
+                 SessionInfo(id="again", agent="claude", cwd=str(worktree)), Counter(), Counter(), [],
+                 chunk_tokens=100_000)
+    [chunk] = store.claim_chunks(1, "me", session_id="again")
+    assert store.commit_extraction(Extraction(chunk_id=chunk.chunk_id, extractor="test", items=[
+        ItemDraft(kind=ItemKind.DECISION, statement="decided in-clone", turn_ids=["again-t"])]), "me") == 0
+    [merged] = [i for i in store.items() if i.statement == "decided in-clone"]
+    assert merged.turn_ids == ("in-clone-t", "again-t")

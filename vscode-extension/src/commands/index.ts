@@ -3,7 +3,7 @@
  * and shown to the user with a Show Log button, never swallowed. One module per concern: run.ts
  * (Checkpoint Now), triage.ts (accept, dismiss), navigate.ts (to the code, the transcript, the
  * clipboard), search.ts (Search Decisions), supersede.ts (Mark as Superseded by…, Remove
- * Supersession), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
+ * Supersession), share.ts (Share with the Team), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
  */
 
 import * as vscode from 'vscode';
@@ -15,6 +15,7 @@ import { guard, type CommandDeps } from './guard';
 import { copyItemMarkdown, goToCode, openTranscript } from './navigate';
 import { checkpointNow } from './run';
 import { searchDecisions } from './search';
+import { shareWithTeam } from './share';
 import { markSuperseded, removeSupersession } from './supersede';
 import { acceptItem, dismissItem } from './triage';
 
@@ -24,6 +25,7 @@ export { guard, showDaemonError, type CommandDeps, type Daemon } from './guard';
 export { openItem, resolveItemFile } from './navigate';
 export { searchDecisions, searchPick, searchPicks, SEARCH_DEBOUNCE_MS, SEARCH_HINT } from './search';
 export { markSuperseded, removeSupersession } from './supersede';
+export { shareWithTeam } from './share';
 export { checkpointNow, formatNowResult } from './run';
 export { setApiKey } from './apiKey';
 
@@ -45,5 +47,6 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(Commands.searchDecisions, 'Search Decisions', () => searchDecisions(deps)),
     reg(Commands.markSuperseded, 'Mark as Superseded', (arg) => markSuperseded(deps, arg)),
     reg(Commands.removeSupersession, 'Remove Supersession', (arg) => removeSupersession(deps, arg)),
+    reg(Commands.shareWithTeam, 'Share with the Team', (arg) => shareWithTeam(deps, arg)),
   ];
 }

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 import checkpoint
 from checkpoint import config, pipeline, status_model
+from checkpoint.cli.names import NoSuchSession, one_item, one_session
+from checkpoint.cli.team import folder, read_records, reflect_changes, share_command
 from checkpoint.extract import registry
 from checkpoint.model import (
     Citation,
@@ -96,6 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     items.add_argument("--session", help="only this session")
     items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
     items.add_argument("--all", action="store_true", help="also the items a later one superseded (marked so)")
+    items.add_argument("--workspace", type=Path, metavar="DIR",
+                       help="only items of DIR's workspace: its repository (every worktree), else DIR and below")
+    share = sub.add_parser(
+        "share", help="share an item with the team: write its decision record into the repository",
+        description="Write the item's decision record (MADR Markdown) into the repository's decisions_dir "
+                    "(docs/decisions) and print its path; commit and push it like code. Refused if a secret is found.",
+    )
+    _common(share)
+    share.add_argument("item", metavar="ITEM", help="item id, or a prefix that names one item")
+    share.add_argument("--undo", action="store_true", help="remove the item's record (only if not committed)")
+    share.add_argument("--workspace", type=Path, metavar="DIR", help="the repository DIR is in (default: the cwd)")
+    share.add_argument("--json", action="store_true", help="machine-readable output")
     supersede = sub.add_parser(
         "supersede", help="mark an item as superseded by a later one (or undo that)",
         description="Record that item NEW replaces item OLD (a decision reversed or changed). OLD is kept, "
@@ -190,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _command(store, settings, args)
         sys.stdout.flush()
         return code
-    except _NoSuchSession as exc:
+    except NoSuchSession as exc:
         print(plain_text(f"checkpoint: {exc}"), file=sys.stderr)
         return 2
     except sqlite3.Error as exc:  # a full disk or a file gone bad mid-command: what was committed stays
@@ -226,10 +240,12 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
     if args.command == "forget":
         return _forget(store, args)
     if args.command == "search":
-        return _search(store, args)
+        return _search(store, settings, args)
     if args.command == "supersede":
-        return _supersede(store, args)
-    return _items(store, args)
+        return _supersede(store, settings, args)
+    if args.command == "share":
+        return share_command(store, settings, args)
+    return _items(store, settings, args)
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -349,7 +365,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
 
     started = store.clock()
     captured = runner.capture(store, settings, choice=choice, scan=scan,
-                              sessions=(lambda scanned: [_one_session(scanned, args.session)]) if args.session
+                              sessions=(lambda scanned: [one_session(scanned, args.session)]) if args.session
                               else None, concurrency=args.concurrency, on_update=progress)
     scan_report, report = captured.scan, captured.run
     assert scan_report is not None  # an explicit capture scans
@@ -525,24 +541,8 @@ def _local_time(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
 
 
-class _NoSuchSession(Exception):
-    """A session named on the command line that names no one stored session (the message says why)."""
-
-
-def _one_session(store: Store, given: str, forgotten: bool = False) -> str:
-    """The stored (or forgotten) session `given` names: its id, or a prefix of one id alone."""
-    matches = store.session_ids(given, forgotten=forgotten)
-    if len(matches) == 1:
-        return matches[0]
-    what = "forgotten session" if forgotten else "session"
-    if matches:
-        raise _NoSuchSession(f"{given!r} names {len(matches)} {what}s: {', '.join(matches[:10])}"
-                             f"{' …' if len(matches) > 10 else ''}; give more of the id.")
-    raise _NoSuchSession(f"no {what} {given!r} in this database (`checkpoint status` lists them)")
-
-
 def _forget(store: Store, args: argparse.Namespace) -> int:
-    session_id = _one_session(store, args.session, forgotten=args.undo)
+    session_id = one_session(store, args.session, forgotten=args.undo)
     if args.undo:
         store.unforget(session_id)
         if args.json:
@@ -563,7 +563,8 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(store: Store, args: argparse.Namespace) -> int:
+def _search(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    read_records(store, settings, args)
     text = " ".join(args.query)
     if args.limit < 1:
         print("checkpoint search: --limit must be at least 1", file=sys.stderr)
@@ -593,6 +594,7 @@ def _print_item(item: ItemRecord) -> None:
     where = f"{source.path}:{source.line}" if source else "?:?"
     # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
     mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
+    mark += f"  [shared: {item.record}]" if item.record else ""
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))
@@ -602,27 +604,16 @@ def _print_item(item: ItemRecord) -> None:
     print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
 
 
-def _one_item(store: Store, prefix: str) -> str | None:
-    matches = store.item_ids(prefix)
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        print(plain_text(f"{prefix!r} names {len(matches)} items: {', '.join(matches[:10])}; give more of the id."),
-              file=sys.stderr)
-    else:
-        print(plain_text(f"No item {prefix!r} (`checkpoint items --all` lists them with their ids)."), file=sys.stderr)
-    return None
-
-
-def _supersede(store: Store, args: argparse.Namespace) -> int:
+def _supersede(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
     from checkpoint.store import SupersessionRefused
 
-    old = _one_item(store, args.old)
-    new = _one_item(store, args.new) if args.new else None
+    old = one_item(store, args.old)
+    new = one_item(store, args.new) if args.new else None
     if old is None or (args.new and new is None):
         return 2
     if args.undo:
         removed = store.unsupersede(old, new)
+        reflect_changes(store, settings, [i for i in (old, new) if i])
         if args.json:
             print(json.dumps({"old_id": old, "new_id": new, "undone": removed}))
         elif removed:
@@ -638,6 +629,7 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
     except SupersessionRefused as exc:
         print(plain_text(f"checkpoint supersede: refused: {exc}."), file=sys.stderr)
         return 2
+    reflect_changes(store, settings, [old, new])
     if args.json:
         print(json.dumps({"old_id": old, "new_id": new, "changed": changed}))
     else:
@@ -645,9 +637,11 @@ def _supersede(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
-def _items(store: Store, args: argparse.Namespace) -> int:
-    session = _one_session(store, args.session) if args.session else None
-    items = store.items(session_id=session, kind=args.kind, include_superseded=args.all)
+def _items(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    read_records(store, settings, args)
+    session = one_session(store, args.session) if args.session else None
+    workspaces = [folder(args)] if args.workspace else None
+    items = store.items(session_id=session, kind=args.kind, include_superseded=args.all, workspaces=workspaces)
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
@@ -657,7 +651,8 @@ def _items(store: Store, args: argparse.Namespace) -> int:
         print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
     else:
         print(_none_captured(args.kind, session))
-    if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind)) - len(items)):
+    if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind,
+                                                   workspaces=workspaces)) - len(items)):
         print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
     return 0
 

@@ -1,0 +1,77 @@
+"""Which git repository a folder is in, read from the `.git` entries on disk (no git process: the
+store asks this for every folder a session worked in, and a hook has well under a second).
+
+A workspace is a repository: every worktree of a clone, and every folder below one, share its items.
+The repository is named by its git common directory (`<clone>/.git`, or the bare repository a
+worktree was added from), resolved: a worktree's `.git` file says `gitdir: <clone>/.git/worktrees/x`,
+whose `commondir` file says where the common directory is. A folder in no repository is its own
+workspace (the folder, as recorded, without a trailing separator).
+
+Answers are cached per process: a repository does not move under a running daemon, and a folder that
+becomes one later (`git init`) is seen by the next process.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import NamedTuple
+
+GIT = ".git"
+
+
+class Repository(NamedTuple):
+    root: str  # the worktree's top folder (where `.git` is), resolved
+    common_dir: str  # the git common directory, resolved: the same for every worktree of the clone
+
+
+def _read_line(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.readline(4096).strip()
+    except OSError:
+        return None
+
+
+def _git_dir_of(entry: str, top: str) -> str | None:
+    """The git directory a `.git` entry stands for: itself (a directory), or the one its `gitdir:`
+    line names (a worktree's or a submodule's file)."""
+    if os.path.isdir(entry):
+        return entry
+    line = _read_line(entry)
+    if line is None or not line.startswith("gitdir:"):
+        return None
+    return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
+
+
+def _common_dir(git_dir: str) -> str:
+    """The common directory of a git directory: what its `commondir` file names, else itself."""
+    line = _read_line(os.path.join(git_dir, "commondir"))
+    if line:
+        return os.path.realpath(os.path.join(git_dir, line))
+    return os.path.realpath(git_dir)
+
+
+@lru_cache(maxsize=4096)
+def repository_of(path: str) -> Repository | None:
+    """The repository holding `path` (a folder, or a path below one that may be gone), or None."""
+    folder = os.path.realpath(os.path.expanduser(path))
+    while True:
+        entry = os.path.join(folder, GIT)
+        if os.path.lexists(entry):
+            git_dir = _git_dir_of(entry, folder)
+            if git_dir is not None and os.path.isdir(git_dir):
+                return Repository(root=folder, common_dir=_common_dir(git_dir))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def workspace_key(folder: str) -> str:
+    """The workspace a folder belongs to: its repository's common directory, else the folder itself
+    (as given, without a trailing separator)."""
+    repository = repository_of(folder)
+    if repository is not None:
+        return repository.common_dir
+    return folder.rstrip(os.sep) or folder

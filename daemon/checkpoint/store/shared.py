@@ -1,0 +1,161 @@
+"""Decision records shared through a repository (checkpoint.team), as items of its workspace.
+
+What the repository says wins: `sync_shared` makes the items of a workspace's records say what the
+records say (statement, rationale, kind, files, state from the status, supersession links), whether
+the item was captured here (its origin becomes `shared`) or is known only from the record (an item of
+the workspace's team session). A record gone from the repository retires its item: an item known only
+from it is dismissed, an item captured here is local again. A record that cannot be read is one
+problem of the team session (its file and line), replaced at every sync.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+import orjson
+
+from checkpoint.model import (
+    ORIGIN_LOCAL,
+    ORIGIN_SHARED,
+    TEAM_AGENT,
+    TEAM_SESSION_PREFIX,
+    ItemState,
+    SharedDecision,
+)
+from checkpoint.store.connection import StoreBase
+from checkpoint.store.items import fingerprint
+from checkpoint.store.supersessions import SupersessionRefused, link
+
+TEAM_EXTRACTOR = "shared"  # the extractor named by an item known only from a record
+
+
+class SharedProblem(NamedTuple):
+    path: str  # the record's file, absolute
+    line: int
+    message: str
+
+
+class SyncReport(NamedTuple):
+    changed: int  # items added, changed or retired, and links made or removed
+    records: int
+    problems: int
+
+
+def team_session(workspace: str) -> str:
+    return TEAM_SESSION_PREFIX + workspace
+
+
+def _epoch(date: str) -> float:
+    return datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+
+
+class SharedMixin(StoreBase):
+    def sync_shared(self, workspace: str, root: str, decisions: Sequence[SharedDecision],
+                    problems: Sequence[SharedProblem]) -> SyncReport:
+        """Make the workspace's shared items what its records (read from the worktree at `root`) say,
+        in one transaction. Writes nothing when nothing differs."""
+        session = team_session(workspace)
+        if not decisions and not problems and not self.conn.execute(
+                "SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone():
+            return SyncReport(changed=0, records=0, problems=0)  # shares nothing, never did: nothing to write
+        changed = 0
+        with self.transaction() as c:
+            now = self.clock()
+            if decisions or problems:  # a repository that shares nothing has no session of its own
+                c.execute("INSERT INTO sessions (id, agent, title, cwd, workspace, updated_at) VALUES (?,?,?,?,?,?)"
+                          " ON CONFLICT(id) DO NOTHING",
+                          (session, TEAM_AGENT, "Decisions shared in the repository", root, workspace, now))
+                c.execute("INSERT OR IGNORE INTO session_cwds (session_id, cwd, workspace) VALUES (?,?,?)",
+                          (session, root, workspace))
+            kept: list[SharedDecision] = []
+            bad = list(problems)
+            for decision in decisions:
+                stored = self._upsert_shared(c, session, workspace, decision, now)
+                if stored is None:
+                    bad.append(SharedProblem(f"{root}/{decision.path}", 1, f"item {decision.id} is in another"
+                                             " record of this repository too, or says what another says"))
+                    continue
+                changed += stored
+                kept.append(decision)
+            changed += self._retire_shared(c, session, workspace, {d.id for d in kept})
+            changed += self._relink_shared(c, workspace, kept, now)
+            self._replace_problems(c, session, bad, now)
+        return SyncReport(changed=changed, records=len(kept), problems=len(bad))
+
+    def _upsert_shared(self, c: sqlite3.Connection, session: str, workspace: str, d: SharedDecision,
+                       now: float) -> int | None:
+        """1: the item was added or changed; 0: it said this already; None: it cannot be stored."""
+        files = orjson.dumps(list(d.files)).decode()
+        row = c.execute("SELECT kind, statement, rationale, files, state, origin, record, workspace FROM items"
+                        " WHERE id = ?", (d.id,)).fetchone()
+        if row is not None:
+            if row[7] != workspace and row[6] is None and row[5] == ORIGIN_LOCAL:
+                return None  # an item of another workspace: a record copied between repositories
+            if tuple(row[:7]) == (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED,
+                                  d.path):
+                return 0
+            c.execute("UPDATE items SET kind = ?, statement = ?, rationale = ?, files = ?, state = ?, origin = ?,"
+                      " record = ?, updated_at = ? WHERE id = ?",
+                      (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED, d.path, now,
+                       d.id))
+            return 1
+        added = c.execute(
+            "INSERT OR IGNORE INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
+            " turn_ids, files, state, extractor, first_chunk, created_at, updated_at, workspace, origin, record)"
+            " VALUES (?,?,?,?,?,?,1.0,'[]',?,?,?,0,?,?,?,?,?)",
+            (d.id, session, fingerprint(d.kind, d.statement), d.kind.value, d.statement, d.rationale, files,
+             d.state.value, TEAM_EXTRACTOR, _epoch(d.date), now, workspace, ORIGIN_SHARED, d.path),
+        ).rowcount
+        return 1 if added else None
+
+    def _retire_shared(self, c: sqlite3.Connection, session: str, workspace: str, ids: set[str]) -> int:
+        gone = [(item_id, owner) for item_id, owner in c.execute(
+            "SELECT id, session_id FROM items WHERE workspace = ? AND origin = ? AND record IS NOT NULL",
+            (workspace, ORIGIN_SHARED))
+            if item_id not in ids]
+        for item_id, owner in gone:
+            if owner == session:
+                c.execute("UPDATE items SET state = ?, record = NULL, updated_at = ? WHERE id = ?",
+                          (ItemState.DISMISSED.value, self.clock(), item_id))
+            else:
+                c.execute("UPDATE items SET origin = ?, record = NULL WHERE id = ?", (ORIGIN_LOCAL, item_id))
+        return len(gone)
+
+    def _relink_shared(self, c: sqlite3.Connection, workspace: str, decisions: Sequence[SharedDecision],
+                       now: float) -> int:
+        """The links between shared items are the records': either side of a pair may say it."""
+        said = {(old, d.id) for d in decisions for old in d.supersedes}
+        said |= {(d.id, new) for d in decisions for new in d.superseded_by}
+        shared = {d.id for d in decisions}
+        changed = 0
+        for old, new in c.execute("SELECT old_id, new_id FROM supersessions").fetchall():
+            if old in shared and new in shared and (old, new) not in said:
+                c.execute("DELETE FROM supersessions WHERE old_id = ? AND new_id = ?", (old, new))
+                changed += 1
+        for old, new in sorted(said):
+            try:
+                changed += link(c, old, new, "team", None, None, now)
+            except SupersessionRefused:
+                continue  # a record names an item this machine has not seen (yet): nothing to link
+        return changed
+
+    def _replace_problems(self, c: sqlite3.Connection, session: str, problems: Sequence[SharedProblem],
+                          now: float) -> None:
+        c.execute("DELETE FROM problems WHERE session_id = ?", (session,))
+        c.executemany("INSERT OR IGNORE INTO problems (path, line_no, message, session_id, seen_at)"
+                      " VALUES (?,?,?,?,?)", [(p.path, p.line, p.message, session, now) for p in problems])
+
+    def shared_record(self, item_id: str) -> tuple[str, str] | None:
+        """(workspace, record path) of a shared item; None: it is not shared."""
+        row = self.conn.execute("SELECT workspace, record FROM items WHERE id = ? AND origin = ?"
+                                " AND record IS NOT NULL", (item_id, ORIGIN_SHARED)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def mark_shared(self, item_id: str, record: str | None) -> None:
+        """After `checkpoint share` wrote (a path) or removed (None) the item's record: its origin."""
+        with self.transaction() as c:
+            c.execute("UPDATE items SET origin = ?, record = ? WHERE id = ?",
+                      (ORIGIN_SHARED if record else ORIGIN_LOCAL, record, item_id))

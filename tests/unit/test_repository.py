@@ -1,0 +1,45 @@
+"""Which repository a folder is in, read from `.git` on disk: a clone, its worktrees (a `.git` file
+naming a git directory whose `commondir` names the clone's), a subfolder, and no repository at all."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from checkpoint.repository import Repository, repository_of, workspace_key
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _clone_with_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    clone = tmp_path / "app"
+    clone.mkdir()
+    _git("init", "-q", "-b", "main", cwd=clone)
+    _git("-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "one", cwd=clone)
+    _git("worktree", "add", "-q", "-b", "topic", str(tmp_path / "app-topic"), cwd=clone)
+    return clone, tmp_path / "app-topic"
+
+
+def test_a_clone_its_worktree_and_their_subfolders_are_one_repository(tmp_path: Path) -> None:
+    clone, worktree = _clone_with_worktree(tmp_path)
+    (clone / "src" / "deep").mkdir(parents=True)
+    common = str((clone / ".git").resolve())
+    assert repository_of(str(clone)) == Repository(root=str(clone.resolve()), common_dir=common)
+    assert repository_of(str(worktree)) == Repository(root=str(worktree.resolve()), common_dir=common)
+    assert repository_of(str(clone / "src" / "deep")) == Repository(root=str(clone.resolve()), common_dir=common)
+    # a folder below one, gone from the disk (or never there), is still the repository's
+    assert workspace_key(str(worktree / "gone" / "folder")) == common
+
+
+def test_a_folder_in_no_repository_is_its_own_workspace(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    assert repository_of(str(tmp_path / "plain")) is None
+    assert workspace_key(str(tmp_path / "plain") + "/") == str(tmp_path / "plain")
+
+
+def test_a_git_file_that_names_nothing_is_no_repository(tmp_path: Path) -> None:
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / ".git").write_text("not a gitdir line\n")
+    assert repository_of(str(tmp_path / "odd")) is None
