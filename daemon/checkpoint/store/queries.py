@@ -36,9 +36,9 @@ ITEM_COLUMNS = (
     " i.extractor, i.created_at, s.title, s.cwd, i.cited, s.agent,"
     # the newest item that replaced it, and the items it replaced
     " (SELECT new_id FROM supersessions WHERE old_id = i.id ORDER BY created_at DESC, new_id LIMIT 1),"
-    " (SELECT json_group_array(old_id) FROM supersessions WHERE new_id = i.id)"
+    " (SELECT json_group_array(old_id) FROM supersessions WHERE new_id = i.id), i.held"
 )
-_AFTER_ITEM = 17  # the number of ITEM_COLUMNS
+_AFTER_ITEM = 18  # the number of ITEM_COLUMNS
 
 
 def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
@@ -47,7 +47,7 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
         confidence=row[5], turn_ids=tuple(orjson.loads(row[6])), files=tuple(orjson.loads(row[7])),
         state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
         sources=tuple(sources), cited=Citation(row[13]), agent=row[14], superseded_by=row[15],
-        supersedes=tuple(orjson.loads(row[16])),
+        supersedes=tuple(orjson.loads(row[16])), held=bool(row[17]),
     )
 
 
