@@ -27,11 +27,19 @@ def when(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# What an agent could read as markup, and what it is shown as: a tag (`</system-reminder>`,
+# `</additionalContext>`) would close the context an agent reads the text in, a code fence would end
+# a block; angle quotes and a prime read the same to a person and close nothing.
+_AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
+
+
 def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
-    """Redacted (again: a pattern may have been added since it was stored), no control characters, cut."""
+    """Text from a transcript as an agent is shown it (an item's statement, a title, an excerpt): data,
+    never markup. Redacted (again: a pattern may have been added since it was stored), no control
+    characters, no tag or code fence (`_AS_DATA`), cut."""
     if text is None:
         return None
-    text = plain_text(redactor.redact(text).text)
+    text = plain_text(redactor.redact(text).text).translate(_AS_DATA)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -66,7 +66,9 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
         raise HookProblem(str(exc)) from None
     try:
         folders = workspace_folders(cwd)
-        page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), limit=ITEMS_READ)
+        # Held items (checkpoint.extract.held) only once the user accepted them.
+        page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), limit=ITEMS_READ,
+                                     released_only=True)
     except Exception as exc:  # sqlite3.OperationalError ("database is locked") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:

@@ -106,7 +106,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 page = store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
-                                          limit=_limit(limit))
+                                          limit=_limit(limit), released_only=True)
         except _NoDatabase:
             return nothing_yet("search_decisions")
         return answers.items_answer("search_decisions", page.items, page.total, redactor, query=query,
@@ -122,7 +122,8 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 page = store.workspace_items(folders, kinds=[k for k in [_kind(kind)] if k], file=file,
-                                             include_dismissed=include_dismissed, limit=_limit(limit))
+                                             include_dismissed=include_dismissed, limit=_limit(limit),
+                                             released_only=True)
         except _NoDatabase:
             return nothing_yet("list_decisions")
         return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0])
@@ -141,6 +142,9 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             item = None
         if item is None:
             raise ToolError(f"no item with id {id!r}; search_decisions or list_decisions give the ids")
+        if item.held_back:
+            # Held for the developer's review (checkpoint.extract.held): neither it nor its sources until accepted.
+            raise ToolError(f"item {item.id} is held for the developer's review and is not shown until accepted")
         shown = excerpts[: answers.SOURCES_SHOWN * 2]
         return answers.dumps("get_decision", {
             "item": answers.item_json(item, redactor),
