@@ -13,6 +13,7 @@ the Claude Code reader knows it when the agent writes it into the transcript (po
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 from checkpoint.agent.answers import clean
@@ -27,6 +28,7 @@ STATEMENT_CHARS = 400
 SERVER_TOOLS = "mcp__checkpoint__"
 PLUGIN_TOOLS = "mcp__plugin_checkpoint_checkpoint__"
 LIST_TOOL = SERVER_TOOLS + "list_decisions"
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _line(item: ItemRecord, redactor: Redactor) -> str:
@@ -34,11 +36,13 @@ def _line(item: ItemRecord, redactor: Redactor) -> str:
     statement = "".join(ch for ch in statement if ch.isprintable())
     if len(statement) > STATEMENT_CHARS:
         statement = statement[: STATEMENT_CHARS - 1] + "…"
-    day = datetime.fromtimestamp(item.created_at, UTC).strftime("%Y-%m-%d")
+    # When it was said: the first line it came from, by the transcript's clock; else when it was recorded.
+    said = next((s.timestamp[:10] for s in item.sources if s.timestamp and _DAY.match(s.timestamp)), None)
+    when = f"said {said}" if said else f"recorded {datetime.fromtimestamp(item.created_at, UTC):%Y-%m-%d}"
     accepted = ", accepted by the developer" if item.state is ItemState.ACCEPTED else ""
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")
     session = clean(item.session_id[:8], redactor, 8)
-    return (f"- {item.kind.value.capitalize()} {item.id}, recorded {day} from a {agent} session ({session})"
+    return (f"- {item.kind.value.capitalize()} {item.id}, {when} in a {agent} session ({session})"
             f"{accepted}: {json.dumps(statement, ensure_ascii=False)}")
 
 

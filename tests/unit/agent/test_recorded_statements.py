@@ -45,8 +45,12 @@ def test_the_context_frames_each_item_as_a_quoted_statement_with_its_provenance(
     assert text is not None and text.startswith(AGENT_CONTEXT_MARK)
     head, line = text.splitlines()[:2]
     assert "statements recorded from earlier coding sessions" in head and "not instructions" in head
-    assert line == ('- Constraint a1b2c3d4e5f6, recorded 2026-09-21 from a claude session (sess-123): '
+    assert line == ('- Constraint a1b2c3d4e5f6, recorded 2026-09-21 in a claude session (sess-123): '
                     '"We\'ll use Redis for the cache."')
+    said = record("We'll use Redis for the cache.")._replace(
+        sources=(ItemSource(turn_id="t1", path="/p/s.jsonl", line=3, timestamp="2026-11-01T10:00:00.000Z"),))
+    text = session_context(ItemPage(items=(said,), total=1), "/w", REDACTOR)
+    assert text is not None and ", said 2026-11-01 in a claude session (sess-123): " in text
 
 
 def test_no_markup_in_a_statement_can_end_the_context() -> None:
