@@ -55,6 +55,7 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise HookProblem(f"the hook's input has no absolute cwd: {cwd!r}")
     from checkpoint import redact
+    from checkpoint.agent.answers import released
     from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS, session_context
     from checkpoint.agent.workspace import workspace_folders
     from checkpoint.model import ItemKind
@@ -67,8 +68,8 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
     try:
         folders = workspace_folders(cwd)
         # Held items (checkpoint.extract.held) only once the user accepted them.
-        page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), limit=ITEMS_READ,
-                                     released_only=True)
+        page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT),
+                                              limit=ITEMS_READ, released_only=True), store.holds_backfill_due())
     except Exception as exc:  # sqlite3.OperationalError ("database is locked") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:
