@@ -28,6 +28,9 @@ class ItemDraft(BaseModel):
     # to the chunk's turn ids, or attributes the item to the chunk (`cited`), before anything is stored.
     turn_ids: list[str] = Field(default_factory=list)
     cited: Citation = Citation.TURNS
+    # Set by runner.validate, never by a model: the item reads as a planted instruction to an agent
+    # (checkpoint.extract.held) and reaches agents only once the user accepts it.
+    held: bool = False
     files: list[str] = Field(default_factory=list)
     same_as: str | None = None  # id of a known item of the workspace this one restates
     supersedes: str | None = None  # id of a known item this one replaces (a reversal, a change of course)

@@ -348,6 +348,13 @@ class ItemRecord(NamedTuple):
     supersedes: tuple[str, ...] = ()  # the items this one replaces
     origin: str = ORIGIN_LOCAL  # ORIGIN_LOCAL: captured here; ORIGIN_SHARED: a decision record in the repository
     record: str | None = None  # the decision record's path, relative to its repository's top folder
+    # reads as a planted instruction to an agent (checkpoint.extract.held): agents see it once accepted
+    held: bool = False
+
+    @property
+    def held_back(self) -> bool:
+        """Held for the user's review and not accepted yet: no agent is shown it."""
+        return self.held and self.state is not ItemState.ACCEPTED
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""
@@ -358,7 +365,7 @@ class ItemRecord(NamedTuple):
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
             "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
-            "origin": self.origin, "record": self.record,
+            "origin": self.origin, "record": self.record, "held": self.held,
         }
 
 
@@ -452,6 +459,11 @@ def kinds_phrase(counts: Counter[str]) -> str:
     return ", ".join(plural(counts[k], *_KIND_WORDS[k]) for k in ("decision", "constraint", "question") if counts[k])
 
 
+# Why validation (runner.validate) drops an item of an answer, as RunReport.items_dropped counts it:
+# its only sources were tool output, what was run and read, not said (issue 32).
+TOOL_OUTPUT_ONLY = "tool_output_only"
+
+
 @dataclass
 class RunReport:
     """What one checkpoint run did: its one JSON form (`as_dict`, the `run` of `checkpoint now --json`
@@ -466,6 +478,8 @@ class RunReport:
     resplit: int = 0  # chunks replaced by smaller ones (their pieces are tried in the same run)
     items_added: int = 0
     items_attributed: int = 0  # items of committed answers that cited no turn of their chunk (Citation.CHUNK)
+    # items of committed answers that validation dropped, by reason (TOOL_OUTPUT_ONLY)
+    items_dropped: Counter[str] = field(default_factory=Counter)
     total: int = 0  # chunks due when the run started, plus pieces added by re-splits
     usage: Usage = field(default_factory=Usage)
     failures: list[Failure] = field(default_factory=list)
@@ -501,9 +515,12 @@ class RunReport:
         lost = f", {self.lost} not captured (taken over by another worker)" if self.lost else ""
         n, their = self.items_attributed, "its" if self.items_attributed == 1 else "their"
         attributed = f" {plural(n, 'item')} cited no turn of {their} chunk: attributed to the chunk." if n else ""
+        tool_only = self.items_dropped.get(TOOL_OUTPUT_ONLY, 0)
+        dropped = (f" {plural(tool_only, 'item')} dropped: {'it' if tool_only == 1 else 'they'} cited only tool"
+                   " output (what was run or read), which no one in the session said." if tool_only else "")
         return (f"Extracted {plural(self.tried, 'chunk')} with the {self.extractor} extractor: "
                 f"{self.captured} captured, {self.failed} failed{lost}{resplit}; "
-                f"{plural(self.items_added, 'new item')}{found}.{attributed}")
+                f"{plural(self.items_added, 'new item')}{found}.{attributed}{dropped}")
 
     def held_sentence(self) -> str | None:
         """What holds the chunks left, in one sentence; None when nothing holds any. A run that tried
@@ -526,6 +543,7 @@ class RunReport:
             "resplit": self.resplit,
             "items_added": self.items_added,
             "items_attributed": self.items_attributed,
+            "items_dropped": dict(sorted(self.items_dropped.items())),
             "usage": self.usage.as_dict(),
             "models": dict(self.models),
             "stopped_by": self.stopped_by,
@@ -548,4 +566,5 @@ class RunReport:
         self.failures += part.failures
         self.models.update(part.models)
         self.redacted.update(part.redacted)
+        self.items_dropped.update(part.items_dropped)
         self.stopped_by = part.stopped_by or self.stopped_by

@@ -25,6 +25,7 @@ import orjson
 from checkpoint import read_ahead, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
+from checkpoint.extract.held import held_for_review
 from checkpoint.extract.prompt import planned_header
 from checkpoint.model import (
     FileCursor,
@@ -94,6 +95,7 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
     store.backfill_edits(stored_edits, TOOL_CALL_MARK)  # once, for turns stored before edits were
+    store.backfill_holds(held_for_review)  # once, for items stored before items could be held
     # One query, not one per file (a rescan of many files is stat-bound), of the files under the roots
     # only: the daemon's scan of one directory costs the same however many transcripts the store knows.
     known = store.file_cursors(under=[str(r) for r in report.roots])

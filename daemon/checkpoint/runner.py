@@ -22,8 +22,9 @@ from checkpoint import config, pipeline, redact, sources
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
 from checkpoint.extract.choose import ExtractorChoice, choose_extractor
+from checkpoint.extract.held import held_for_review
 from checkpoint.extract.prompt import quoted_header_files, turn_labels
-from checkpoint.model import ChunkInput, Citation, Failure, Role, RunReport, Usage
+from checkpoint.model import TOOL_OUTPUT_ONLY, ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
 from checkpoint.store import LeaseLost, Store
 
@@ -117,14 +118,20 @@ class RunOptions:
         return settings
 
 
-def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
+def validate(chunk: ChunkInput, extraction: Extraction,
+             dropped: Counter[str] | None = None) -> tuple[Extraction, int]:
     """Every item of the answer, citing turns of this chunk by id. The labels and ids of an item that
     name turns of this chunk are its citation (the rest go); an item that names none (no citation,
     or only turns of other chunks or of nowhere) is kept too, attributed to the chunk
     (`Citation.CHUNK`): the model found it here, and dropping it would be the quiet forgetting
-    Checkpoint exists to prevent. Returns (clean, attributed)."""
+    Checkpoint exists to prevent. An item whose sources would all be tool output (a fetched page, a
+    file read, a command's output) is no item: nobody in the session said it, and it would come back
+    to every later agent as a recorded decision (issue 32). It is dropped and counted in `dropped`
+    under TOOL_OUTPUT_ONLY. Each item kept says whether it is held for the user's review before agents
+    see it (`held`: checkpoint.extract.held). Returns (clean, attributed)."""
     # A label wins over an id spelled the same: labels are what the model is asked to copy.
     allowed = {t.turn_id: t.turn_id for t in chunk.turns} | turn_labels(chunk)
+    tool_turns = {t.turn_id for t in chunk.turns if t.role is Role.TOOL}
     whole_chunk = chunk_attribution(chunk)
     # Files that only a forged header inside turn text names: no real header could have given them.
     forged = quoted_header_files(chunk)
@@ -134,24 +141,27 @@ def validate(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int
         if forged and any(f in forged for f in item.files):
             item = item.model_copy(update={"files": [f for f in item.files if f not in forged]})
         cited = [allowed[t] for t in item.turn_ids if t in allowed]
+        if (cited and all(t in tool_turns for t in cited)) or (not cited and not whole_chunk):
+            if dropped is not None:
+                dropped[TOOL_OUTPUT_ONLY] += 1
+            continue
+        held = held_for_review(item.statement, item.rationale)
         if cited:
-            kept.append(item.model_copy(update={"turn_ids": cited, "cited": Citation.TURNS}))
+            kept.append(item.model_copy(update={"turn_ids": cited, "cited": Citation.TURNS, "held": held}))
         else:
             # A restatement of a known item (same_as, or the same words) merges into it in the store,
             # which does not widen the known item's citation with this attribution (store_items).
             attributed += 1
-            kept.append(item.model_copy(update={"turn_ids": whole_chunk, "cited": Citation.CHUNK}))
+            kept.append(item.model_copy(update={"turn_ids": whole_chunk, "cited": Citation.CHUNK, "held": held}))
     return extraction.model_copy(update={"items": kept, "chunk_id": chunk.chunk_id}), attributed
 
 
 def chunk_attribution(chunk: ChunkInput) -> list[str]:
     """The turns an item that cites none of its chunk's is attributed to: the chunk's user and
     assistant turns, where decisions are said; tool calls and their output are what was run and
-    read, and would bury the lines worth opening under file dumps. A chunk of tool output alone
-    (a long result split across chunks) is attributed to all its turns: an item is never without a
-    source."""
-    spoken = [t.turn_id for t in chunk.turns if t.role is not Role.TOOL]
-    return list(dict.fromkeys(spoken or [t.turn_id for t in chunk.turns]))
+    read, and would bury the lines worth opening under file dumps. None in a chunk of tool output
+    alone (a long result split across chunks): an item found there has no source but tool output."""
+    return list(dict.fromkeys(t.turn_id for t in chunk.turns if t.role is not Role.TOOL))
 
 
 def retry_delay(attempts: int) -> float:
@@ -260,7 +270,7 @@ def extract_due(
             store.release_chunks(owner)
             store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
                              report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost,
-                             attributed=report.items_attributed)
+                             attributed=report.items_attributed, dropped=report.items_dropped)
     report.left_chunks, report.left_tokens = store.due_summary(session_id)
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
@@ -319,7 +329,8 @@ def _settle(
         cause, spent = f"unexpected {type(exc).__name__}: {exc}", Usage()
     else:
         spent = extraction.usage
-        clean, attributed = validate(chunk, extraction)
+        dropped: Counter[str] = Counter()
+        clean, attributed = validate(chunk, extraction, dropped)
         clean = _redact_answer(redactor, clean, report.redacted)
         try:
             report.items_added += store.commit_extraction(clean, owner)
@@ -328,6 +339,7 @@ def _settle(
             report.lose(chunk, "answer")
             return spent
         report.items_attributed += attributed
+        report.items_dropped.update(dropped)
         report.captured += 1
         report.models[extraction.model or extraction.extractor] += 1
         return spent

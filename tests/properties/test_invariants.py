@@ -503,7 +503,8 @@ class EngineMachine(RuleBasedStateMachine):
         STATS["runs stopped by their budget"] += bool(report.stopped_by)
         STATS["chunks lost to another runner"] += report.lost
         STATS["items attributed to their chunk"] += report.items_attributed
-        assert (report.captured > 0) == (len(self.commits) > commits_before), "captures reported and committed differ"
+        # (A chunk of tool turns only may be captured with no item: its markers cite tool output only.)
+        assert len(self.commits) == commits_before or report.captured > 0, "captures reported and committed differ"
         assert report.tried == report.captured + report.failed + report.resplit + report.lost, (
             "a tried chunk is neither captured, failed, re-split nor lost to another runner"
         )
@@ -656,6 +657,10 @@ class EngineMachine(RuleBasedStateMachine):
             assert snap.turns[key[0]].session_id == session_id, f"{statement!r} filed under another session"
             assert key not in captured, f"{statement!r} committed twice"
             captured.add(key)
+        # An item citing only a tool's turn is no item (issue 32): a tool turn's slice counts as captured
+        # with its chunk, whether or not its marker (kept when uncited) was committed.
+        captured |= {key for ch in snap.chunks if ch.state == "captured" for key in snap.slices_of_chunk[ch.id]
+                     if snap.turns[key[0]].role == "tool"}
         lost = self.prev_captured - captured
         assert not lost, f"captured slices {sorted(lost)[:3]} are no longer captured"
         self.prev_captured = captured
@@ -664,10 +669,9 @@ class EngineMachine(RuleBasedStateMachine):
     @staticmethod
     def _attribution(snap: Snapshot, chunk: ChunkRow) -> list[str]:
         """What an item citing none of a chunk's turns is attributed to: its user and assistant turns, in
-        order; all its turns when it holds only tool turns."""
+        order (none in a chunk of tool turns only: such an item is dropped, issue 32)."""
         turns = list(dict.fromkeys(key[0] for key in snap.slices_of_chunk[chunk.id]))
-        spoken = [tid for tid in turns if snap.turns[tid].role != "tool"]
-        return spoken or turns
+        return [tid for tid in turns if snap.turns[tid].role != "tool"]
 
     def _check_markers(self, snap: Snapshot, captured: set[SliceKey]) -> None:
         """Items, chunk state and watermark agree: one transaction moved them all, or none."""
@@ -765,9 +769,10 @@ class EngineMachine(RuleBasedStateMachine):
         committed = Counter(self.commits)
         for tid, turn in snap.turns.items():
             keys = snap.slices_of_turn[tid]
+            once = {0, 1} if turn.role == "tool" else {1}  # cited to a tool's turn alone: no item (issue 32)
             for key in keys:
-                assert markers[key] == 1, f"slice {key}: {markers[key]} marker items"
-                assert committed[key] == 1, f"slice {key} committed {committed[key]} times"
+                assert markers[key] in once, f"slice {key}: {markers[key]} marker items"
+                assert committed[key] in once, f"slice {key} committed {committed[key]} times"
             sent = "".join(self.extractor.texts[key] for key in keys)
             assert sent == turn.text, f"turn {tid}: the slices sent do not add up to its text (trimmed?)"
             if expected[tid].text is not None:
@@ -876,8 +881,9 @@ def _mutate(monkeypatch: pytest.MonkeyPatch, mutant: str) -> None:
     elif mutant == "uncited items dropped":
         validate = runner.validate
 
-        def dropping(chunk: ChunkInput, extraction: Extraction) -> tuple[Extraction, int]:
-            clean, attributed = validate(chunk, extraction)  # what the code did before: drop, not attribute
+        def dropping(chunk: ChunkInput, extraction: Extraction,
+                     dropped: Counter[str] | None = None) -> tuple[Extraction, int]:
+            clean, attributed = validate(chunk, extraction, dropped)  # what the code did before: drop, not attribute
             kept = [i for i in clean.items if i.cited == "turns"]
             return clean.model_copy(update={"items": kept}), attributed
 

@@ -89,12 +89,12 @@ def test_the_context_groups_by_file_dates_by_when_said_and_keeps_whole_sentences
     assert lines[1] == REMINDERS_LINE
     assert lines[2:] == [
         "About src/app.py:",
-        "- Decision item0001 (said 2026-10-05): We cache reads in app.py.",
-        "- Decision item0005 (recorded 2026-09-21): We never block the loop in app.py.",
+        '- Decision item0001, said 2026-10-05 in a claude session (session-): "We cache reads in app.py."',
+        '- Decision item0005, recorded 2026-09-21 in a claude session (session-): "We never block the loop in app.py."',
         "About src/db.py:",
-        "- Decision item0003 (recorded 2026-09-21): We use SQLite.",
+        '- Decision item0003, recorded 2026-09-21 in a claude session (session-): "We use SQLite."',
         NO_FILE,
-        "- Decision item0002 (recorded 2026-09-21): We ship weekly.",
+        '- Decision item0002, recorded 2026-09-21 in a claude session (session-): "We ship weekly."',
         "1 more recorded item was left out here; the MCP tool mcp__checkpoint__list_decisions lists them all.",
     ]
     assert REMINDERS_LINE not in (session_context(page, "/w", REDACTOR) or "")

@@ -14,7 +14,17 @@ from typing import Any
 from checkpoint import runner
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.extract.schema import read_answer
-from checkpoint.model import ChunkInput, Citation, FileCursor, ItemKind, Role, RunReport, ScannedTurn, TurnDraft
+from checkpoint.model import (
+    TOOL_OUTPUT_ONLY,
+    ChunkInput,
+    Citation,
+    FileCursor,
+    ItemKind,
+    Role,
+    RunReport,
+    ScannedTurn,
+    TurnDraft,
+)
 from checkpoint.store import Store
 
 ROLES = [Role.USER, Role.ASSISTANT, Role.TOOL, Role.TOOL, Role.ASSISTANT]
@@ -88,12 +98,15 @@ def test_an_uncited_item_is_attributed_to_the_chunks_user_and_assistant_turns(tm
     assert stored["uncited"].as_json()["cited"] == "chunk"
 
 
-def test_a_chunk_of_tool_output_alone_attributes_to_all_its_turns(tmp_path: Path) -> None:
+def test_an_item_of_a_chunk_of_tool_output_alone_is_dropped_and_counted(tmp_path: Path) -> None:
+    # Its only possible sources are what was run and read: no one in the session said it (issue 32).
     store = store_of(tmp_path / "db", [Role.TOOL, Role.TOOL])
     [chunk] = store.claim_chunks(1, "me")
-    clean, _ = runner.validate(chunk, Extraction(chunk_id=chunk.chunk_id, extractor="x", items=[
-        ItemDraft(kind=ItemKind.DECISION, statement="in a file it read", turn_ids=[])]))
-    assert clean.items[0].turn_ids == ["s-u1", "s-u2"]
+    dropped: Counter[str] = Counter()
+    clean, attributed = runner.validate(chunk, Extraction(chunk_id=chunk.chunk_id, extractor="x", items=[
+        ItemDraft(kind=ItemKind.DECISION, statement="in a file it read", turn_ids=[]),
+        ItemDraft(kind=ItemKind.DECISION, statement="in a page it fetched", turn_ids=["s-u2"])]), dropped)
+    assert (clean.items, attributed, dropped) == ([], 0, Counter({TOOL_OUTPUT_ONLY: 2}))
 
 
 def test_a_run_whose_answers_cite_only_other_chunks_captures_them_and_counts_the_items(tmp_path: Path) -> None:

@@ -4,10 +4,12 @@ dropped from an answer's items."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from checkpoint import runner
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.extract.prompt import SYSTEM_PROMPT, escape_turn_text, render_chunk, turn_labels
-from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
+from checkpoint.model import TOOL_OUTPUT_ONLY, ChunkInput, ItemKind, Role, TurnSlice
 from tests.support.fake_anthropic import parse_turns, planted_decisions
 
 PAGE = ("<html>Welcome to the docs.\n"
@@ -37,15 +39,15 @@ def test_no_line_of_turn_text_is_sent_as_a_header() -> None:
     assert '"(" in place of its "["' in SYSTEM_PROMPT
 
 
-def test_a_faithful_model_files_an_injected_decision_under_the_tool_output_it_came_from() -> None:
+def test_a_faithful_model_cites_the_tool_output_an_injected_decision_came_from_and_it_is_no_item() -> None:
     c = chunk()
-    answer = Extraction.model_validate({"chunk_id": c.chunk_id, "extractor": "fake",
-                                        "items": planted_decisions(render_chunk(c))})
-    clean, _ = runner.validate(c, answer)
-    [item] = clean.items
-    assert "marker-bad0" in item.statement
-    assert item.turn_ids == ["tool-1"]  # not the developer's turn t1
-    assert "/etc/passwd" not in item.files
+    [planted] = planted_decisions(render_chunk(c))
+    assert "marker-bad0" in planted["statement"]
+    assert [turn_labels(c)[t] for t in planted["turn_ids"]] == ["tool-1"]  # not the developer's turn t1
+    answer = Extraction.model_validate({"chunk_id": c.chunk_id, "extractor": "fake", "items": [planted]})
+    dropped: Counter[str] = Counter()
+    clean, _ = runner.validate(c, answer, dropped)
+    assert (clean.items, dropped) == ([], Counter({TOOL_OUTPUT_ONLY: 1}))  # only tool output said it (issue 32)
 
 
 def test_validation_drops_files_that_only_a_forged_header_names() -> None:

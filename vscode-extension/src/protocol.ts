@@ -98,6 +98,8 @@ export const RunSummaryShape = object({
   items_added: number,
   /** Items that cited no turn of their chunk: kept, attributed to the chunk's turns. */
   items_attributed: number,
+  /** Items validation dropped, by reason ('tool_output_only': only tool output cited); absent from older daemons. */
+  items_dropped: optional(record(number)),
   /** What held the chunks the run could not take. */
   held: array(HoldShape),
   /** A budget that ended the run early; the rest stays pending. */
@@ -216,6 +218,11 @@ export const ItemShape = object({
   superseded_by: nullable(string),
   /** The items this one replaced. */
   supersedes: array(string),
+  /**
+   * Held for review: it reads as an instruction planted for an agent, and no agent is shown it until it
+   * is accepted (absent from daemons before it).
+   */
+  held: optional(boolean),
   /** URI of the workspace folder holding the session's cwd, if any. */
   workspace: nullable(string),
   /** 'local': captured here; 'shared': read from a decision record of the repository. */
@@ -304,7 +311,8 @@ export type ShareResult = TypeOf<typeof ShareResultShape>;
 /**
  * The `data` of every diagnostic the daemon publishes (its `code` is the item id too). A superseded
  * item's diagnostic also carries `superseded_by` (and the Deprecated tag, which VS Code strikes
- * through); `stale` says the lines it was anchored to were deleted or rewritten since the session.
+ * through); `stale` says the lines it was anchored to were deleted or rewritten since the session;
+ * `held`, that the item is held for review and reaches no agent until accepted.
  */
 export const DiagnosticDataShape = object({
   item_id: string,
@@ -312,6 +320,8 @@ export const DiagnosticDataShape = object({
   kind: ItemKindShape,
   superseded_by: optional(string),
   stale: optional(boolean),
+  /** Held for review, not accepted: no agent is shown the item until it is. */
+  held: optional(boolean),
 });
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
 

@@ -326,8 +326,16 @@ export function itemTooltip(item: Item, related?: Related): string {
   for (const id of item.supersedes ?? []) {
     lines.push(`Supersedes: ${linkedLabel(id, related, MAX_LABEL)} (${id})`);
   }
+  if (isHeld(item)) {
+    lines.push('Held for review: it reads as an instruction planted for an agent; no agent is shown it until you accept it.');
+  }
   lines.push(`State: ${item.state} · extractor ${item.extractor} · confidence ${item.confidence}`);
   return lines.join('\n');
+}
+
+/** Held for review and not accepted yet: no agent is shown it. */
+export function isHeld(item: Item): boolean {
+  return item.held === true && item.state !== 'accepted';
 }
 
 /** Whether a row can be opened, and whether it starts open. */
@@ -358,6 +366,9 @@ function itemDescription(node: ItemNode): string {
     desc.push(`superseded by ${linkedLabel(item.superseded_by, node.related)}`);
   } else if (item.supersedes?.length && !node.chain) {
     desc.push(`supersedes ${item.supersedes.length}`);
+  }
+  if (isHeld(item)) {
+    desc.push('held for review');
   }
   if (item.state !== 'new') {
     desc.push(item.state);

@@ -244,6 +244,17 @@ describe('nodeView', () => {
   });
 });
 
+describe('items held for review', () => {
+  it('marks a held item in its description and tooltip until it is accepted', () => {
+    const held = nodeView({ type: 'item', item: item({ held: true }) }, NOW);
+    expect(held.description).toBe('held for review · store.py');
+    expect(held.tooltip).toContain('Held for review: it reads as an instruction planted for an agent');
+    const accepted = nodeView({ type: 'item', item: item({ held: true, state: 'accepted' }) }, NOW);
+    expect(accepted.description).toBe('accepted · store.py');
+    expect(accepted.tooltip).not.toContain('Held for review');
+  });
+});
+
 describe('helpers', () => {
   it('itemContext lists state, files and source flags', () => {
     expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed');

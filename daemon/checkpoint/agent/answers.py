@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, plain_text
+from checkpoint.extract.held import held_for_review
+from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text
 from checkpoint.redact import Redactor
-from checkpoint.store import SourceExcerpt
+from checkpoint.store import ItemPage, SourceExcerpt
 
 ANSWER_CHARS = 40_000  # ~10k tokens at 4 characters a token
 STATEMENT_CHARS = 600
@@ -23,15 +24,35 @@ FILES_SHOWN = 20
 EXCERPT_CHARS = 1_200
 
 
+def released(page: ItemPage, judge: bool) -> ItemPage:
+    """The page without the items an agent may not be shown yet. The store's reads for agents leave
+    out held items (`released_only`); with `judge` (the back-fill that flags items stored before
+    items could be held has not run yet: Store.holds_backfill_due), each item not accepted is judged
+    here too, by the same rule."""
+    if not judge:
+        return page
+    kept = tuple(i for i in page.items
+                 if i.state is ItemState.ACCEPTED or not held_for_review(i.statement, i.rationale))
+    return ItemPage(items=kept, total=page.total - (len(page.items) - len(kept)))
+
+
 def when(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# What an agent could read as markup, and what it is shown as: a tag (`</system-reminder>`,
+# `</additionalContext>`) would close the context an agent reads the text in, a code fence would end
+# a block; angle quotes and a prime read the same to a person and close nothing.
+_AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
+
+
 def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
-    """Redacted (again: a pattern may have been added since it was stored), no control characters, cut."""
+    """Text from a transcript as an agent is shown it (an item's statement, a title, an excerpt): data,
+    never markup. Redacted (again: a pattern may have been added since it was stored), no control
+    characters, no tag or code fence (`_AS_DATA`), cut."""
     if text is None:
         return None
-    text = plain_text(redactor.redact(text).text)
+    text = plain_text(redactor.redact(text).text).translate(_AS_DATA)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -23,6 +23,7 @@ import re
 import time
 from pathlib import Path
 
+from checkpoint.agent.answers import released
 from checkpoint.agent.problems import state_dir
 from checkpoint.agent.render import item_line, statement_text
 from checkpoint.agent.tool_input import EditTarget
@@ -176,7 +177,11 @@ def _gone_line(store: Store, item_id: str, redactor: Redactor) -> str | None:
     kind = item.kind.value.capitalize()
     if item.superseded_by:
         newer = store.item(item.superseded_by)
-        what = f"{newer.kind.value} {newer.id}: {statement_text(newer, redactor, 200)}" if newer else item.superseded_by
+        if newer is None or newer.held_back:  # a held replacement's words reach no agent before it is accepted
+            what = item.superseded_by
+        else:
+            quoted = json.dumps(statement_text(newer, redactor, 200), ensure_ascii=False)
+            what = f"{newer.kind.value} {newer.id}: {quoted}"
         return f"- {kind} {item.id}, shown earlier, no longer applies: replaced by {what}"
     if item.state is ItemState.DISMISSED:
         return f"- {kind} {item.id}, shown earlier, no longer applies: the developer dismissed it."
@@ -209,8 +214,10 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     real = paths[-1]
     name = distinctive_name(real)
     folders = workspace_folders(cwd)
-    page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
-                                 named=name, limit=CANDIDATES, counted=False)
+    # Held items (checkpoint.extract.held) only once the user accepted them, as at session start.
+    page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
+                                          named=name, limit=CANDIDATES, counted=False, released_only=True),
+                    store.holds_backfill_due())
     # The store's candidates checked exactly (its match on relative paths and names is loose); what
     # their turns wrote to the file is read only for those it decides on or that are shown.
     written: dict[str, list[str]] = {}

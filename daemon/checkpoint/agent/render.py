@@ -2,15 +2,20 @@
 session-start context and the pre-edit reminder), so what an agent reads of a recorded item is framed
 in one place.
 
-A line is plain text: the item's kind, id, the day it was said (its cited turns' time, not the day
-it was extracted), whether the developer accepted it, then its statement redacted, on one line, with
-no control character, cut to whole sentences."""
+A line is a recorded statement, not an instruction: the item's kind, id, the day it was said (its cited
+turns' time, not the day it was extracted), in which agent's session, whether the developer accepted
+it, then its statement quoted as data (a JSON string): redacted, on one line, with no control
+character and no markup that could end the context (answers.clean), cut to whole sentences. A
+transcript is written by whoever reached the session (a fetched page, a pasted text); items that read
+as instructions to an agent are held for the user's review and never reach here unaccepted."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 
+from checkpoint.agent.answers import clean
 from checkpoint.model import ItemRecord, ItemState
 from checkpoint.redact import Redactor
 
@@ -47,23 +52,26 @@ def whole_sentences(text: str, chars: int = STATEMENT_CHARS) -> str:
 
 
 def statement_text(item: ItemRecord, redactor: Redactor, chars: int = STATEMENT_CHARS) -> str:
-    """The item's statement as the agent reads it: redacted, on one line, printable, whole sentences."""
-    statement = " ".join(redactor.redact(item.statement).text.split())
+    """The item's statement as the agent reads it: redacted, on one line, printable, no markup, whole
+    sentences."""
+    statement = " ".join((clean(item.statement, redactor, chars * 2) or "").split())
     statement = "".join(ch for ch in statement if ch.isprintable())
     return whole_sentences(statement, chars)
 
 
 def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
               chars: int = STATEMENT_CHARS) -> str | None:
-    """One item as one line: `- Decision <id> (said <day>, accepted by the developer, lines 3-9): <statement>`.
-    `lines`: where in the file it concerns ("lines 3-9"), when known. None when the statement has no
-    whole sentence to show."""
+    """One item as one line: `- Decision <id>, said <day> in a claude session (1a2b3c4d), accepted by the
+    developer, lines 3-9: "<statement>"`. `lines`: where in the file it concerns ("lines 3-9"), when
+    known. None when the statement has no whole sentence to show."""
     statement = statement_text(item, redactor, chars)
     if not statement:
         return None
-    notes = [said_on(item)]
+    agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")
+    notes = [f"{said_on(item)} in a {agent} session ({clean(item.session_id[:8], redactor, 8)})"]
     if item.state is ItemState.ACCEPTED:
         notes.append("accepted by the developer")
     if lines:
         notes.append(lines)
-    return f"- {item.kind.value.capitalize()} {item.id} ({', '.join(notes)}): {statement}"
+    quoted = json.dumps(statement, ensure_ascii=False)
+    return f"- {item.kind.value.capitalize()} {item.id}, {', '.join(notes)}: {quoted}"

@@ -21,6 +21,7 @@ from checkpoint.model import (
     Citation,
     ItemKind,
     ItemRecord,
+    ItemState,
     RunReport,
     SessionCounts,
     Totals,
@@ -110,6 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
     share.add_argument("--undo", action="store_true", help="remove the item's record (only if not committed)")
     share.add_argument("--workspace", type=Path, metavar="DIR", help="the repository DIR is in (default: the cwd)")
     share.add_argument("--json", action="store_true", help="machine-readable output")
+    accept = sub.add_parser(
+        "accept", help="accept an item: one held for review (`checkpoint items` marks it) reaches agents from now on",
+        description="Accept item ID (a prefix that names one item will do). An item that reads as an "
+                    "instruction planted for an agent (a command, a URL or a credential path in an instruction, "
+                    "or known prompt-injection phrasing) is held: the SessionStart context and the MCP tools "
+                    "leave it out until it is accepted.",
+    )
+    _common(accept)
+    accept.add_argument("id", metavar="ID", help="the item to accept")
     supersede = sub.add_parser(
         "supersede", help="mark an item as superseded by a later one (or undo that)",
         description="Record that item NEW replaces item OLD (a decision reversed or changed). OLD is kept, "
@@ -245,6 +255,8 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
         return _supersede(store, settings, args)
     if args.command == "share":
         return share_command(store, settings, args)
+    if args.command == "accept":
+        return _accept(store, settings, args)
     return _items(store, settings, args)
 
 
@@ -441,6 +453,8 @@ def _provenance(item: ItemRecord) -> str:
     return f"session {item.session_id[:8]} · {where}{_ATTRIBUTED if item.cited is Citation.CHUNK else ''}"
 
 
+# An item that reads as an instruction planted for an agent, not accepted yet: no agent is shown it.
+_HELD = "  [held for review]"
 # An item whose model cited no turn of its chunk: its sources are the chunk's turns, not the lines that said it.
 _ATTRIBUTED = " · cited no turn: attributed to its chunk"
 
@@ -595,6 +609,7 @@ def _print_item(item: ItemRecord) -> None:
     # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
     mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
     mark += f"  [shared: {item.record}]" if item.record else ""
+    mark += _HELD if item.held_back else ""
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))
@@ -654,6 +669,19 @@ def _items(store: Store, settings: config.Settings, args: argparse.Namespace) ->
     if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind,
                                                    workspaces=workspaces)) - len(items)):
         print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
+    if held := sum(i.held_back for i in items):
+        print(f"{plural(held, 'item')} {'is' if held == 1 else 'are'} held for your review: agents are not shown "
+              "them until you accept one (`checkpoint accept ID`, or Accept in the editor).")
+    return 0
+
+
+def _accept(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    item_id = one_item(store, args.id)
+    if item_id is None:
+        return 2
+    store.set_item_state(item_id, ItemState.ACCEPTED)
+    reflect_changes(store, settings, [item_id])
+    print(f"Item {item_id} accepted: agents are shown it from now on.")
     return 0
 
 

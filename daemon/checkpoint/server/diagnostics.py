@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from checkpoint import anchor
+from checkpoint.extract.held import item_review_reason
 from checkpoint.model import Citation, FileEdit, ItemRecord, plain_text
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 
 RECHECK_DELAY = 0.15  # typing in a document re-anchors once it pauses this long
 _KIND_TITLE = {"decision": "Decision", "constraint": "Constraint", "question": "Open question"}
+# An item held for review (checkpoint.extract.held), not accepted yet: said on its diagnostic, whose
+# code actions offer the Accept that releases it to agents.
+HELD_MARK = " [held for review: no agent is shown it until you accept it]"
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,9 @@ def diagnostic(placement: Placement, content: Content, settings: DiagnosticsSett
     if item.superseded_by:
         message += f" [superseded by {newer_label(placement)}]"
         data["superseded_by"] = item.superseded_by
+    if item.held_back:
+        message += HELD_MARK
+        data["held"] = True
     return types.Diagnostic(
         range=span or types.Range(types.Position(0, 0), types.Position(0, 0)),
         message=message,
@@ -189,6 +196,9 @@ def hover_text(item: ItemRecord, newer: str | None = None) -> str:
         parts += ["", f"*Superseded by:* {md_text(newer or item.superseded_by)}"]
     if item.rationale:
         parts += ["", f"*Why:* {md_text(item.rationale)}"]
+    if item.held_back:
+        why = item_review_reason(item.statement, item.rationale) or "it reads as an instruction to an agent"
+        parts += ["", f"*Held for review:* {md_text(why)}; no agent is shown it until you accept it"]
     sources = item.sources
     when = next((s.timestamp for s in sources if s.timestamp), None)
     parts += ["", f"*Session:* {md_text(session_label(item))}" + (f" · *when:* {md_text(when)}" if when else "")]

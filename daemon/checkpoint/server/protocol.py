@@ -111,6 +111,7 @@ class RunSummary(TypedDict):
     lost: int  # taken over by another worker before their answers were committed: not captured, not failed
     items_added: int
     items_attributed: int  # items of captured answers that cited no turn of their chunk: attributed to it
+    items_dropped: dict[str, int]  # items validation dropped, by reason ("tool_output_only": only tool output cited)
     stopped_by: str | None  # a budget that ended the run early; the rest stays pending
     failures: list[dict[str, Any]]  # {"chunk_id", "session_id", "cause", "lost"}
     finished_at: float
@@ -195,6 +196,9 @@ class Item(TypedDict):
     cited: Literal["turns", "chunk"]  # chunk: the model cited no turn of the chunk; sources are its turns
     superseded_by: str | None  # the newest item that replaced this one; None: current
     supersedes: list[str]  # the items this one replaced
+    # reads as an instruction planted for an agent (checkpoint.extract.held): agents are shown it only
+    # once it is accepted (checkpoint.accept)
+    held: bool
     workspace: NotRequired[str | None]
 
 

@@ -7,7 +7,7 @@ import contextlib
 import hashlib
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import orjson
@@ -121,9 +121,11 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
             files = _union(orjson.loads(existing[2]), draft.files)
             c.execute(
                 "UPDATE items SET turn_ids = ?, cited = ?, files = ?, rationale = coalesce(rationale, ?),"
-                " confidence = max(confidence, ?), updated_at = ? WHERE id = ?",
+                " confidence = max(confidence, ?), updated_at = ?,"
+                # the rationale it may bring is judged with it: a held draft holds the item it fills in
+                " held = held OR (? AND rationale IS NULL) WHERE id = ?",
                 (orjson.dumps(turn_ids).decode(), cited.value, orjson.dumps(files).decode(), draft.rationale,
-                 draft.confidence, now, existing[0]),
+                 draft.confidence, now, int(draft.held), existing[0]),
             )
             # Worded differently: the wording now leads to the same item, with or without same_as.
             c.execute(
@@ -136,16 +138,22 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
         item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
         c.execute(
             "INSERT INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
-            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace, held)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (item_id, session_id, fp, draft.kind.value, draft.statement, draft.rationale,
              draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(), draft.cited.value,
              orjson.dumps(_union([], draft.files)).decode(), extraction.extractor,
-             extraction.chunk_id, now, now, workspace),
+             extraction.chunk_id, now, now, workspace, int(draft.held)),
         )
         _supersede(c, session_id, workspace, draft, item_id, extraction.extractor, now)
         added += 1
     return added
+
+
+ITEM_HOLDS = "item_holds"  # the back-fill's name in `backfills`
+
+# (statement, rationale) -> whether the item is held for the user's review (checkpoint.extract.held)
+HeldItem = Callable[[str, str | None], bool]
 
 
 class ItemsMixin(StoreBase):
@@ -165,5 +173,22 @@ class ItemsMixin(StoreBase):
         ]
 
     def set_item_state(self, item_id: str, state: ItemState) -> bool:
+        """Accept, dismiss, or put back to new. Accepting a held item releases it to agents (they
+        read `held = 0 OR state = 'accepted'`); the flag stays, so it is held again if put back."""
         with self.transaction() as c:
             return bool(c.execute("UPDATE items SET state = ? WHERE id = ?", (state.value, item_id)).rowcount)
+
+    def holds_backfill_due(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM backfills WHERE name = ?", (ITEM_HOLDS,)).fetchone() is not None
+
+    def backfill_holds(self, held: HeldItem) -> int:
+        """Judge the items stored before items could be held (`held` decides, from statement and
+        rationale), once: in one transaction with the end of the back-fill. Returns the items held."""
+        if not self.holds_backfill_due():
+            return 0
+        with self.transaction() as c:
+            if c.execute("DELETE FROM backfills WHERE name = ?", (ITEM_HOLDS,)).rowcount == 0:
+                return 0  # another process did it meanwhile
+            ids = [(i,) for i, st, why in c.execute("SELECT id, statement, rationale FROM items") if held(st, why)]
+            c.executemany("UPDATE items SET held = 1 WHERE id = ?", ids)
+        return len(ids)

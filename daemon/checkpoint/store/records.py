@@ -67,6 +67,7 @@ class RunRecord(NamedTuple):
     cache_read_input_tokens: int
     cost_usd: float
     note: str | None
+    items_dropped: Mapping[str, int] = MappingProxyType({})  # items validation dropped, by reason
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +79,7 @@ class RunRecord(NamedTuple):
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens, "cost_usd": self.cost_usd, "note": self.note,
+            "items_dropped": dict(self.items_dropped),
         }
 
 

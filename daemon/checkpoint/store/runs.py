@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Mapping
 
 from checkpoint.model import Usage
 from checkpoint.store.connection import StoreBase
@@ -42,25 +44,28 @@ class RunsMixin(StoreBase):
             return int(cur.lastrowid or 0)
 
     def finish_run(self, run_id: int, tried: int, captured: int, failed: int, items: int, usage: Usage,
-                   note: str | None = None, resplit: int = 0, lost: int = 0, attributed: int = 0) -> None:
+                   note: str | None = None, resplit: int = 0, lost: int = 0, attributed: int = 0,
+                   dropped: Mapping[str, int] | None = None) -> None:
         with self.transaction() as c:
             c.execute(
                 "UPDATE runs SET finished_at = ?, chunks_tried = ?, chunks_captured = ?, chunks_failed = ?,"
                 " items_added = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?,"
                 " cache_read_input_tokens = ?, requests = ?, note = ?, cost_usd = ?, chunks_resplit = ?,"
-                " chunks_lost = ?, items_attributed = ? WHERE id = ?",
+                " chunks_lost = ?, items_attributed = ?, items_dropped = ? WHERE id = ?",
                 (self.clock(), tried, captured, failed, items, usage.input_tokens, usage.output_tokens,
                  usage.cache_creation_input_tokens, usage.cache_read_input_tokens, usage.requests, note,
-                 usage.cost_usd, resplit, lost, attributed, run_id),
+                 usage.cost_usd, resplit, lost, attributed, json.dumps(dict(sorted((dropped or {}).items()))),
+                 run_id),
             )
 
     def runs(self, limit: int = 20) -> list[RunRecord]:
         """The latest runs, newest first, with what each cost."""
         # the columns in RunRecord's field order
-        return [RunRecord(*row) for row in self.conn.execute(
+        return [RunRecord._make([*row[:-1], json.loads(row[-1])]) for row in self.conn.execute(
             "SELECT id, started_at, finished_at, extractor, chunks_tried, chunks_captured, chunks_failed,"
             " chunks_lost, chunks_resplit, items_added, items_attributed, requests, input_tokens, output_tokens,"
-            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, note FROM runs ORDER BY id DESC LIMIT ?",
+            " cache_creation_input_tokens, cache_read_input_tokens, cost_usd, note, items_dropped"
+            " FROM runs ORDER BY id DESC LIMIT ?",
             (limit,),
         )]
 

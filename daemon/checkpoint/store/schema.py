@@ -429,6 +429,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX items_record ON items (workspace, record) WHERE record IS NOT NULL",
         ),
     ),
+    Migration(
+        # An item that reads as a planted instruction to an agent (checkpoint.extract.held) is held:
+        # agents are shown it only once the user accepts it. Items stored before this are judged once
+        # by the back-fill named in `backfills` (Store.backfill_holds). And the items each run's
+        # validation dropped, by reason ({"tool_output_only": n}).
+        "held items",
+        (
+            "ALTER TABLE items ADD COLUMN held INTEGER NOT NULL DEFAULT 0",
+            "INSERT INTO backfills (name) SELECT 'item_holds' WHERE EXISTS (SELECT 1 FROM items)",
+            "ALTER TABLE runs ADD COLUMN items_dropped TEXT NOT NULL DEFAULT '{}'",
+        ),
+    ),
 )
 
 

@@ -48,23 +48,23 @@ def test_a_part_of_a_split_turn_says_so_in_its_header() -> None:
 
 def test_validate_cites_turns_by_id_whether_the_answer_gave_labels_or_ids() -> None:
     chunk = chunk_of(UUIDS)
-    clean, attributed = runner.validate(chunk, answer(chunk, ["t2"], [UUIDS[0], "t3"], ["t1", UUIDS[0]]))
+    clean, attributed = runner.validate(chunk, answer(chunk, ["t3"], [UUIDS[0], "t3"], ["t1", UUIDS[0]]))
     assert attributed == 0
-    assert [i.turn_ids for i in clean.items] == [[UUIDS[1]], [UUIDS[0], UUIDS[2]], [UUIDS[0], UUIDS[0]]]
+    assert [i.turn_ids for i in clean.items] == [[UUIDS[2]], [UUIDS[0], UUIDS[2]], [UUIDS[0], UUIDS[0]]]
 
 
 def test_validate_cites_no_label_or_id_that_is_not_this_chunks() -> None:
     chunk, other = chunk_of(UUIDS[:2]), chunk_of([*UUIDS[2:], "elsewhere-1", "elsewhere-2"], chunk_id=2)
     assert "t3" in turn_labels(other)  # a label of another chunk ...
     foreign = ["t3", "t0", "t01", "T1", "[t1]", "turn t1", UUIDS[2], UUIDS[1][:-1]]  # ... and near misses
-    clean, attributed = runner.validate(chunk, answer(chunk, foreign, [*foreign, "t2"]))
+    clean, attributed = runner.validate(chunk, answer(chunk, foreign, [*foreign, "t1"]))
     # The first item names no turn of the chunk: attributed to it (its assistant turn, t1; t2 is a tool's).
     assert attributed == 1
-    assert [(i.turn_ids, i.cited) for i in clean.items] == [([UUIDS[0]], "chunk"), ([UUIDS[1]], "turns")]
+    assert [(i.turn_ids, i.cited) for i in clean.items] == [([UUIDS[0]], "chunk"), ([UUIDS[0]], "turns")]
 
 
 def test_a_label_wins_over_an_id_spelled_the_same() -> None:
     # Ids never look like labels in real transcripts; if one did, the model was told to copy labels.
-    chunk = chunk_of(["t2", "x"])
-    clean, _ = runner.validate(chunk, answer(chunk, ["t2"], ["t1"]))
-    assert [i.turn_ids for i in clean.items] == [["x"], ["t2"]]
+    chunk = chunk_of(["t3", "x", "y"])  # labels t1, t2 (a tool's turn), t3
+    clean, _ = runner.validate(chunk, answer(chunk, ["t3"], ["t1"]))
+    assert [i.turn_ids for i in clean.items] == [["y"], ["t3"]]
