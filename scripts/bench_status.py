@@ -138,7 +138,10 @@ async def bench(sessions: int, seconds: float, every: float, scope: str, outside
             sent = [json.dumps(s, separators=(",", ":")) for s in daemon.record.wire[mark:]]
             last = daemon.record.statuses[-1].value
         finally:
-            await daemon.stop()
+            try:
+                await daemon.stop()
+            except AssertionError as exc:  # a daemon still writing a backlog of statuses: the figures stand
+                print(f"(after the window: {exc}; killed)")
     requested = sum(len(a.encode()) for a in answers)
     total = sum(len(s.encode()) for s in sent) + requested
     return {
