@@ -117,8 +117,9 @@ export class SessionMirror {
 
   /** The message as the surfaces read it. */
   private view(message: StatusMessage): Status {
-    const { workspace_sessions: _delta, ...rest } = message;
     this.sorted ??= newestFirst(this.byId.values());
-    return { ...rest, sessions: this.sorted };
+    const status: Status & { workspace_sessions?: unknown } = { ...message, sessions: this.sorted };
+    delete status.workspace_sessions;
+    return status;
   }
 }

@@ -11,13 +11,14 @@ import { SessionMirror, newestFirst } from '../src/sessionMirror';
 import { session, status } from './fixtures';
 
 function message(delta: Partial<WorkspaceSessionsDelta> & { version: number; since: number }, turns = 0): StatusMessage {
-  const { sessions: _sessions, ...rest } = status();
   const changed = delta.changed ?? [];
-  return {
-    ...rest,
+  const sent: StatusMessage & { sessions?: unknown } = {
+    ...status(),
     totals: { turns, captured: 0, pending: turns, failed: 0 },
     workspace_sessions: { changed, removed: [], total: 0, ...delta },
   };
+  delete sent.sessions;
+  return sent;
 }
 
 function s(id: string, last: number, turns = 1): SessionStatus {
