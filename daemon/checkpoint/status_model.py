@@ -81,8 +81,10 @@ class Status(NamedTuple):
     def redacted(self) -> dict[str, int]:
         return redacted_totals(self.sessions)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"totals": self.totals.as_dict(), "sessions": [s.as_dict() for s in self.sessions],
+    def as_dict(self, with_sessions: bool = True) -> dict[str, Any]:
+        """The JSON form; without `sessions` for a caller that sends them its own way (the daemon)."""
+        sessions = {"sessions": [s.as_dict() for s in self.sessions]} if with_sessions else {}
+        return {"totals": self.totals.as_dict(), **sessions,
                 "problems": [p.as_json() for p in self.problems], "usage": self.usage.as_dict(),
                 "redacted": self.redacted, "forgotten": [f.as_json() for f in self.forgotten]}
 

@@ -70,6 +70,16 @@ def write_golden(name: str, payload: Any, tmp_path: Path) -> None:
     (GOLDEN / f"{name}.json").write_text(text + "\n", encoding="utf-8")
 
 
+def from_nothing(daemon: Daemon, shown: dict[str, Any]) -> dict[str, Any]:
+    """A status as sent, its delta as the daemon's first one would carry the same list: from nothing
+    (version 1, since 0), the whole list changed. Which sessions changed since the status before, and
+    the version, depend on how the scans fell; the deltas themselves are test_server_workspace_sessions.py's."""
+    sent = daemon.sent(shown)
+    delta = {"version": 1, "since": 0, "changed": shown["sessions"], "removed": [], "total": len(shown["sessions"])}
+    assert sent["workspace_sessions"]["total"] == delta["total"]
+    return {**sent, "workspace_sessions": delta}
+
+
 def counting_uuids() -> Callable[[], uuid.UUID]:
     """uuid4's stand-in while the transcript is written: its record and turn ids, hence the item ids
     derived from them, come out the same on every run."""
@@ -118,7 +128,9 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
         lambda s: s["sessions_total"] == SESSIONS, what="every session read, nothing extracted yet")
     assert before["last_run"] is None
     assert [s["id"] for s in before["sessions"]] == [SESSION_ID]  # the workspace's; the rest are asked for
-    write_golden("status-before-run", before, tmp_path)
+    first = next(sent for sent in daemon.record.wire if sent["workspace_sessions"]["changed"])
+    assert first["workspace_sessions"]["since"] == 0  # the first delta is from nothing: the whole list
+    write_golden("status-before-run", from_nothing(daemon, before), tmp_path)
     listed = await daemon.sessions()
     assert listed["total"] == SESSIONS == len(listed["sessions"])
     write_golden("sessions-result", listed, tmp_path)
@@ -128,7 +140,7 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     write_golden("now-result", now, tmp_path)
 
     after = await daemon.wait_status(lambda s: s["last_run"] and not s["running"], what="the run's status")
-    write_golden("status-after-run", after, tmp_path)
+    write_golden("status-after-run", from_nothing(daemon, after), tmp_path)
 
     raw = await daemon.client.protocol.send_request_async(
         protocol.CHECKPOINT_ITEMS, {"scope": "all"})
@@ -179,7 +191,13 @@ async def test_a_failed_run_is_written_as_golden_files(tmp_path: Path, workspace
             assert now["run"]["failed"] == 1 and now["run"]["failures"]
             write_golden("now-result-failed", now, tmp_path)
             status = await daemon.wait_status(lambda s: s["last_run"] and s["sessions"][0]["causes"])
-            write_golden("status-after-failed-run", status, tmp_path)
+            write_golden("status-after-failed-run", from_nothing(daemon, status), tmp_path)
+            # The session with its cause, as a client out of step asks for the workspace's list.
+            listed = await daemon.workspace_sessions()
+            assert listed["sessions"] == status["sessions"] and listed["total"] == 1
+            assert listed["version"] > 0
+            # fixed: how many deltas came before depends on how the scans fell
+            write_golden("workspace-sessions-result", {**listed, "version": 1}, tmp_path)
         finally:
             await daemon.stop()
 
@@ -192,7 +210,8 @@ def test_the_protocol_names_are_written_for_the_extension() -> None:
     names = {
         "server_name": protocol.SERVER_NAME,
         "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS,
-                    "search": protocol.CHECKPOINT_SEARCH, "sessions": protocol.CHECKPOINT_SESSIONS},
+                    "search": protocol.CHECKPOINT_SEARCH, "sessions": protocol.CHECKPOINT_SESSIONS,
+                    "workspaceSessions": protocol.CHECKPOINT_WORKSPACE_SESSIONS},
         "commands": commands,
         "diagnostic_source": protocol.DIAGNOSTIC_SOURCE,
     }

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from tests.support.lsp_support import SERVER, Transcript, server_env
+from tests.support.status_deltas import SessionMirror
 
 LUA = Path(__file__).parents[1] / "support" / "nvim" / "checkpoint_client.lua"
 FUNCTION = "def cache_get(key):\n    return STORE.get(key)"
@@ -50,7 +51,12 @@ def test_neovim_gets_status_runs_checkpoint_now_and_shows_the_decision(tmp_path:
     result = json.loads(out.read_text())
     assert result["errors"] == [], result
 
-    first = next(s for s in result["statuses"] if s["totals"]["turns"])
+    mirror = SessionMirror()  # the workspace's sessions, kept from the deltas as README tells a client
+    shown = []
+    for sent in result["statuses"]:
+        assert mirror.apply(sent["workspace_sessions"])
+        shown.append(mirror.full(sent))
+    first = next(s for s in shown if s["totals"]["turns"])
     assert first["totals"] == {"turns": t.turns, "captured": 0, "pending": t.turns, "failed": 0}
     assert [s["id"] for s in first["sessions"]] == [t.session_id]
     assert result["statuses"][-1]["totals"]["pending"] == 0

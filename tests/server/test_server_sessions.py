@@ -117,7 +117,7 @@ def test_failing_causes_of_sessions_left_out_are_sent_a_bounded_few(tmp_path: Pa
     sessions = [session(0, ws, ["inside cause"])] + [
         session(n, tmp_path / "elsewhere", [f"cause {n}"]) for n in range(1, MAX_OTHER_CAUSES + 5)]
     split = split_sessions(sessions, {"s0": folder})
-    assert split["sessions"] == [{**sessions[0].as_dict(), "workspace": ws.as_uri()}]
+    assert split["listed"] == [{**sessions[0].as_dict(), "workspace": ws.as_uri()}]
     assert split["sessions_total"] == MAX_OTHER_CAUSES + 5
     assert split["other_causes"] == [
         {"session_id": f"s{n}", "title": f"t{n}", "cwd": str(tmp_path / "elsewhere"), "cause": f"cause {n}"}

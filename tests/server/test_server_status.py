@@ -203,14 +203,14 @@ async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finishe
 
     class Db:
         async def call(self, fn: Any, *args: Any) -> tuple[dict[str, Any], Any]:
-            counts = {"totals": {"pending": pending["now"]}}  # what the read sees when it starts
+            counts = {"totals": {"pending": pending["now"]}, "listed": []}  # what the read sees when it starts
             read_started.set()
             await release.wait()
             return counts, None
 
     server = SimpleNamespace(
         read_worker=Db(), scope="all", folders=SimpleNamespace(uris=[]),
-        daemon_settings=SimpleNamespace(extraction="auto"),
+        daemon_settings=SimpleNamespace(auto=SimpleNamespace(extraction="auto")),
         stopping=asyncio.Event(), events=EventBus(),
         protocol=SimpleNamespace(notify=lambda method, payload: sent.append(payload)),
         run_task=lambda coro, name=None: asyncio.get_running_loop().create_task(coro, name=name),

@@ -29,7 +29,13 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from checkpoint.server.items import plain  # custom notifications arrive as namedtuples too
-from checkpoint.server.protocol import CHECKPOINT_ITEMS, CHECKPOINT_SESSIONS, CHECKPOINT_STATUS
+from checkpoint.server.protocol import (
+    CHECKPOINT_ITEMS,
+    CHECKPOINT_SESSIONS,
+    CHECKPOINT_STATUS,
+    CHECKPOINT_WORKSPACE_SESSIONS,
+)
+from tests.support.status_deltas import SessionMirror
 
 SERVER = [sys.executable, "-m", "checkpoint", "serve"]
 
@@ -139,7 +145,13 @@ class Stamped:
 
 @dataclass
 class Record:
+    """What the daemon sent. `statuses` are as a client shows them: each with the whole list of the
+    workspace's sessions (`sessions`), rebuilt from the deltas; `wire` holds them as sent."""
+
     statuses: list[Stamped] = field(default_factory=list)
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    mirror: SessionMirror = field(default_factory=SessionMirror)
+    gaps: int = 0  # statuses whose delta did not follow on from the one before (never, in order)
     diagnostics: list[tuple[float, str, list[types.Diagnostic]]] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -192,6 +204,10 @@ class Daemon:
     def status(self) -> dict[str, Any] | None:
         return self.record.statuses[-1].value if self.record.statuses else None
 
+    def sent(self, shown: dict[str, Any]) -> dict[str, Any]:
+        """A status (one of `statuses`) as it came on the wire, its delta not yet applied."""
+        return next(self.record.wire[n] for n, s in enumerate(self.record.statuses) if s.value is shown)
+
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
         """Until predicate() is truthy; re-checked on every message from the server."""
         deadline = time.monotonic() + timeout
@@ -238,6 +254,11 @@ class Daemon:
 
     async def sessions(self, **query: Any) -> dict[str, Any]:
         result: dict[str, Any] = plain(await self.client.protocol.send_request_async(CHECKPOINT_SESSIONS, query))
+        return result
+
+    async def workspace_sessions(self) -> dict[str, Any]:
+        """`checkpoint/workspaceSessions`: the workspace's sessions as the last status left them."""
+        result: dict[str, Any] = plain(await self.client.protocol.send_request_async(CHECKPOINT_WORKSPACE_SESSIONS, {}))
         return result
 
     def shown(self) -> list[str]:
@@ -288,7 +309,14 @@ def make_client(record: Record) -> LanguageClient:
         record.changed.set()
 
     def on_status(params: Any) -> None:
-        record.statuses.append(Stamped(time.monotonic(), plain(params)))
+        sent = plain(params)
+        record.wire.append(sent)
+        shown = sent
+        if "workspace_sessions" in sent:  # a daemon from before issue 32 sends `sessions` whole
+            if not record.mirror.apply(sent["workspace_sessions"]):
+                record.gaps += 1
+            shown = record.mirror.full(sent)
+        record.statuses.append(Stamped(time.monotonic(), shown))
         record.changed.set()
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = on_publish

@@ -162,14 +162,15 @@ class Corpus:
 
 
 def write_corpus(root: Path, sessions: int = 4, turns: int = 60, chars: int = 30_000, seed: int = 0,
-                 codex_share: float = 0.5) -> Corpus:
+                 codex_share: float = 0.5, under: Path | None = None) -> Corpus:
+    """`sessions` sessions, each run in its own project folder: /home/dev/projectN, or `under`/projectN."""
     rng = random.Random(seed)
     claude_root = root / "claude" / "projects"
     codex_root = root / "codex" / "sessions"
     corpus = Corpus(root, claude_root, codex_root, {}, {})
     for s in range(sessions):
         session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        cwd = f"/home/dev/project{s}"
+        cwd = f"{under or '/home/dev'}/project{s}"
         planned = plan_session(rng, turns, chars, cwd)
         corpus.markers[session_id] = {t.marker for t in planned if t.marker}
         corpus.turns[session_id] = len(planned)

@@ -2,7 +2,8 @@
  * The daemon's language client: the only module that imports vscode-languageclient.
  *
  * It starts `checkpoint.command` over stdio, reports its phase (starting, running, failed, stopped)
- * and every `checkpoint/status` notification, and carries the extension's requests. Restarts go
+ * and every `checkpoint/status` notification (with the workspace's sessions kept from their deltas,
+ * sessionMirror.ts), and carries the extension's requests. Restarts go
  * through a {@link RestartQueue}. A daemon that cannot start or that dies is reported once, with
  * its cause, and never restarted silently in a loop.
  */
@@ -28,6 +29,7 @@ import {
   itemsOf,
   searchResponseOf,
   sessionsResultOf,
+  workspaceSessionsResultOf,
   type Item,
   type ItemsQuery,
   type SearchQuery,
@@ -35,7 +37,9 @@ import {
   type SessionsQuery,
   type SessionsResult,
   type Status,
+  type StatusMessage,
 } from './protocol';
+import { SessionMirror } from './sessionMirror';
 import { findExecutable, startFailureMessage, type DaemonLaunch } from './settings';
 import type { DaemonPhase } from './status';
 
@@ -173,7 +177,13 @@ export class DaemonClient implements vscode.Disposable {
       },
     };
     const client = new LanguageClient(SERVER_NAME, 'Checkpoint', serverOptions, clientOptions);
-    client.onNotification(Methods.status, (status: Status) => this.opts.onStatus(status));
+    // A copy per daemon process: its versions start again.
+    const mirror = new SessionMirror({
+      fetchAll: async () => workspaceSessionsResultOf(await client.sendRequest(Methods.workspaceSessions, {})),
+      show: (status) => this.opts.onStatus(status),
+      onError: (err) => log.warn(`Asking the daemon for the workspace's sessions: ${errorText(err)}`),
+    });
+    client.onNotification(Methods.status, (message: StatusMessage) => mirror.receive(message));
     this.starting = true;
     try {
       await client.start();

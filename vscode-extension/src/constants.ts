@@ -90,8 +90,13 @@ export const SERVER_NAME = 'checkpoint';
 
 /** Custom LSP methods. */
 export const Methods = {
-  /** Server -> client notification whenever a count or the run state changes. Params: Status. */
+  /**
+   * Server -> client notification whenever a count or the run state changes. Params: StatusMessage,
+   * the workspace's sessions as a delta (sessionMirror.ts).
+   */
   status: 'checkpoint/status',
+  /** Client -> server request, no params. Result: WorkspaceSessionsResult: the whole list a delta applies to. */
+  workspaceSessions: 'checkpoint/workspaceSessions',
   /** Client -> server request. Params: SessionsQuery. Result: SessionsResult: every session, not only the workspace's. */
   sessions: 'checkpoint/sessions',
   /** Client -> server request. Params: ItemsQuery. Result: ItemsResult (or a bare list). */

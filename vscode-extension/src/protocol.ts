@@ -125,14 +125,43 @@ export const ProblemShape = object({ path: string, line: number, message: string
 /** A failing cause of a session a status leaves out. */
 export const OtherCauseShape = object({ session_id: string, title: nullable(string), cwd: nullable(string), cause: string });
 
-export const StatusShape = object({
+/**
+ * The workspace's sessions that changed since the status before, by id: applied to a copy at version
+ * `since` (0: to an empty list) it gives the whole list at `version`. A copy at another version asks
+ * `checkpoint/workspaceSessions` for the whole list (sessionMirror.ts).
+ */
+export const WorkspaceSessionsDeltaShape = object({
+  /** Counts up from 1 in each daemon process; equal to `since` when no session changed. */
+  version: number,
+  since: number,
+  /** New or changed sessions, whole. */
+  changed: array(SessionStatusShape),
+  /** Ids of sessions no longer in the workspace's list. */
+  removed: array(string),
+  /** The workspace's sessions at `version`. */
+  total: number,
+});
+export type WorkspaceSessionsDelta = TypeOf<typeof WorkspaceSessionsDeltaShape>;
+
+/** `checkpoint/workspaceSessions`: the workspace's sessions as the statuses so far left them. */
+export const WorkspaceSessionsResultShape = object({
+  /** Apply the statuses whose `since` is this. */
+  version: number,
+  /** Newest turn first, then by id. */
+  sessions: array(SessionStatusShape),
+  total: number,
+});
+export type WorkspaceSessionsResult = TypeOf<typeof WorkspaceSessionsResultShape>;
+
+/** A `checkpoint/status` notification as the daemon sends it; the surfaces read {@link Status}. */
+export const StatusMessageShape = object({
   scope: ScopeShape,
   workspace_folders: array(string),
-  /** Over every session in scope, listed here or not. */
+  /** Over every session in scope, in the workspace or not. */
   totals: TotalsShape,
-  /** Only the sessions whose folder is in the workspace; the others are `checkpoint/sessions`'. */
-  sessions: array(SessionStatusShape),
-  /** Sessions in scope, listed here or not. */
+  /** The workspace's sessions that changed; the others are `checkpoint/sessions`'. */
+  workspace_sessions: WorkspaceSessionsDeltaShape,
+  /** Sessions in scope, in the workspace or not. */
   sessions_total: number,
   /** Digest of the sessions in scope left out here: it changes when one of them does ("" when none). */
   others_version: string,
@@ -153,7 +182,13 @@ export const StatusShape = object({
   last_run: nullable(RunSummaryShape),
   last_error: nullable(string),
 });
-export type Status = TypeOf<typeof StatusShape>;
+export type StatusMessage = TypeOf<typeof StatusMessageShape>;
+
+/**
+ * A status as the surfaces read it: the message with its delta applied, `sessions` being every
+ * session of the workspace (newest turn first) at the delta's version.
+ */
+export type Status = Omit<StatusMessage, 'workspace_sessions'> & { sessions: SessionStatus[] };
 
 /** What the extension asks `checkpoint/sessions` for: every key optional (sent, not received). */
 export interface SessionsQuery {
@@ -342,6 +377,15 @@ export function sessionsResultOf(result: unknown): SessionsResult {
     return result as SessionsResult;
   }
   throw new Error(`unexpected answer to ${Methods.sessions}: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
+
+/** A `checkpoint/workspaceSessions` answer, checked enough to read its sessions and version. */
+export function workspaceSessionsResultOf(result: unknown): WorkspaceSessionsResult {
+  const answer = result as WorkspaceSessionsResult | null;
+  if (answer && typeof answer === 'object' && Array.isArray(answer.sessions) && typeof answer.version === 'number') {
+    return answer;
+  }
+  throw new Error(`unexpected answer to ${Methods.workspaceSessions}: ${JSON.stringify(result)?.slice(0, 200)}`);
 }
 
 /** A `checkpoint/search` answer, checked enough to read its items. */

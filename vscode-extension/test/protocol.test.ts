@@ -17,9 +17,10 @@ import {
   NowResultShape,
   SearchResponseShape,
   SessionsResultShape,
-  StatusShape,
+  StatusMessageShape,
   SupersedeResultShape,
   TriageResultShape,
+  WorkspaceSessionsResultShape,
   type RunSummary,
 } from '../src/protocol';
 import { array, nullable, number, object, optional, string, type Shape } from '../src/shape';
@@ -29,17 +30,18 @@ const GOLDEN = path.resolve(__dirname, 'golden');
 
 /** Each golden file and the shape its payload must have. */
 const CONTRACT: Record<string, Shape<unknown>> = {
-  'status-before-run.json': StatusShape,
-  'status-after-run.json': StatusShape,
+  'status-before-run.json': StatusMessageShape,
+  'status-after-run.json': StatusMessageShape,
   'now-result.json': NowResultShape,
   'now-result-failed.json': NowResultShape,
-  'status-after-failed-run.json': StatusShape,
+  'status-after-failed-run.json': StatusMessageShape,
   'items-result.json': ItemsResultShape,
   'triage-result.json': TriageResultShape,
   'diagnostic-data.json': array(DiagnosticDataShape),
   'diagnostic-data-superseded.json': array(DiagnosticDataShape),
   'search-result.json': SearchResponseShape,
   'sessions-result.json': SessionsResultShape,
+  'workspace-sessions-result.json': WorkspaceSessionsResultShape,
   'supersede-result.json': SupersedeResultShape,
   'supersede-undo-result.json': SupersedeResultShape,
 };
@@ -61,19 +63,27 @@ describe('the daemon’s payloads match protocol.ts', () => {
   }
 
   it('the goldens are not trivially empty: sessions, items of every kind, a run, a failure and diagnostics', () => {
-    const after = golden('status-after-run.json') as { sessions: unknown[]; last_run: unknown; problems: unknown[] };
-    expect(after.sessions.length).toBeGreaterThan(0);
+    type Delta = { version: number; since: number; changed: unknown[]; total: number };
+    const before = golden('status-before-run.json') as { workspace_sessions: Delta };
+    // the daemon's first delta: the whole list, from nothing
+    expect(before.workspace_sessions.since).toBe(0);
+    expect(before.workspace_sessions.changed.length).toBe(before.workspace_sessions.total);
+    expect(before.workspace_sessions.total).toBeGreaterThan(0);
+    const after = golden('status-after-run.json') as { last_run: unknown; problems: unknown[] };
     const listed = golden('sessions-result.json') as { sessions: unknown[]; total: number };
-    expect(listed.sessions.length).toBeGreaterThan(after.sessions.length);
+    expect(listed.sessions.length).toBeGreaterThan(before.workspace_sessions.total);
     expect(listed.total).toBe(listed.sessions.length);
     expect(after.last_run).not.toBeNull();
     expect(after.problems.length).toBeGreaterThan(0);
     const kinds = new Set((golden('items-result.json') as { items: { kind: string }[] }).items.map((i) => i.kind));
     expect([...kinds].sort()).toEqual(['constraint', 'decision', 'question']);
     expect((golden('diagnostic-data.json') as unknown[]).length).toBe(3);
-    const failed = golden('status-after-failed-run.json') as { sessions: { causes: string[] }[]; last_run: { failures: unknown[] } };
+    const failed = golden('status-after-failed-run.json') as { last_run: { failures: unknown[] } };
     expect(failed.last_run.failures.length).toBe(1);
-    expect(failed.sessions[0].causes.length).toBe(1);
+    const workspace = golden('workspace-sessions-result.json') as { sessions: { causes: string[] }[]; total: number; version: number };
+    expect(workspace.total).toBe(1);
+    expect(workspace.sessions[0].causes.length).toBe(1);
+    expect(workspace.version).toBeGreaterThan(0);
   });
 
   it('the supersession goldens hold a link: search finds both ends, the old item’s diagnostic names the newer', () => {

@@ -21,6 +21,7 @@ from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
     CHECKPOINT_SESSIONS,
+    CHECKPOINT_WORKSPACE_SESSIONS,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
@@ -33,6 +34,7 @@ from checkpoint.server.protocol import (
     ShareResult,
     SupersedeResult,
     TriageResult,
+    WorkspaceSessionsResult,
 )
 from checkpoint.server.server import CheckpointServer
 from checkpoint.server.status import StatusFeature
@@ -210,6 +212,13 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def checkpoint_sessions(params: Any = None) -> SessionsResult:
         query = _parsed(sessions.parse_query, params)
         return await server.read_worker.call(sessions.list_sessions, server.folders, query, server.scope)
+
+    @server.feature(CHECKPOINT_WORKSPACE_SESSIONS)
+    def checkpoint_workspace_sessions(params: Any = None) -> WorkspaceSessionsResult:
+        # Answered at once, on the loop that sends the statuses: the list as the statuses sent so far
+        # left it (not the store's now), so a client that applies the statuses after this answer's
+        # version ends where the daemon's statuses say.
+        return features.status.sent_sessions.answer()
 
     @server.feature(CHECKPOINT_SEARCH)
     async def checkpoint_search(params: Any = None) -> SearchResponse:

@@ -15,7 +15,14 @@ SERVER_NAME = "checkpoint"
 
 CHECKPOINT_STATUS = "checkpoint/status"
 """Server -> client notification, sent whenever a count or the run state changes. Params: Status.
-Its `sessions` are only the workspace folders' sessions; `totals` count every session in scope."""
+`totals` count every session in scope; the workspace folders' sessions come as a delta
+(`workspace_sessions`: the sessions changed since the status before, by id), which a client applies
+to its copy, and asks CHECKPOINT_WORKSPACE_SESSIONS for the whole list when its `since` is not the
+version the copy is at."""
+
+CHECKPOINT_WORKSPACE_SESSIONS = "checkpoint/workspaceSessions"
+"""Client -> server request. Params: none (or {}). Result: WorkspaceSessionsResult, the workspace
+folders' sessions exactly as the statuses sent so far left them, with the version of the last one."""
 
 CHECKPOINT_SESSIONS = "checkpoint/sessions"
 """Client -> server request. Params: SessionsQuery (every key optional). Result: SessionsResult,
@@ -130,12 +137,31 @@ class OtherCause(TypedDict):
     cause: str
 
 
+class WorkspaceSessionsDelta(TypedDict):
+    """The workspace folders' sessions that changed since the status before. Applied to a copy at
+    version `since` (0: to an empty list), it gives the whole list at `version`; a client whose copy
+    is at another version asks CHECKPOINT_WORKSPACE_SESSIONS. Versions count up from 1 in each daemon
+    process; `version` == `since` when no session changed."""
+
+    version: int
+    since: int
+    changed: list[SessionStatus]  # new or changed sessions, whole, newest turn first
+    removed: list[str]  # ids of sessions no longer in the workspace's list (forgotten, folder closed)
+    total: int  # the workspace's sessions after this delta (the list's length at `version`)
+
+
+class WorkspaceSessionsResult(TypedDict):
+    version: int  # the delta version this list is at: apply the statuses whose `since` is this
+    sessions: list[SessionStatus]  # newest turn first (then by id), as the statuses left them
+    total: int
+
+
 class Status(TypedDict):
     scope: Literal["workspace", "all"]
     workspace_folders: list[str]
     totals: Totals  # over every session in scope, listed here or not
-    sessions: list[SessionStatus]  # only those whose cwd is in a workspace folder; the rest: CHECKPOINT_SESSIONS
-    sessions_total: int  # sessions in scope, listed here or not
+    workspace_sessions: WorkspaceSessionsDelta  # those whose cwd is in a workspace folder, as a delta
+    sessions_total: int  # sessions in scope, in the workspace or not
     others_version: str  # digest of the sessions in scope not listed here: changes when one of them does; "" if none
     other_causes: list[OtherCause]  # failing causes of sessions not listed (at most 20)
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}

@@ -1,14 +1,15 @@
 """`checkpoint/status`: counts in total over the sessions in scope (the same `totals` as
-`checkpoint status --json`), the workspace folders' own sessions in full, plus the run state. Sent
-whenever any of it changes, never twice the same.
+`checkpoint status --json`), the workspace folders' own sessions that changed since the status
+before (workspace_sessions.py: a delta with a version, issue 32), plus the run state. Sent whenever
+any of it changes, never twice the same.
 
 The sessions outside the workspace folders (scope "all") are not sent with every status: over a long
 history they were most of its bytes (issue 16: 10.8 MB a minute over 2,000 sessions while one session
 grew). A status carries how many sessions are in scope, a digest of the ones it leaves out (it
 changes exactly when one of them does), and their failing causes (few, and the status bar names
 them); the full list is the `checkpoint/sessions` request (sessions.py), which a client makes when
-it shows the list and that digest changed. Self-contained rather than a delta: a client that starts
-late or misses a status is never out of step, and one that only shows totals needs nothing more."""
+it shows the list and that digest changed. Everything but the workspace's sessions is whole in every
+status: a client that only shows totals needs nothing more."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import hashlib
 import sqlite3
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -27,8 +28,9 @@ from checkpoint.server import inotify
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
 from checkpoint.server.feature import Feature
-from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary
+from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary, SessionStatus
 from checkpoint.server.workspace import Folder, Folders
+from checkpoint.server.workspace_sessions import SentSessions
 from checkpoint.status_model import read_status
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
@@ -40,7 +42,7 @@ POLL_SECONDS = 0.5
 MAX_OTHER_CAUSES = 20  # failing causes of sessions not sent; the status bar shows five
 SLOW_POLL_SECONDS = 30.0  # with the database's folder watched: the backstop
 # What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
-NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0}, "sessions": [],
+NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0},
                            "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}},
                            "sessions_total": 0, "others_version": "", "other_causes": []}
 
@@ -55,9 +57,10 @@ def digest(sessions: list[dict[str, Any]]) -> str:
 
 
 def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Folder]) -> dict[str, Any]:
-    """The status's session keys: the workspace folders' sessions (each with its `workspace`), how
-    many there are in all, a digest of the others and their failing causes."""
-    listed: list[dict[str, Any]] = []
+    """The status's session keys: the workspace folders' sessions (`listed`, each with its
+    `workspace`, whole: the caller sends what changed), how many there are in all, a digest of the
+    others and their failing causes."""
+    listed: list[SessionStatus] = []
     others: list[dict[str, Any]] = []
     causes: list[dict[str, Any]] = []
     for session in sessions:
@@ -65,13 +68,13 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
         shown = session.as_dict()
         shown["workspace"] = folder.uri if folder else None
         if folder:
-            listed.append(shown)
+            listed.append(cast("SessionStatus", shown))
             continue
         others.append(shown)
         for cause in session.causes:
             if len(causes) < MAX_OTHER_CAUSES:
                 causes.append({"session_id": session.id, "title": session.title, "cwd": session.cwd, "cause": cause})
-    return {"sessions": listed, "sessions_total": len(sessions), "others_version": digest(others),
+    return {"listed": listed, "sessions_total": len(sessions), "others_version": digest(others),
             "other_causes": causes}
 
 
@@ -81,7 +84,7 @@ def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any]
     belongs = folders.sessions(store)
     ids = None if scope == "all" else list(belongs)
     status = read_status(store, ids)
-    out = status.as_dict()
+    out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
     out.update(split_sessions(status.sessions, belongs))
     if ids is not None:
         out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
@@ -102,7 +105,8 @@ class StatusFeature(Feature):
         self.progress: RunProgress | None = None
         self.last_run: RunSummary | None = None
         self.last_error: str | None = None
-        self.last_sent: dict[str, Any] | None = None
+        self.last_sent: dict[str, Any] | None = None  # without its workspace_sessions
+        self.sent_sessions = SentSessions()
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
         self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
         events = server.events
@@ -141,17 +145,22 @@ class StatusFeature(Feature):
             self.server.messages.show_once("database:" + message, f"Checkpoint: {message}")
             payload = {"scope": scope, "workspace_folders": self.server.folders.uris, **NO_DATA, **run_state,
                        "last_error": message}
-            if payload != self.last_sent:
-                self.last_sent = payload
-                self.server.protocol.notify(CHECKPOINT_STATUS, payload)
+            self._notify(payload, [])
             return
         if self.items_seen is not None and items_version != self.items_seen:
             self.server.events.publish(ItemsChanged())  # this run's items, or another window's
         self.items_seen = items_version
-        payload = {"scope": scope, "workspace_folders": self.server.folders.uris, **data, **run_state}
-        if payload != self.last_sent:
-            self.last_sent = payload
-            self.server.protocol.notify(CHECKPOINT_STATUS, payload)
+        listed = data.pop("listed")
+        self._notify({"scope": scope, "workspace_folders": self.server.folders.uris, **data, **run_state}, listed)
+
+    def _notify(self, payload: dict[str, Any], listed: list[SessionStatus]) -> None:
+        """Send the status with the workspace's sessions that changed, unless nothing did."""
+        if payload == self.last_sent and not self.sent_sessions.differs(listed):
+            return
+        self.last_sent = payload
+        # No await from here to the send: the list as sent and the wire never disagree.
+        self.server.protocol.notify(CHECKPOINT_STATUS, {**payload,
+                                                        "workspace_sessions": self.sent_sessions.advance(listed)})
 
     def run_started(self, total: int) -> None:
         self.running = True
