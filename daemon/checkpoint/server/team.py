@@ -109,6 +109,8 @@ class TeamRecords(Feature):
             self._watch_task.cancel()
         self._watched = dirs
         self._watch_task = self.server.run_task(self._watch(dirs), name="watch records") if dirs else None
+        if dirs:
+            self.server.messages.log("watching decision records in " + ", ".join(map(str, dirs)), types.MessageType.Log)
 
     async def _watch(self, dirs: tuple[Path, ...]) -> None:
         def is_record(change: Change, path: str) -> bool:
