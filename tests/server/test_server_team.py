@@ -1,7 +1,8 @@
 """A decision record a `git pull` brings shows at once in a running daemon: its diagnostic is published
 and `checkpoint/items` lists it within a few seconds, with no request from the client (the record
 folder is watched; the periodic rescan is set far off so that it cannot be what noticed). A pull that
-deletes the record retires the item: its diagnostic is removed."""
+deletes the record retires the item: its diagnostic is removed. A record that cannot be read is a
+problem of the daemon's status (file:line) as soon as it is written, and again when it changes."""
 
 from __future__ import annotations
 
@@ -79,5 +80,34 @@ async def test_a_pulled_record_shows_at_once_and_a_deleted_one_retires(tmp_path:
 
         assert await daemon.wait_diagnostics(uri, lambda d: d == [], timeout=SOON) == []
         assert await daemon.items() == []
+    finally:
+        await daemon.stop()
+
+
+async def test_a_malformed_record_is_a_problem_of_the_status_at_once(tmp_path: Path) -> None:
+    mine, _ = clones(tmp_path)
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [tmp_path / "projects"])
+    daemon = await Daemon.start(env, [mine], {"checkpoint": {"extraction": "manual", "rescanSeconds": 600}})
+    try:
+        await daemon.wait_for(lambda: any(m.startswith("watching decision records") for m in daemon.logged()),
+                              what="the record folder watched")
+        record = mine.resolve() / RECORD
+        record.parent.mkdir(parents=True)
+        record.write_text(f"---\nid: {DECISION.id}\nkind: decision\nstatus: maybe\n---\n\n# Something\n")
+        expected = {"path": str(record), "line": 4, "session_id": f"team:{mine.resolve() / '.git'}",
+                    "message": "status: expected one of proposed, accepted, rejected, deprecated, superseded,"
+                               " got 'maybe'"}
+        count = len(daemon.statuses)
+        await daemon.wait_status(lambda s: s["problems"] == [expected], timeout=SOON, after=count,
+                                 what="the record's problem")
+        count = len(daemon.statuses)
+        record.write_text(f"---\nid: {DECISION.id}\nkind: decision\nstatus: accepted\ndate: soon\n---\n\n# X\n")
+        expected = {**expected, "line": 5, "message": "date: expected YYYY-MM-DD, got 'soon'"}
+        await daemon.wait_status(lambda s: s["problems"] == [expected], timeout=SOON, after=count,
+                                 what="the record's new problem")  # nothing else changed: told all the same
+        count = len(daemon.statuses)
+        record.write_text(render(DECISION, RecordText("T <t@example.com>", "Said in a session.")))
+        await daemon.wait_status(lambda s: s["problems"] == [], timeout=SOON, after=count, what="no problem")
+        assert [i["id"] for i in await daemon.items()] == [DECISION.id]
     finally:
         await daemon.stop()
