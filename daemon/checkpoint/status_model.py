@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from checkpoint import config
-from checkpoint.model import ForgottenSession, SessionCounts, StoredProblem, Totals, Usage
+from checkpoint.model import TEAM_SESSION_PREFIX, ForgottenSession, SessionCounts, StoredProblem, Totals, Usage
 from checkpoint.pipeline import DAY
 from checkpoint.sources import EXPIRING
 from checkpoint.store import Store
@@ -48,6 +48,11 @@ def redacted_totals(sessions: Sequence[SessionCounts]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def is_team_session(session_id: str | None) -> bool:
+    """The session that holds a repository's decision records (store.shared.team_session)."""
+    return session_id is not None and session_id.startswith(TEAM_SESSION_PREFIX)
+
+
 def usage_of(sessions: Sequence[SessionCounts]) -> Usage:
     spent = Usage()
     for s in sessions:
@@ -76,6 +81,17 @@ class Status(NamedTuple):
     @property
     def usage(self) -> Usage:
         return usage_of(self.sessions)
+
+    @property
+    def record_problems(self) -> tuple[StoredProblem, ...]:
+        """The decision records of a repository that cannot be read (one each, file:line): the
+        problems of its team session (checkpoint.team)."""
+        return tuple(p for p in self.problems if is_team_session(p.session_id))
+
+    @property
+    def transcript_problems(self) -> tuple[StoredProblem, ...]:
+        """The rest: lines of transcripts (and files beside them) a scan could not read."""
+        return tuple(p for p in self.problems if not is_team_session(p.session_id))
 
     @property
     def redacted(self) -> dict[str, int]:

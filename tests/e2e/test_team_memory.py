@@ -181,3 +181,42 @@ async def test_two_developers_share_decisions_through_git(team: tuple[Developer,
     assert every[first["id"]]["superseded_by"] == second["id"]
     assert every[second["id"]]["supersedes"] == [first["id"]]
     assert "[superseded by " in bob.checkpoint("items", "--all")
+
+
+def test_malformed_records_are_problems_of_status_with_their_line(tmp_path: Path) -> None:
+    """Each record that cannot be read is one problem (file:line) in `status` and `status --json`,
+    read from the repository the command runs in; the good records are items still, nothing crashes."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = tmp_path / "app"
+    git(tmp_path, "init", "-q", str(repo))
+    records = repo / "docs" / "decisions"
+    records.mkdir(parents=True)
+    good_id = "9c1d2e3f4a5b"
+    (records / "good.md").write_text(f"---\nstatus: accepted\ndate: 2026-01-02\nid: {good_id}\nkind: decision\n"
+                                     "---\n\n# Use ruff\n")
+    (records / "bad-id.md").write_text("---\nstatus: accepted\ndate: 2026-01-02\nkind: decision\nid: zz\n---\n\n# X\n")
+    (records / "no-head.md").write_text("# Just a note\n")
+    env = cli_env(home, CHECKPOINT_DB=str(tmp_path / "data" / "checkpoint.db"),
+                  CHECKPOINT_SOURCES=str(home / ".claude" / "projects"))
+
+    def checkpoint(*args: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([str(VENV_BIN / "checkpoint"), *args], cwd=repo, env=env, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stdout, result.stderr)
+        return result
+
+    team = f"team:{repo.resolve() / '.git'}"
+    bad_id = {"path": str(records.resolve() / "bad-id.md"), "line": 5, "session_id": team,
+              "message": "id: expected Checkpoint's item id (hexadecimal), got 'zz'"}
+    no_head = {"path": str(records.resolve() / "no-head.md"), "line": 1, "session_id": team,
+               "message": "no front matter: a record starts with a line '---'"}
+    assert json.loads(checkpoint("status", "--json").stdout)["problems"] == [bad_id, no_head]
+    text = checkpoint("status")
+    assert ("Decision records that cannot be read (2; each is left out until fixed):\n"
+            f"  {bad_id['path']}:5: {bad_id['message']}\n  {no_head['path']}:1: {no_head['message']}\n") in text.stdout
+    assert "Problems reading transcripts" not in text.stdout and text.stderr == ""
+    assert [i["id"] for i in json.loads(checkpoint("items", "--json").stdout)["items"]] == [good_id]
+
+    (records / "no-head.md").unlink()
+    assert json.loads(checkpoint("status", "--json").stdout)["problems"] == [bad_id]

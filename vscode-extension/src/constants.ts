@@ -76,6 +76,8 @@ export const ContextValues = {
   cause: `${PREFIX}.cause`,
   group: `${PREFIX}.group`,
   item: `${PREFIX}.item`,
+  team: `${PREFIX}.team`,
+  recordProblem: `${PREFIX}.recordProblem`,
 } as const;
 
 /** The status bar item's id (VS Code keeps its visibility per id). */

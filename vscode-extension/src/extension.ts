@@ -82,6 +82,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     (session) => client.items({ session }),
     async (ids) => (await client.items({ scope: 'all', state: 'any' })).filter((i) => ids.includes(i.id)),
     async () => (await client.sessions()).sessions,
+    // The Team node: the shared items of the team session's workspace folder (said here or not).
+    (team) => client.items(team.workspace ? { workspace: team.workspace } : { session: team.id }),
   );
   context.subscriptions.push(tree);
   const view = vscode.window.createTreeView(Views.sessions, { treeDataProvider: tree, showCollapseAll: true });

@@ -4,7 +4,9 @@
  * counts), `checkpoint/sessions` (the sessions a status leaves out, scope "all": fetched when the
  * panel shows its list and again only when a status's `others_version` changed, never on every
  * status) and `checkpoint/items` (fetched per session when it is expanded, again when its captured
- * count changes). Items of other sessions on a supersession chain are looked up.
+ * count changes). Items of other sessions on a supersession chain are looked up. A repository's Team
+ * node lists the shared items of its workspace folder (fetched when it is expanded, again when the
+ * status's item counts change).
  *
  * Which nodes there are and how each is shown is `treeNodes.ts` (plain data); this module fetches,
  * caches and turns a node's view into a `TreeItem`.
@@ -24,6 +26,7 @@ import {
   nodeView,
   rootNodes,
   sessionChildren,
+  teamChildren,
 } from './treeNodes';
 
 const COLLAPSIBLE: Record<Collapsible, vscode.TreeItemCollapsibleState> = {
@@ -54,6 +57,8 @@ export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem 
 }
 
 export type ItemsFetcher = (sessionId: string) => Promise<Item[]>;
+/** The items of a repository's team session's workspace folder, of which the Team node lists the shared. */
+export type TeamItemsFetcher = (team: SessionStatus) => Promise<Item[]>;
 /** Every session in scope (`checkpoint/sessions`). */
 export type SessionsFetcher = () => Promise<SessionStatus[]>;
 /** The items with these ids, wherever they are (a chain can lead into another session). */
@@ -99,6 +104,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
     private readonly fetchItems: ItemsFetcher,
     private readonly lookupItems?: ItemsLookup,
     private readonly fetchSessions?: SessionsFetcher,
+    private readonly fetchTeamItems?: TeamItemsFetcher,
   ) {}
 
   /**
@@ -140,6 +146,10 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
     if (node.type === 'session') {
       const { items, related } = this.itemsOf(node.session);
       return sessionChildren(node.session, await items, await related);
+    }
+    if (node.type === 'team') {
+      const { items, related } = this.teamItemsOf(node.session);
+      return teamChildren(node, await items, await related);
     }
     if (node.type === 'group') {
       return groupChildren(node);
@@ -183,19 +193,33 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   }
 
   private itemsOf(session: SessionStatus): { items: Promise<Item[] | Error>; related: Promise<Related> } {
-    const key = `${session.captured}/${session.turns}`;
-    const hit = this.cache.get(session.id);
+    return this.cached(session.id, `${session.captured}/${session.turns}`, () => this.fetchItems(session.id));
+  }
+
+  /** A team session counts no turns: its items are fetched again when the status's item counts change. */
+  private teamItemsOf(team: SessionStatus): { items: Promise<Item[] | Error>; related: Promise<Related> } {
+    const key = JSON.stringify(this.state.status?.items ?? null);
+    const fetch = this.fetchTeamItems;
+    return this.cached(`team:${team.id}`, key, () => (fetch ? fetch(team) : this.fetchItems(team.id)));
+  }
+
+  private cached(
+    id: string,
+    key: string,
+    fetch: () => Promise<Item[]>,
+  ): { items: Promise<Item[] | Error>; related: Promise<Related> } {
+    const hit = this.cache.get(id);
     if (hit && hit.key === key) {
       return hit;
     }
-    const items = withTimeout(this.fetchItems(session.id), ITEMS_TIMEOUT_MS, 'the daemon').catch((err: unknown) => {
+    const items = withTimeout(fetch(), ITEMS_TIMEOUT_MS, 'the daemon').catch((err: unknown) => {
       // Shown under the session; not kept, so the next expand or refresh asks again.
-      this.cache.delete(session.id);
+      this.cache.delete(id);
       return err instanceof Error ? err : new Error(String(err));
     });
     const related = items.then((listed) => this.relatedTo(listed));
     const entry = { key, items, related };
-    this.cache.set(session.id, entry);
+    this.cache.set(id, entry);
     return entry;
   }
 

@@ -8,6 +8,12 @@
  * its description, and expands to the item that replaced it (and that one to its own replacement);
  * an item that replaced others expands to them.
  *
+ * Team memory: the decisions shared in a repository (its decision records, read by the daemon: items
+ * with origin 'shared') are listed in a "Team" node per repository, above the sessions, with the
+ * records that cannot be read; the daemon keeps them in the repository's team session (agent
+ * {@link TEAM_AGENT}), which the panel shows as that node, never as a session. A shared item said in a
+ * session here is listed under its session too.
+ *
  * Every label, description and tooltip is a plain string: transcript text is shown as text, never
  * rendered as Markdown or HTML.
  */
@@ -24,7 +30,16 @@ export type Node =
   | { type: 'session'; session: SessionStatus }
   | { type: 'cause'; sessionId: string; text: string; index: number }
   | { type: 'group'; sessionId: string; kind: ItemKind; items: Item[]; related?: Related }
-  | { type: 'item'; item: Item; related?: Related; chain?: ChainStep };
+  | { type: 'team'; session: SessionStatus; problems: RecordProblem[] }
+  | { type: 'recordProblem'; sessionId: string; problem: RecordProblem }
+  /** `team`: the team session's id when the item is listed under its repository's Team node. */
+  | { type: 'item'; item: Item; related?: Related; chain?: ChainStep; team?: string };
+
+/** A decision record the daemon could not read: its file (absolute), line and why. */
+export type RecordProblem = Status['problems'][number];
+
+/** The agent of a repository's team session (the daemon's model.TEAM_AGENT). */
+export const TEAM_AGENT = 'team';
 
 /** Items by id, for following supersession links to items listed elsewhere (or not at all). */
 export type Related = ReadonlyMap<string, Item>;
@@ -165,9 +180,47 @@ export function rootNodes(state: ViewState, listed?: readonly SessionStatus[] | 
     });
     return nodes;
   }
-  const sessions = [...all].sort((a, b) => (b.last_ts ?? '').localeCompare(a.last_ts ?? ''));
+  const teams = all.filter((s) => s.agent === TEAM_AGENT);
+  for (const team of [...teams].sort((a, b) => (a.cwd ?? a.id).localeCompare(b.cwd ?? b.id))) {
+    nodes.push({ type: 'team', session: team, problems: status.problems.filter((p) => p.session_id === team.id) });
+  }
+  const sessions = all
+    .filter((s) => s.agent !== TEAM_AGENT)
+    .sort((a, b) => (b.last_ts ?? '').localeCompare(a.last_ts ?? ''));
   for (const session of sessions) {
     nodes.push({ type: 'session', session });
+  }
+  return nodes;
+}
+
+/**
+ * Under a repository's Team node: the records that cannot be read, then the items shared in it
+ * (`items`: the workspace's, of which those with origin 'shared' are listed).
+ */
+export function teamChildren(team: Extract<Node, { type: 'team' }>, items: Item[] | Error, related?: Related): Node[] {
+  const nodes: Node[] = team.problems.map((problem) => ({ type: 'recordProblem' as const, sessionId: team.session.id, problem }));
+  if (items instanceof Error) {
+    nodes.push({
+      type: 'message',
+      id: `msg:items-error:${team.session.id}`,
+      label: `Could not load the shared decisions: ${oneLine(items.message)}`,
+      icon: 'error',
+      command: Commands.showLog,
+    });
+    return nodes;
+  }
+  const shared = items.filter((i) => i.origin === 'shared' && i.state !== 'dismissed');
+  for (const item of shared) {
+    nodes.push({ type: 'item', item, related, team: team.session.id });
+  }
+  if (shared.length === 0 && team.problems.length === 0) {
+    nodes.push({
+      type: 'message',
+      id: `msg:no-shared:${team.session.id}`,
+      label: 'No decision is shared in this repository.',
+      detail: 'Share with the Team writes one; commit and push it.',
+      icon: 'info',
+    });
   }
   return nodes;
 }
@@ -223,7 +276,11 @@ export function linkedIds(item: Item): string[] {
 type ItemNode = Extract<Node, { type: 'item' }>;
 
 function itemNodeId(node: ItemNode): string {
-  return node.chain ? `${node.chain.parentId}>${node.chain.direction}:${node.item.id}` : `item:${node.item.id}`;
+  if (node.chain) {
+    return `${node.chain.parentId}>${node.chain.direction}:${node.item.id}`;
+  }
+  // Under a Team node the same item may be listed under its session too: ids must differ.
+  return node.team ? `team:${node.team}>item:${node.item.id}` : `item:${node.item.id}`;
 }
 
 function chainDepth(node: ItemNode): number {
@@ -287,7 +344,7 @@ function sessionTooltip(s: SessionStatus): string {
   return lines.join('\n');
 }
 
-/** Context flags for an item's menus: `checkpoint.item state-<state> [files] [source] [superseded]`. */
+/** Context flags for an item's menus: `checkpoint.item state-<state> [files] [source] [superseded] [shared]`. */
 export function itemContext(item: Item): string {
   const flags: string[] = [ContextValues.item, `state-${item.state}`];
   if (item.files.length) {
@@ -298,6 +355,9 @@ export function itemContext(item: Item): string {
   }
   if (item.superseded_by) {
     flags.push('superseded');
+  }
+  if (item.origin === 'shared') {
+    flags.push('shared'); // its record is in the repository already: no "Share with the Team"
   }
   return flags.join(' ');
 }
@@ -328,6 +388,9 @@ export function itemTooltip(item: Item, related?: Related): string {
   }
   if (isHeld(item)) {
     lines.push('Held for review: it reads as an instruction planted for an agent; no agent is shown it until you accept it.');
+  }
+  if (item.origin === 'shared' && item.record) {
+    lines.push(`Shared with the team in the decision record ${item.record}`);
   }
   lines.push(`State: ${item.state} · extractor ${item.extractor} · confidence ${item.confidence}`);
   return lines.join('\n');
@@ -372,6 +435,9 @@ function itemDescription(node: ItemNode): string {
   }
   if (item.state !== 'new') {
     desc.push(item.state);
+  }
+  if (item.origin === 'shared' && !node.team) {
+    desc.push('shared');
   }
   if (item.files.length) {
     desc.push(path.basename(item.files[0]) + (item.files.length > 1 ? ` +${item.files.length - 1}` : ''));
@@ -429,6 +495,38 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         icon: { id: KIND_ICONS[node.kind] },
         contextValue: `${ContextValues.group} ${node.kind}`,
       };
+    case 'team': {
+      const s = node.session;
+      const where = s.cwd ?? s.id;
+      const tooltip = [
+        `Decisions shared with the team in the repository ${where}: its decision records.`,
+        'Share with the Team writes a record; commit and push it. A pull brings your team’s.',
+      ];
+      if (node.problems.length) {
+        tooltip.push(`${node.problems.length === 1 ? '1 record' : `${node.problems.length} records`} cannot be read.`);
+      }
+      return {
+        id: `team:${s.id}`,
+        label: 'Team',
+        collapsible: 'collapsed',
+        description: path.basename(where) || where,
+        tooltip: tooltip.join('\n'),
+        icon: { id: node.problems.length ? 'warning' : 'organization' },
+        contextValue: ContextValues.team,
+      };
+    }
+    case 'recordProblem': {
+      const p = node.problem;
+      return {
+        id: `record-problem:${node.sessionId}:${p.path}:${p.line}`,
+        label: `Cannot be read: ${path.basename(p.path)}:${p.line}`,
+        collapsible: 'none',
+        description: oneLine(p.message),
+        tooltip: `${p.path}:${p.line}: ${p.message}`,
+        icon: { id: 'warning' },
+        contextValue: ContextValues.recordProblem,
+      };
+    }
     case 'item': {
       const item = node.item;
       const view: NodeView = {

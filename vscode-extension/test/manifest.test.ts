@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 import { Commands, ContextValues, ServerCommands, Views } from '../src/constants';
 import { readSettings } from '../src/settings';
+import { itemContext } from '../src/treeNodes';
+import { item } from './fixtures';
 
 interface Manifest {
   engines: { vscode: string };
@@ -160,6 +162,18 @@ describe('package.json contracts', () => {
     for (const m of menus) {
       expect(Object.values(Commands) as string[], m.command).toContain(m.command);
     }
+  });
+
+  it('offers "Share with the Team" on local items only: a shared one has its record already', () => {
+    const share = Object.values(manifest.contributes.menus)
+      .flat()
+      .filter((m) => m.command === Commands.shareWithTeam && (m.when ?? '').includes('viewItem'));
+    expect(share).toHaveLength(1);
+    const [, source] = /viewItem =~ \/(.*?)\/(?=\s|$)/.exec(share[0].when ?? '') ?? [];
+    const pattern = new RegExp(source);
+    expect(pattern.test(itemContext(item({ origin: 'local' })))).toBe(true);
+    expect(pattern.test(itemContext(item()))).toBe(true); // a daemon that says no origin: local
+    expect(pattern.test(itemContext(item({ origin: 'shared', record: 'docs/decisions/a.md' })))).toBe(false);
   });
 
   it('packages with one npm script: the platform .vsix of scripts/build-vsix.sh', () => {

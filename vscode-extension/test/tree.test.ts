@@ -245,3 +245,31 @@ describe('supersession chains in the panel', () => {
     expect(tree.getTreeItem(oldNode).description).toContain('superseded by item new');
   });
 });
+
+describe('the Team node (decisions shared in the repository)', () => {
+  const team = session({ id: 'team:/home/dev/proj/.git', agent: 'team', cwd: '/home/dev/proj', turns: 0, captured: 0, pending: 0 });
+  const shared = item({ session_id: team.id, origin: 'shared', record: 'docs/decisions/a.md' });
+  const local = item({ id: 'item-2', origin: 'local' });
+
+  it('lists the shared items of the team session’s workspace, fetched again when the item counts change', async () => {
+    const fetchItems = vi.fn(async () => [local]);
+    const fetchTeamItems = vi.fn(async () => [shared, local]);
+    const tree = new CheckpointTree(fetchItems, undefined, undefined, fetchTeamItems);
+    tree.setState({ phase: 'running', status: status({ sessions: [session(), team] }) });
+    const [teamNode, sessionNode] = await tree.getChildren();
+    expect([teamNode.type, sessionNode.type]).toEqual(['team', 'session']);
+    expect(tree.getTreeItem(teamNode).label).toBe('Team');
+
+    const [only] = await tree.getChildren(teamNode);
+    expect(only).toEqual<Node>({ type: 'item', item: shared, related: new Map([[shared.id, shared], [local.id, local]]), team: team.id });
+    expect(fetchTeamItems).toHaveBeenCalledWith(team);
+    expect(fetchItems).not.toHaveBeenCalled();
+    await tree.getChildren(teamNode);
+    expect(fetchTeamItems).toHaveBeenCalledTimes(1); // reused while nothing changed
+
+    tree.setState({ phase: 'running', status: status({ sessions: [session(), team], items: { by_kind: { decision: 1 }, by_state: { new: 1 } } }) });
+    const [again] = await tree.getChildren();
+    await tree.getChildren(again);
+    expect(fetchTeamItems).toHaveBeenCalledTimes(2);
+  });
+});

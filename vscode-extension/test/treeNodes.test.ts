@@ -13,6 +13,7 @@ import {
   relativeTime,
   rootNodes,
   sessionChildren,
+  teamChildren,
   type Node,
   type NodeView,
 } from '../src/treeNodes';
@@ -332,5 +333,132 @@ describe('supersession chains in the panel', () => {
     const [fromB] = chainChildren(fromC as ItemNode);
     expect(fromB).toMatchObject({ item: { id: 'a' } });
     expect(nodeView(fromB, NOW).id).toBe('item:c>older:b>older:a');
+  });
+});
+
+describe('the Team node: decisions shared in the repository', () => {
+  const team = session({
+    id: 'team:/home/dev/proj/.git',
+    agent: 'team',
+    title: 'Decisions shared in the repository',
+    cwd: '/home/dev/proj',
+    turns: 0,
+    captured: 0,
+    pending: 0,
+    last_ts: null,
+  });
+  const problem = {
+    path: '/home/dev/proj/docs/decisions/bad.md',
+    line: 4,
+    message: "id: expected Checkpoint's item id (hexadecimal), got 'zz'",
+    session_id: team.id,
+  };
+  const record = 'docs/decisions/2026-01-05-we-ll-use-sqlite-item-1.md';
+  const shared = item({ session_id: team.id, origin: 'shared', record, extractor: 'shared', sources: [] });
+  const local = item({ id: 'item-2', statement: 'Said here, not shared.', origin: 'local' });
+  const sharedHere = item({ id: 'item-3', statement: 'Said here and shared.', origin: 'shared', record: 'docs/decisions/b.md' });
+  const teamNode = { type: 'team' as const, session: team, problems: [problem] };
+
+  it('stands for the team session, above the sessions, with the records that cannot be read', () => {
+    const other = { ...problem, path: '/x/s.jsonl', session_id: 'sess-aaaa-1111' };
+    const nodes = rootNodes({ phase: 'running', status: status({ sessions: [session(), team], problems: [problem, other] }) });
+    expect(nodes).toEqual<Node[]>([teamNode, { type: 'session', session: session() }]);
+  });
+
+  it('is shown as "Team" with the repository’s folder, and says how sharing works', () => {
+    expect(nodeView({ ...teamNode, problems: [] })).toEqual<NodeView>({
+      id: 'team:team:/home/dev/proj/.git',
+      label: 'Team',
+      collapsible: 'collapsed',
+      description: 'proj',
+      tooltip: [
+        'Decisions shared with the team in the repository /home/dev/proj: its decision records.',
+        'Share with the Team writes a record; commit and push it. A pull brings your team’s.',
+      ].join('\n'),
+      icon: { id: 'organization' },
+      contextValue: 'checkpoint.team',
+    });
+    expect(nodeView(teamNode)).toEqual<NodeView>({
+      ...nodeView({ ...teamNode, problems: [] }),
+      tooltip: [
+        'Decisions shared with the team in the repository /home/dev/proj: its decision records.',
+        'Share with the Team writes a record; commit and push it. A pull brings your team’s.',
+        '1 record cannot be read.',
+      ].join('\n'),
+      icon: { id: 'warning' },
+    });
+  });
+
+  it('lists the unreadable records, then the shared items only, dismissed ones left out', () => {
+    const dismissed = item({ id: 'item-4', origin: 'shared', record: 'docs/decisions/c.md', state: 'dismissed' });
+    const related = new Map([[shared.id, shared]]);
+    expect(teamChildren(teamNode, [shared, local, sharedHere, dismissed], related)).toEqual<Node[]>([
+      { type: 'recordProblem', sessionId: team.id, problem },
+      { type: 'item', item: shared, related, team: team.id },
+      { type: 'item', item: sharedHere, related, team: team.id },
+    ]);
+  });
+
+  it('says when nothing is shared, and when the items could not be loaded', () => {
+    expect(teamChildren({ ...teamNode, problems: [] }, [local])).toEqual<Node[]>([
+      {
+        type: 'message',
+        id: `msg:no-shared:${team.id}`,
+        label: 'No decision is shared in this repository.',
+        detail: 'Share with the Team writes one; commit and push it.',
+        icon: 'info',
+      },
+    ]);
+    expect(teamChildren({ ...teamNode, problems: [] }, new Error('timeout'))).toEqual<Node[]>([
+      {
+        type: 'message',
+        id: `msg:items-error:${team.id}`,
+        label: 'Could not load the shared decisions: timeout',
+        icon: 'error',
+        command: 'checkpoint.showLog',
+      },
+    ]);
+  });
+
+  it('shows an unreadable record with its file and line', () => {
+    expect(nodeView({ type: 'recordProblem', sessionId: team.id, problem })).toEqual<NodeView>({
+      id: `record-problem:${team.id}:${problem.path}:4`,
+      label: 'Cannot be read: bad.md:4',
+      collapsible: 'none',
+      description: problem.message,
+      tooltip: `${problem.path}:4: ${problem.message}`,
+      icon: { id: 'warning' },
+      contextValue: 'checkpoint.recordProblem',
+    });
+  });
+
+  it('shows a shared item with its record, without "Share with the Team", under an id of its own', () => {
+    const node: Node = { type: 'item', item: shared, team: team.id };
+    expect(nodeView(node)).toEqual<NodeView>({
+      id: `team:${team.id}>item:item-1`,
+      label: "We'll use SQLite for the store.",
+      collapsible: 'none',
+      description: 'store.py',
+      tooltip: [
+        "Decision: We'll use SQLite for the store.",
+        'Why: One file, transactions.',
+        'Files: /home/dev/proj/src/store.py',
+        `Shared with the team in the decision record ${record}`,
+        'State: new · extractor shared · confidence 0.8',
+      ].join('\n'),
+      icon: { id: 'milestone' },
+      contextValue: 'checkpoint.item state-new files shared',
+      command: { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] },
+    });
+  });
+
+  it('marks a shared item listed under the session that said it', () => {
+    const view = nodeView({ type: 'item', item: sharedHere });
+    expect([view.id, view.description, view.contextValue]).toEqual([
+      'item:item-3',
+      'shared · store.py',
+      'checkpoint.item state-new files source shared',
+    ]);
+    expect(nodeView({ type: 'item', item: local }).contextValue).toBe('checkpoint.item state-new files source');
   });
 });

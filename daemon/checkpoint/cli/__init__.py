@@ -246,6 +246,7 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
     if args.command == "now":
         return _now(store, settings, args)
     if args.command == "status":
+        read_records(store, settings, args, lists_problems=True)
         return _status(store, settings, args.json)
     if args.command == "forget":
         return _forget(store, args)
@@ -540,9 +541,13 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
     if dropped:
         summary = ", ".join(f"{p} {r} records ({c} chars)" for p, (r, c) in sorted(dropped.items()))
         print(f"Not sent, by policy: {summary}")
-    problems = store.problems(limit=10)
+    if status.record_problems:
+        print(f"Decision records that cannot be read ({len(status.record_problems)}; each is left out until fixed):")
+        for problem in status.record_problems:
+            print(plain_text(f"  {problem.path}:{problem.line}: {problem.message}"))
+    problems = status.transcript_problems[:10]
     if problems:
-        total = sum(s.problems for s in sessions)
+        total = sum(s.problems for s in sessions if not status_model.is_team_session(s.id))
         print(f"Problems reading transcripts ({total}; newest first, `checkpoint status --json` lists 50):")
         for problem in problems:
             print(plain_text(f"  {problem.path}:{problem.line}: {problem.message}"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 
 from checkpoint import config
@@ -20,12 +21,18 @@ def folder(args: argparse.Namespace) -> str:
     return str(given.expanduser().absolute()) if given else os.getcwd()
 
 
-def read_records(store: Store, settings: config.Settings, args: argparse.Namespace) -> None:
-    """The decision records of the repository the command works in, into the store first."""
+def read_records(store: Store, settings: config.Settings, args: argparse.Namespace,
+                 lists_problems: bool = False) -> None:
+    """The decision records of the repository the command works in, into the store first (a record
+    that cannot be read is said on stderr, unless the command lists the problems itself: status)."""
     from checkpoint.team.sync import sync_folders
 
-    report = sync_folders(store, [folder(args)], settings.decisions_dir)
-    if report.problems:
+    try:
+        report = sync_folders(store, [folder(args)], settings.decisions_dir)
+    except sqlite3.OperationalError as exc:  # a read-only database (status, items, search read it still)
+        print(plain_text(f"checkpoint: the decision records were not read in: {exc}"), file=sys.stderr)
+        return
+    if report.problems and not lists_problems:
         print(f"checkpoint: {plural(report.problems, 'decision record')} unreadable (see `checkpoint status`)",
               file=sys.stderr)
 

@@ -99,23 +99,39 @@ class TeamRecords(Feature):
                 self.server.messages.log(f"decision records: {report.records} read, {report.changed} changes")
                 self.server.events.publish(ItemsChanged())
                 self.server.events.publish(CountsChanged())
+            if self._ensure_watch():  # a folder on the way appeared or went meanwhile: read again, watched
+                self.request()
 
-    def _ensure_watch(self) -> None:
-        dirs = tuple(sorted(_existing(records_dir(r, self.server.settings.decisions_dir))
-                            for r in repositories(self.server.folders.paths)))
+    def _ensure_watch(self) -> bool:
+        """Each repository's record folder and the folders on the way to it from its top, not below:
+        a repository's own tree (.git, node_modules) is never watched; a folder on the way that
+        appears or goes (a pull that brings the first record) wakes a sync, which watches anew.
+        True: other folders are watched now."""
+        folders: set[Path] = set()
+        records: set[Path] = set()
+        for repository in repositories(self.server.folders.paths):
+            target = records_dir(repository, self.server.settings.decisions_dir)
+            records.add(target)
+            folders |= set(on_the_way(Path(repository.root), target))
+        dirs = tuple(sorted(folders))
         if dirs == self._watched and self._watch_task is not None and not self._watch_task.done():
-            return
+            return False
         if self._watch_task is not None:
             self._watch_task.cancel()
-        self._watched = dirs
-        self._watch_task = self.server.run_task(self._watch(dirs), name="watch records") if dirs else None
+        moved, self._watched = dirs != self._watched, dirs
+        self._watch_task = self.server.run_task(self._watch(dirs, records), name="watch records") if dirs else None
+        if dirs:
+            self.server.messages.log("watching decision records in " + ", ".join(map(str, dirs)), types.MessageType.Log)
+        return moved  # not a watch that ended and was started again: that would read in a loop
 
-    async def _watch(self, dirs: tuple[Path, ...]) -> None:
-        def is_record(change: Change, path: str) -> bool:
-            return path.endswith(".md") or Path(path).is_dir()
+    async def _watch(self, dirs: tuple[Path, ...], records: set[Path]) -> None:
+        def concerns_records(change: Change, path: str) -> bool:
+            changed = Path(path)
+            return (changed.parent in records and changed.suffix == ".md") or any(
+                changed == r or changed in r.parents for r in records)
 
         with contextlib.suppress(Exception):  # the rescan still reads them
-            async for _ in awatch(*dirs, watch_filter=is_record, debounce=DEBOUNCE_MS, recursive=True,
+            async for _ in awatch(*dirs, watch_filter=concerns_records, debounce=DEBOUNCE_MS, recursive=False,
                                   ignore_permission_denied=True):
                 self.request()
 
@@ -150,7 +166,11 @@ class TeamRecords(Feature):
             self.server.messages.log(f"updated the decision record {path} (commit it to share the change)")
 
 
-def _existing(path: Path) -> Path:
-    while not path.exists() and path.parent != path:
-        path = path.parent
-    return path
+def on_the_way(root: Path, target: Path) -> list[Path]:
+    """The repository's top and each folder from it down to `target` (inside it) that exists now."""
+    out = [root]
+    for part in target.relative_to(root).parts:
+        if not (out[-1] / part).is_dir():
+            break
+        out.append(out[-1] / part)
+    return out

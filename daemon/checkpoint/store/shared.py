@@ -39,7 +39,7 @@ class SharedProblem(NamedTuple):
 
 
 class SyncReport(NamedTuple):
-    changed: int  # items added, changed or retired, and links made or removed
+    changed: int  # items added, changed or retired, links made or removed, and 1 when the problems changed
     records: int
     problems: int
 
@@ -82,7 +82,7 @@ class SharedMixin(StoreBase):
                 kept.append(decision)
             changed += self._retire_shared(c, session, workspace, {d.id for d in kept})
             changed += self._relink_shared(c, workspace, kept, now)
-            self._replace_problems(c, session, bad, now)
+            changed += self._replace_problems(c, session, bad, now)
         return SyncReport(changed=changed, records=len(kept), problems=len(bad))
 
     def _upsert_shared(self, c: sqlite3.Connection, session: str, workspace: str, d: SharedDecision,
@@ -143,10 +143,15 @@ class SharedMixin(StoreBase):
         return changed
 
     def _replace_problems(self, c: sqlite3.Connection, session: str, problems: Sequence[SharedProblem],
-                          now: float) -> None:
+                          now: float) -> int:
+        """1: the problems differ from the stored ones (a status shows them: it is told); else 0."""
+        stored = set(c.execute("SELECT path, line_no, message FROM problems WHERE session_id = ?", (session,)))
+        if stored == {tuple(p) for p in problems}:
+            return 0
         c.execute("DELETE FROM problems WHERE session_id = ?", (session,))
         c.executemany("INSERT OR IGNORE INTO problems (path, line_no, message, session_id, seen_at)"
                       " VALUES (?,?,?,?,?)", [(p.path, p.line, p.message, session, now) for p in problems])
+        return 1
 
     def shared_record(self, item_id: str) -> tuple[str, str] | None:
         """(workspace, record path) of a shared item; None: it is not shared."""
