@@ -32,6 +32,7 @@ from tests.support.agent_corpus import PlannedSession, capture, write_claude_ses
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
 
 PLUGIN = ROOT / "claude-plugin"
+LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/bin/checkpoint-launch"  # as the plugin's files say it
 VENV_BIN = Path(sys.executable).parent
 # The plugin's MCP server is "plugin:checkpoint:checkpoint" to Claude Code, so its tools are named so;
 # `claude mcp add checkpoint -- checkpoint mcp` would make them mcp__checkpoint__<tool>.
@@ -165,11 +166,12 @@ def test_the_plugin_validates(tmp_path: Path) -> None:
     assert out.returncode == 0 and report["success"], out.stdout
     assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
-    assert hooks == {("SessionStart", "checkpoint hook session-start"), ("Stop", "checkpoint hook stop"),
-                     ("PreToolUse", "checkpoint hook pre-edit"),
-                     ("PostCompact", "checkpoint hook post-compact"), ("SessionEnd", "checkpoint hook session-end")}
+    hook = f'sh "{LAUNCHER}" hook'  # bin/checkpoint-launch finds Checkpoint (test_claude_plugin_launch.py)
+    assert hooks == {("SessionStart", f"{hook} session-start"), ("Stop", f"{hook} stop"),
+                     ("PreToolUse", f"{hook} pre-edit"),
+                     ("PostCompact", f"{hook} post-compact"), ("SessionEnd", f"{hook} session-end")}
     assert [(s["name"], s["target"], s["args"]) for s in report["provides"]["mcpServers"]] == [
-        ("checkpoint", "checkpoint", ["mcp"])]
+        ("checkpoint", "sh", [LAUNCHER, "mcp"])]
 
 
 def test_the_plugin_installs_for_good_from_the_repository_marketplace(tmp_path: Path) -> None:
@@ -187,5 +189,5 @@ def test_the_plugin_installs_for_good_from_the_repository_marketplace(tmp_path: 
     [installed] = json.loads(run("list", "--json"))
     assert (installed["id"], installed["enabled"], installed["readFromFolder"]) == (
         "checkpoint@checkpoint", True, str(PLUGIN))
-    assert installed["mcpServers"] == {"checkpoint": {"command": "checkpoint", "args": ["mcp"]}}
+    assert installed["mcpServers"] == {"checkpoint": {"command": "sh", "args": [LAUNCHER, "mcp"]}}
     assert str(installed["installPath"]).startswith(str(tmp_path))  # the temp HOME, never the real one
