@@ -21,9 +21,9 @@ SKIP_PARTS = {"node_modules", "out", "dist", "bundled", ".venv", "data", "__pyca
 
 
 def _texts() -> list[Path]:
-    roots = [REPO_ROOT / "README.md", REPO_ROOT / "docs", REPO_ROOT / "daemon" / "checkpoint", REPO_ROOT / "scripts",
-             REPO_ROOT / "claude-plugin", REPO_ROOT / "vscode-extension" / "src", REPO_ROOT / "vscode-extension" / "e2e",
-             REPO_ROOT / "vscode-extension" / "README.md", REPO_ROOT / ".claude-plugin"]
+    roots = [REPO_ROOT / name for name in ("README.md", "docs", "daemon/checkpoint", "scripts", "claude-plugin",
+                                           ".claude-plugin", "vscode-extension/src", "vscode-extension/e2e",
+                                           "vscode-extension/README.md")]
     found: list[Path] = []
     for root in roots:
         candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
