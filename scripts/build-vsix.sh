@@ -34,7 +34,7 @@ mkdir -p "$BUNDLED/wheels"
 
 # The project's wheel, built from this checkout (setuptools from the index, isolated).
 "$PY" -m pip wheel -q --no-deps -w "$BUNDLED/wheels" "$REPO" >&2
-WHEEL="$(ls "$BUNDLED"/wheels/checkpoint-*.whl)"
+WHEEL="$(ls "$BUNDLED"/wheels/checkpoint_decisions-*.whl)"  # the distribution checkpoint-decisions
 plat_args=()
 for p in "${PLATFORMS[@]}"; do plat_args+=(--platform "$p"); done
 # A CPython for which some dependency has no wheel on this platform (google-re2 on macOS x86_64 after

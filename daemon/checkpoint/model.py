@@ -219,6 +219,12 @@ class Totals(NamedTuple):
         return {"turns": self.turns, "captured": self.captured, "pending": self.pending, "failed": self.failed}
 
 
+def session_title(title: str | None, cwd: str | None) -> str:
+    """What every surface shows as a session's title (the CLI's tables, the MCP tools): the title its
+    transcript gave, else the folder it ran in (most transcripts have none)."""
+    return title or cwd or ""
+
+
 @dataclass
 class SessionCounts:
     id: str

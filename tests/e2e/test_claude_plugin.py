@@ -8,7 +8,7 @@ started in that folder:
   (the SessionStart hook's context);
 - when the fake model calls the search_decisions tool (as a model does: Claude Code 2.1.328 defers MCP
   tools, so first ToolSearch loads its schema, then the call), the tool result in the next request
-  holds the item with its transcript path and line (the plugin's MCP server);
+  holds the item (compact: id, statement, state, files; the plugin's MCP server);
 - the Stop hook leads to the new session being captured (the database is polled);
 - and Checkpoint's own context and answer, which Claude Code writes into that new transcript, are
   left out by the reader (policy `checkpoint_context`, counted), never extracted as new items.
@@ -32,6 +32,7 @@ from tests.support.agent_corpus import PlannedSession, capture, write_claude_ses
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
 
 PLUGIN = ROOT / "claude-plugin"
+LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/bin/checkpoint-launch"  # as the plugin's files say it
 VENV_BIN = Path(sys.executable).parent
 # The plugin's MCP server is "plugin:checkpoint:checkpoint" to Claude Code, so its tools are named so;
 # `claude mcp add checkpoint -- checkpoint mcp` would make them mcp__checkpoint__<tool>.
@@ -124,11 +125,10 @@ def test_claude_code_gets_the_workspace_decisions_searches_them_and_its_session_
     answer = results[1]
     assert answer.startswith('{"checkpoint": "search_decisions"'), answer[:200]  # the text, not JSON in JSON
     found = json.loads(answer)
-    assert [i["session"]["id"] for i in found["items"]] == ["sess-alpha"]
-    item = found["items"][0]
+    [item] = found["items"]  # compact: the provenance is get_decision's
     assert "SQLite for the store" in item["statement"]
-    transcript = str(projects / str(alpha).replace("/", "-") / "sess-alpha.jsonl")
-    assert item["sources"][0]["transcript"] == transcript and item["sources"][0]["line"] == 2
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        assert conn.execute("SELECT session_id FROM items WHERE id = ?", (item["id"],)).fetchone() == ("sess-alpha",)
 
     # The Stop hook asked for the new session to be captured: the detached worker does it.
     new_sessions = [p for p in projects.glob("*/*.jsonl") if not p.stem.startswith("sess-")]
@@ -165,11 +165,12 @@ def test_the_plugin_validates(tmp_path: Path) -> None:
     assert out.returncode == 0 and report["success"], out.stdout
     assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
     hooks = {(h["event"], h["command"]) for h in report["provides"]["hooks"]}
-    assert hooks == {("SessionStart", "checkpoint hook session-start"), ("Stop", "checkpoint hook stop"),
-                     ("PreToolUse", "checkpoint hook pre-edit"),
-                     ("PostCompact", "checkpoint hook post-compact"), ("SessionEnd", "checkpoint hook session-end")}
+    hook = f'sh "{LAUNCHER}" hook'  # bin/checkpoint-launch finds Checkpoint (test_claude_plugin_launch.py)
+    assert hooks == {("SessionStart", f"{hook} session-start"), ("Stop", f"{hook} stop"),
+                     ("PreToolUse", f"{hook} pre-edit"),
+                     ("PostCompact", f"{hook} post-compact"), ("SessionEnd", f"{hook} session-end")}
     assert [(s["name"], s["target"], s["args"]) for s in report["provides"]["mcpServers"]] == [
-        ("checkpoint", "checkpoint", ["mcp"])]
+        ("checkpoint", "sh", [LAUNCHER, "mcp"])]
 
 
 def test_the_plugin_installs_for_good_from_the_repository_marketplace(tmp_path: Path) -> None:
@@ -187,5 +188,5 @@ def test_the_plugin_installs_for_good_from_the_repository_marketplace(tmp_path: 
     [installed] = json.loads(run("list", "--json"))
     assert (installed["id"], installed["enabled"], installed["readFromFolder"]) == (
         "checkpoint@checkpoint", True, str(PLUGIN))
-    assert installed["mcpServers"] == {"checkpoint": {"command": "checkpoint", "args": ["mcp"]}}
+    assert installed["mcpServers"] == {"checkpoint": {"command": "sh", "args": [LAUNCHER, "mcp"]}}
     assert str(installed["installPath"]).startswith(str(tmp_path))  # the temp HOME, never the real one

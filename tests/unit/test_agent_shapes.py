@@ -36,8 +36,9 @@ def test_an_answer_stays_under_its_cap_and_counts_what_it_left_out() -> None:
     assert len(text) <= answers.ANSWER_CHARS
     data = json.loads(text)
     assert 0 < data["shown"] < 200 and data["total"] == 260 and data["left_out"] == 260 - data["shown"]
-    assert data["items"][0]["files_left_out"] == 10 and len(data["items"][0]["files"]) == 20
-    assert len(data["items"][0]["statement"]) <= answers.STATEMENT_CHARS
+    assert data["items"][0]["files"] == [f"/w/f{i}.py" for i in range(answers.COMPACT_FILES)] + ["… 25 more"]
+    assert len(data["items"][0]["statement"]) == answers.COMPACT_STATEMENT_CHARS  # cut, with "…"
+    assert data["each_item"] == answers.BOUND
 
 
 def test_an_answer_is_redacted_and_plain() -> None:

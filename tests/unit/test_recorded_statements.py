@@ -63,9 +63,9 @@ def test_no_markup_in_a_statement_can_end_the_context() -> None:
 
 
 def test_no_markup_in_an_answer_either() -> None:
-    text = answers.items_answer("list_decisions", [record(BREAKOUT)], 1, REDACTOR)
-    shown = json.loads(text)["items"][0]
-    for value in (shown["statement"], shown["rationale"], shown["session"]["title"]):
+    listed = json.loads(answers.items_answer("list_decisions", [record(BREAKOUT)], 1, REDACTOR))["items"][0]
+    one = answers.item_json(record(BREAKOUT), REDACTOR)  # get_decision's item: rationale and session too
+    for value in (listed["statement"], one["statement"], one["rationale"], one["session"]["title"]):
         assert "<" not in value and ">" not in value and "`" not in value, value
 
 

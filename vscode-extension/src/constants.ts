@@ -19,6 +19,12 @@ import type { ItemKind } from './protocol';
 export const PREFIX = 'checkpoint';
 export const SECTION = PREFIX;
 
+/**
+ * The daemon's Python distribution (pyproject's [project].name): what pip installs from the bundled
+ * wheels and what a user installs by hand. Not "checkpoint": that name on PyPI is another project's.
+ */
+export const DISTRIBUTION = 'checkpoint-decisions';
+
 type Id<N extends string> = `${typeof PREFIX}.${N}`;
 
 function declared<N extends string>(name: N, what: string, ids: readonly string[]): Id<N> {

@@ -21,7 +21,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import { SettingIds } from './constants';
+import { DISTRIBUTION, SettingIds } from './constants';
 
 export interface Manifest {
   /** The bundled daemon's version, as `checkpoint --version` says it. */
@@ -209,7 +209,7 @@ export async function buildEnvironment(tmp: string, python: string, extensionPat
   const venv = venvPython(tmp);
   // pip runs from its wheel (a supported use) and installs into the interpreter running it, the venv's.
   await run(venv, [path.join(wheels, pip, 'pip'), 'install', '--no-index', '--find-links', wheels, '--no-cache-dir',
-    '--disable-pip-version-check', '--no-warn-script-location', '--quiet', `checkpoint==${manifest.version}`], clean);
+    '--disable-pip-version-check', '--no-warn-script-location', '--quiet', `${DISTRIBUTION}==${manifest.version}`], clean);
   const version = await output(venv, ['-m', 'checkpoint', '--version'], clean);
   if (version !== `checkpoint ${manifest.version}`) {
     throw new Error(`the new environment's daemon says "${version ?? 'nothing'}", not checkpoint ${manifest.version}`);

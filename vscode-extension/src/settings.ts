@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { SettingIds } from './constants';
+import { DISTRIBUTION, SettingIds } from './constants';
 import { SETTINGS } from './settingsSchema';
 
 /** A `checkpoint.*` setting's id without the prefix, as settingsSchema.ts (generated) lists them. */
@@ -32,6 +32,9 @@ export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
  * repository; then point `checkpoint.command` at the venv's `checkpoint`.
  */
 export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e .';
+
+/** How to install the daemon's released package (its own command, `checkpoint`, on PATH). */
+export const PACKAGE_INSTALL_COMMAND = `pipx install ${DISTRIBUTION}`;
 
 /**
  * Every setting as the user wrote it, or its default. Values the daemon reads are not checked here:
@@ -193,8 +196,9 @@ export function startFailureMessage(launch: Pick<DaemonLaunch, 'command' | 'args
   const argv = [launch.command, ...launch.args].join(' ');
   return (
     `Checkpoint: the daemon (${argv}) is not running: ${reason}. ` +
-    `Remove the "${SettingIds.command}" setting to use the daemon the extension brings, or install one in a clone ` +
-    `of the Checkpoint repository with \`${INSTALL_COMMAND}\` and set "${SettingIds.command}" to ` +
-    `["<clone>/.venv/bin/checkpoint", "serve"]; then run Checkpoint: Restart Daemon.`
+    `Remove the "${SettingIds.command}" setting to use the daemon the extension brings, or install one with ` +
+    `\`${PACKAGE_INSTALL_COMMAND}\` (a checkpoint on PATH), or in a clone of the Checkpoint repository with ` +
+    `\`${INSTALL_COMMAND}\` and set "${SettingIds.command}" to ["<clone>/.venv/bin/checkpoint", "serve"]; ` +
+    `then run Checkpoint: Restart Daemon.`
   );
 }

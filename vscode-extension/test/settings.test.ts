@@ -138,6 +138,7 @@ describe('findExecutable and the start failure message', () => {
     expect(msg).toContain('"checkpoint" was not found');
     expect(msg).toContain(INSTALL_COMMAND);
     expect(INSTALL_COMMAND).toBe('python3 -m venv .venv && .venv/bin/pip install -e .');
+    expect(msg).toContain('`pipx install checkpoint-decisions`'); // not `checkpoint`: another project's on PyPI
   });
 
   it('expandPath handles ~, ${userHome} and ${workspaceFolder}', () => {

@@ -1,6 +1,8 @@
-"""What the MCP tools answer: JSON text with the items and their provenance (session, agent, time,
-transcript path and line, files), redacted, and bounded: an answer stays under ANSWER_CHARS (well
-under Claude Code's 25,000-token cap on a tool's output) and says how many items it left out.
+"""What the MCP tools answer: JSON text, redacted, and bounded. A list or a search answers each item
+compactly (COMPACT_FIELDS: its statement cut at COMPACT_STATEMENT_CHARS, id, kind, state, when it was
+said, its first COMPACT_FILES files) and says so; get_decision answers one item with its provenance
+(session, agent, transcript path and line, rationale, excerpts). An answer stays under ANSWER_CHARS
+(well under Claude Code's 25,000-token cap on a tool's output) and says how many items it left out.
 
 The JSON starts with AGENT_ANSWER_MARK (`{"checkpoint": "<tool>"`): the Claude Code reader knows the
 answer when the agent's transcript holds it, and does not extract it again."""
@@ -13,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from checkpoint.extract.held import held_for_review
-from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text
+from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text, session_title
 from checkpoint.redact import Redactor
 from checkpoint.store import ItemPage, SourceExcerpt
 
@@ -22,6 +24,12 @@ STATEMENT_CHARS = 600
 SOURCES_SHOWN = 5
 FILES_SHOWN = 20
 EXCERPT_CHARS = 1_200
+COMPACT_STATEMENT_CHARS = 300
+COMPACT_FILES = 5
+COMPACT_FIELDS = ("id", "kind", "state", "statement", "said_at", "files")
+# Said in every list and search answer, so the agent knows what each item holds and where the rest is.
+BOUND = (f"each item: {', '.join(COMPACT_FIELDS)} (statement cut at {COMPACT_STATEMENT_CHARS} characters, the first"
+         f" {COMPACT_FILES} files); get_decision(id) gives one item with its rationale, session and transcript lines")
 
 
 def released(page: ItemPage, judge: bool) -> ItemPage:
@@ -66,14 +74,29 @@ def item_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
         "files": list(item.files[:FILES_SHOWN]),
         "files_left_out": max(0, len(item.files) - FILES_SHOWN),
         "recorded_at": when(item.created_at),
-        "session": {"id": item.session_id, "agent": item.agent, "title": clean(item.session_title, redactor, 120),
-                    "cwd": item.cwd},
+        "session": {"id": item.session_id, "agent": item.agent,
+                    "title": clean(session_title(item.session_title, item.cwd), redactor, 120), "cwd": item.cwd},
         "sources": [{"transcript": s.path, "line": s.line, "timestamp": s.timestamp}
                     for s in item.sources[:SOURCES_SHOWN]],
         "sources_left_out": max(0, len(item.sources) - SOURCES_SHOWN),
         "extractor": item.extractor,
         "superseded_by": item.superseded_by,  # an id: the item no longer holds, that one replaced it
     }
+
+
+def said_at(item: ItemRecord) -> str:
+    """When the item was said: the time of the first transcript turn it came from, else when it was recorded."""
+    return next((source.timestamp for source in item.sources if source.timestamp), None) or when(item.created_at)
+
+
+def compact_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
+    """An item as a list or a search answers it: no provenance (get_decision has it)."""
+    files = list(item.files[:COMPACT_FILES])
+    if len(item.files) > COMPACT_FILES:
+        files.append(f"… {len(item.files) - COMPACT_FILES} more")
+    return {"id": item.id, "kind": item.kind.value, "state": item.state.value,
+            "statement": clean(item.statement, redactor, COMPACT_STATEMENT_CHARS), "said_at": said_at(item),
+            "files": files}
 
 
 def excerpt_json(excerpt: SourceExcerpt, redactor: Redactor) -> dict[str, Any]:
@@ -97,14 +120,20 @@ def dumps(tool: str, body: dict[str, Any]) -> str:
     return text
 
 
+def elsewhere_hint(count: int, scope: str) -> str:
+    """For an answer with nothing in its workspace: that items exist in others, and how to ask for them."""
+    return (f"{count} {'item' if count == 1 else 'items'} {scope} in other workspaces: pass workspace (a folder,"
+            " or \"/\" for every workspace), or run `checkpoint search WORDS` in a terminal (every workspace)")
+
+
 def items_answer(tool: str, items: Sequence[ItemRecord], total: int, redactor: Redactor,
                  **more: Any) -> str:
-    """The items as JSON, as many as fit in ANSWER_CHARS, with `left_out` counting the rest (those
-    the query's limit left out and those the size cap did)."""
+    """The items as JSON, compact (compact_json), as many as fit in ANSWER_CHARS, with `left_out`
+    counting the rest (those the query's limit left out and those the size cap did)."""
     shown: list[dict[str, Any]] = []
-    used = 200 + len(json.dumps(more, ensure_ascii=False))
+    used = 400 + len(json.dumps(more, ensure_ascii=False))
     for item in items:
-        one = item_json(item, redactor)
+        one = compact_json(item, redactor)
         size = len(json.dumps(one, ensure_ascii=False)) + 2
         if used + size > ANSWER_CHARS:
             break
@@ -114,4 +143,4 @@ def items_answer(tool: str, items: Sequence[ItemRecord], total: int, redactor: R
     note = (f"{left} more matched and were left out; narrow the query (kind, file) or raise limit"
             if left else "nothing left out")
     return dumps(tool, {**more, "items": shown, "shown": len(shown), "total": total, "left_out": left,
-                        "note": note})
+                        "note": note, "each_item": BOUND})

@@ -17,10 +17,11 @@ is read as it is now). stdout carries protocol frames only: logs go to stderr.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -29,12 +30,13 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCError, JSONRPCRequest, JSONRPCResponse, ToolAnnotations
+from mcp.types import CallToolResult, JSONRPCError, JSONRPCRequest, JSONRPCResponse, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
-from checkpoint import config, redact
+from checkpoint import __version__, config, redact
 from checkpoint.agent import answers
 from checkpoint.agent.workspace import workspace_folders
-from checkpoint.model import ItemKind
+from checkpoint.model import ItemKind, session_title
 from checkpoint.store import ItemPage, Store, StoreUnavailable
 from checkpoint.team.sync import refresh
 
@@ -65,6 +67,48 @@ def _kind(kind: Kind | None) -> ItemKind | None:
     return ItemKind(kind) if kind else None
 
 
+def _scope(folders: list[str]) -> str:
+    return ("every workspace" if folders == ["/"]
+            else f"the sessions run in {folders[0]} and below it (workspace \"/\": every workspace)")
+
+
+def _argument_error(tool: str, exc: ValidationError) -> str:
+    """A bad argument in one line: which, what is expected, what was given (pydantic's own text names
+    its model and a documentation link, which mean nothing to the agent)."""
+    said = []
+    for error in exc.errors(include_url=False):
+        name = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            said.append(f"{name} is required")
+            continue
+        expected = error["msg"].removeprefix("Input should be ").removeprefix("input should be ")
+        given = error.get("input")
+        shown = answers.echo(given) if isinstance(given, str) else answers.echo(json.dumps(given, default=str))
+        said.append(f"{name} must be {expected}, not {shown}")
+    return f"{tool}: " + "; ".join(said)
+
+
+class _PlainArgumentErrors:
+    """Checks a tool call's arguments against the tool's own schema before the SDK does, and answers
+    a bad one as a tool error in one line (_argument_error) instead of the SDK's pydantic report."""
+
+    def __init__(self, find_tool: Callable[[str], Any]) -> None:
+        self._find_tool = find_tool
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, dict) else None
+        name = params.get("name") if params else None
+        tool = self._find_tool(name) if isinstance(name, str) else None
+        if tool is not None and params is not None and isinstance(name, str):
+            arguments = params.get("arguments") or {}
+            try:
+                tool.fn_metadata.arg_model.model_validate(arguments)
+            except ValidationError as exc:
+                return CallToolResult(content=[TextContent(type="text", text=_argument_error(name, exc))],
+                                      is_error=True)
+        return await call_next(ctx)
+
+
 def build_server(settings: config.Settings, cwd: str) -> MCPServer:
     redactor = redact.redactor(settings.redact, settings.redact_patterns)
     server = MCPServer(
@@ -74,6 +118,8 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "each with the transcript lines it came from. Search or list them before re-deciding something."
         ),
         log_level="WARNING",
+        version=__version__,
+        middleware=[_PlainArgumentErrors(lambda name: server._tool_manager.get_tool(name))],
     )
 
     def workspaces(workspace: str | None) -> list[str]:
@@ -98,6 +144,13 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         finally:
             store.close()
 
+    def elsewhere(store: Store, folders: list[str], count: Callable[[list[str]], int], scope: str) -> dict[str, str]:
+        """Nothing in this workspace: how many there are in the others, and how to ask for them."""
+        if folders == ["/"]:
+            return {}
+        n = count(["/"])
+        return {"hint": answers.elsewhere_hint(n, scope)} if n else {}
+
     def nothing_yet(tool: str) -> str:
         return answers.dumps(tool, {"items": [], "shown": 0, "total": 0, "left_out": 0,
                                     "note": f"no database at {settings.db} yet: nothing captured (`checkpoint now`)"})
@@ -106,10 +159,12 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
     def search_decisions(query: str, kind: Kind | None = None, file: str | None = None,
                          workspace: str | None = None, limit: int = 20) -> str:
         """Search the decisions, constraints and open questions recorded in earlier sessions for the
-        words of `query` (every word must occur). Optional: `kind`; `file`, a path the item names (or
-        its last parts, e.g. "src/db.py"); `workspace`, a folder (default: this session's folder, "/"
-        for all). Answers JSON: each item with its id, state, session, agent, time, transcript path and
-        line, and files; `left_out` counts matches not shown."""
+        words of `query` (every word must occur). Searches only the sessions run in this session's
+        folder and below it unless `workspace` says otherwise (a folder, or "/" for every workspace);
+        the CLI's `checkpoint search` searches every workspace. Optional: `kind`; `file`, a path the
+        item names (or its last parts, e.g. "src/db.py"). Answers JSON, compact: each item's id, kind,
+        state, statement, when it was said and files (get_decision gives one with its provenance);
+        `left_out` counts matches not shown."""
         if not query.split():
             raise ToolError("query is empty: give one or more words to search for")
         if len(query) > MAX_QUERY_CHARS:
@@ -121,26 +176,35 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
                 page = answers.released(store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
                                                            limit=_limit(limit), released_only=True),
                                         store.holds_backfill_due())
+                hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.search_items(
+                    query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True).total,
+                    "match")
         except _NoDatabase:
             return nothing_yet("search_decisions")
         return answers.items_answer("search_decisions", page.items, page.total, redactor, query=query,
-                                    workspace=folders[0])
+                                    workspace=folders[0], searched=_scope(folders), **hint)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def list_decisions(workspace: str | None = None, file: str | None = None, kind: Kind | None = None,
                        include_dismissed: bool = False, limit: int = 30) -> str:
         """List the items recorded in sessions run in a workspace folder or below it (default: this
         session's folder), accepted first, then newest first; dismissed ones only when asked. Optional
-        `file` (a path the item names, or its last parts) and `kind`. JSON as search_decisions."""
+        `file` (a path the item names, or its last parts) and `kind`; `workspace` "/" lists every
+        workspace. JSON as search_decisions."""
         folders = workspaces(workspace)
         try:
             with reading() as store:
+                kinds = [k for k in [_kind(kind)] if k]
                 page = answers.released(store.workspace_items(
-                    folders, kinds=[k for k in [_kind(kind)] if k], file=file, include_dismissed=include_dismissed,
-                    limit=_limit(limit), released_only=True), store.holds_backfill_due())
+                    folders, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=_limit(limit),
+                    released_only=True), store.holds_backfill_due())
+                hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.workspace_items(
+                    everywhere, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=1,
+                    released_only=True).total, "recorded")
         except _NoDatabase:
             return nothing_yet("list_decisions")
-        return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0])
+        return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0],
+                                    listed=_scope(folders), **hint)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def get_decision(id: str) -> str:
@@ -176,19 +240,23 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 sessions = store.workspace_sessions(folders)
+                hint = {} if sessions else elsewhere(
+                    store, folders, lambda everywhere: store.workspace_items(everywhere, limit=1).total, "recorded")
         except _NoDatabase:
-            sessions = []
+            sessions, hint = [], {}
         shown = sessions[:MAX_LIMIT]
         total = {k: sum(getattr(s, k) for s in sessions) for k in ("turns", "captured", "pending", "failed")}
         return answers.dumps("checkpoint_status", {
             "workspace": folders[0],
             "total": {"sessions": len(sessions), **total},
-            "sessions": [{"id": s.id, "agent": s.agent, "title": answers.clean(s.title, redactor, 120),
+            "sessions": [{"id": s.id, "agent": s.agent,
+                          "title": answers.clean(session_title(s.title, s.cwd), redactor, 120),
                           "cwd": s.cwd, "last_activity": s.last_ts, "turns": s.turns, "captured": s.captured,
                           "pending": s.pending, "failed": s.failed,
                           "failure_causes": [answers.clean(c, redactor, 300) for c in s.causes[:3]]}
                          for s in shown],
             "sessions_left_out": len(sessions) - len(shown),
+            **hint,
         })
 
     return server

@@ -29,6 +29,7 @@ from checkpoint.model import (
     kinds_phrase,
     plain_text,
     plural,
+    session_title,
 )
 from checkpoint.store import Store, StoreUnavailable, fault_message, read_only_file
 
@@ -138,7 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find items by their words (statement, rationale, files), best match first: a statement "
                     "match ranks above a rationale match. Every word must match; when no item has them all, "
                     "items with any of them are shown (and the output says so). The query is words only: "
-                    "quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as text, not as operators.",
+                    "quotes, `*`, `:`, `-` and NEAR/AND/OR/NOT are searched as text, not as operators. "
+                    "Searches every workspace unless --workspace is given (the MCP tool search_decisions "
+                    "searches the agent's folder unless told otherwise).",
     )
     _common(search)
     search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
@@ -467,7 +470,7 @@ def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | 
     print(f"  {'SESSION':<8}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}{cost_col}"
           "  TITLE")
     for s in sessions:
-        title = _short(s.title or s.cwd or "", 60)
+        title = _short(session_title(s.title, s.cwd), 60)
         new = f" {new_items.get(s.id, 0):>9}" if new_items is not None else ""
         cost = f" {_money(s.usage.cost_usd):>9}" if priced else ""
         print(f"  {s.id[:8]:<8}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}{cost}"
@@ -597,14 +600,18 @@ def _search(store: Store, settings: config.Settings, args: argparse.Namespace) -
         print(plain_text(f"Nothing to search for in {text!r}: give a word or more (letters or digits)."),
               file=sys.stderr)
         return 2
+    scope = (plain_text(f"Searched {workspaces[0]} and the folders below it.") if workspaces
+             else "Searched every workspace (--workspace DIR: one folder and those below it).")
     if not result.hits:
         print(plain_text(f"No item matches {' '.join(result.terms)!r}."))
+        print(scope)
         return 0
     if result.matched == "any" and len(result.terms) > 1:
         print(plain_text(f"No item has all of {' '.join(result.terms)!r}; items with any of them:"))
     for item, _ in result.hits:
         _print_item(item)
     print(f"{plural(len(result.hits), 'item')} found.")
+    print(scope)
     return 0
 
 

@@ -10,11 +10,12 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Self
 
 from checkpoint.ownership import database_folder_problem
-from checkpoint.store.schema import MIGRATIONS, Identity, identify, migrate
+from checkpoint.store.schema import APPLICATION_ID, MIGRATIONS, Identity, identify, migrate
 
 
 def private(path: Path) -> None:
@@ -71,12 +72,66 @@ def fault_message(exc: BaseException, path: Path) -> str:
                                                                                   errno.EPERM):
         return (f"cannot write the database {path} ({text}): make its directory writable by you,"
                 " or set CHECKPOINT_DB to a writable place")
-    if "not a database" in low or "malformed" in low or "corrupt" in low:
-        return (f"the database {path} is corrupt ({text}): move it aside (mv '{path}' '{path}.broken') and"
-                " run again; a new one is built from the transcripts, which are untouched")
+    if _unreadable(exc):
+        return _unreadable_message(text, path)
     if "unable to open" in low:
         return f"cannot open the database {path} ({text}): check that its directory exists and is yours"
     return f"the database {path} failed: {text}"
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """SQLite could not read the file as a database: not one at all, or damaged pages."""
+    low = str(exc).lower()
+    return "not a database" in low or "malformed" in low or "corrupt" in low
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
+class _Whose(Enum):
+    NOT_SQLITE = "not sqlite"
+    OURS = "ours"  # our application id in the header, or (from before the id) our tables
+    UNKNOWN = "unknown"  # an SQLite file too damaged to tell, or another program's
+
+
+def _whose(path: Path) -> _Whose:
+    """Whose unreadable file this is, from its header (and its schema, when that can still be read):
+    advice that moves a file is given only for one Checkpoint made."""
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+    except OSError:
+        return _Whose.UNKNOWN
+    if not header.startswith(SQLITE_MAGIC):
+        return _Whose.NOT_SQLITE
+    if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+        return _Whose.OURS
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0.5)
+        try:
+            identity = identify(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return _Whose.UNKNOWN
+    return _Whose.OURS if identity in (Identity.OURS, Identity.EARLIER) else _Whose.UNKNOWN
+
+
+def _not_sqlite_message(path: Path) -> str:
+    return (f"{path} is not a Checkpoint database (not an SQLite file: it was left as it is): give --db or "
+            "CHECKPOINT_DB a new file, or the database Checkpoint made")
+
+
+def _unreadable_message(text: str, path: Path) -> str:
+    """Only a file Checkpoint made may be moved aside: a text file or another program's is named, and left."""
+    whose = _whose(path)
+    if whose is _Whose.NOT_SQLITE:
+        return _not_sqlite_message(path)
+    if whose is _Whose.OURS:
+        return (f"the Checkpoint database {path} is damaged ({text}): move it aside (mv '{path}' '{path}.broken')"
+                " and run again; a new one is built from the transcripts, which are untouched")
+    return (f"{path} is a damaged SQLite file not known to be a Checkpoint database ({text}): it was left as it"
+            " is; give --db or CHECKPOINT_DB a new file, or the database Checkpoint made")
 
 
 def _check_directory(directory: Path) -> None:
@@ -186,7 +241,8 @@ def open_read_only(path: Path, busy_seconds: float) -> sqlite3.Connection:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         identity = identify(conn)
     except sqlite3.Error as exc:
-        raise StoreUnavailable(f"cannot read the database at {path}: {exc}") from exc
+        raise StoreUnavailable(_unreadable_message(str(exc), path) if _unreadable(exc)
+                               else f"cannot read the database at {path}: {exc}") from exc
     if identity is Identity.FOREIGN or identity is Identity.EMPTY:
         conn.close()
         raise StoreUnavailable(_foreign_message(path) if identity is Identity.FOREIGN

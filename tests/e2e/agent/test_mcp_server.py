@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Coroutine
@@ -21,6 +22,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+import checkpoint
 from checkpoint.agent.answers import ANSWER_CHARS
 from checkpoint.model import AGENT_ANSWER_MARK
 from checkpoint.store import Store
@@ -107,16 +109,19 @@ def test_the_tools_are_listed_read_only(ws: Workspaces) -> None:
 
 def test_list_decisions_holds_the_workspace_and_its_subfolders_with_provenance(ws: Workspaces) -> None:
     async def calls(session: ClientSession) -> Any:
-        return (await session.call_tool("list_decisions", {}),
-                await session.call_tool("list_decisions", {"workspace": str(ws.beta), "kind": "decision"}))
+        listed = answer(await session.call_tool("list_decisions", {}))
+        sqlite = next(i for i in listed["items"] if "SQLite for the store" in i["statement"])
+        return (listed, await session.call_tool("list_decisions", {"workspace": str(ws.beta), "kind": "decision"}),
+                answer(await session.call_tool("get_decision", {"id": sqlite["id"]}))["item"])
 
-    alpha, beta = (answer(r) for r in with_server(ws.alpha, ws.db, ws.tmp, calls))
+    alpha, beta_result, sqlite = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    beta = answer(beta_result)
     statements = [i["statement"] for i in alpha["items"]]
     assert any("SQLite for the store" in s for s in statements)
     assert any("orjson" in s for s in statements)  # a session in a subfolder belongs to the workspace
     assert not any("Postgres" in s or "beta" in s for s in statements)
     assert alpha["left_out"] == 0 and alpha["total"] == len(alpha["items"])
-    sqlite = next(i for i in alpha["items"] if "SQLite for the store" in i["statement"])
+    # the provenance is get_decision's: a list is compact
     assert sqlite["session"]["id"] == "sess-alpha-1" and sqlite["session"]["agent"] == "claude"
     assert sqlite["session"]["cwd"] == str(ws.alpha)
     source = sqlite["sources"][0]
@@ -134,9 +139,16 @@ def test_search_finds_the_item_with_its_transcript_line_and_keeps_to_the_workspa
                 await session.call_tool("search_decisions", {"query": "sqlite", "limit": 1, "workspace": "/"}))
 
     here, everywhere, one = (answer(r) for r in with_server(ws.alpha, ws.db, ws.tmp, calls))
-    assert [i["session"]["id"] for i in here["items"]] == ["sess-alpha-1"]
-    assert here["items"][0]["sources"][0]["line"] == 2
-    assert {i["session"]["id"] for i in everywhere["items"]} == {"sess-alpha-1", "sess-beta-1"}
+    store = Store(ws.db)
+    try:
+        [found] = [store.item(i["id"]) for i in here["items"]]
+        assert found is not None and found.session_id == "sess-alpha-1" and found.sources[0].line == 2
+        assert {i.session_id for i in (store.item(j["id"]) for j in everywhere["items"]) if i} == {
+            "sess-alpha-1", "sess-beta-1"}
+    finally:
+        store.close()
+    assert here["searched"].startswith(f"the sessions run in {ws.alpha} and below it")
+    assert everywhere["searched"] == "every workspace"
     assert one["shown"] == 1 and one["total"] == 2 and one["left_out"] == 1
     assert "left out" in one["note"]
 
@@ -153,12 +165,18 @@ def test_a_query_with_sql_or_fts_syntax_means_its_characters(ws: Workspaces) -> 
                 await session.call_tool("search_decisions", {"query": "100%", "workspace": "/"}))
 
     results, percent = with_server(ws.alpha, ws.db, ws.tmp, calls)
-    for query, result in zip(QUERIES, results, strict=True):
-        assert not result.is_error, (query, result.content)
-        words = query_terms(query)  # the full-text search reads only a query's words: the rest is no syntax
-        for item in answer(result)["items"]:
-            text = (item["statement"] + " " + (item["rationale"] or "")).lower()
-            assert any(word.lower() in text for word in words), (query, item)
+    reader = Store.read_only(ws.db)
+    try:
+        for query, result in zip(QUERIES, results, strict=True):
+            assert not result.is_error, (query, result.content)
+            words = query_terms(query)  # the full-text search reads only a query's words: the rest is no syntax
+            for shown in answer(result)["items"]:
+                item = reader.item(shown["id"])
+                assert item is not None
+                text = (item.statement + " " + (item.rationale or "")).lower()
+                assert any(word.lower() in text for word in words), (query, item)
+    finally:
+        reader.close()
     assert [i["statement"] for i in answer(percent)["items"]] == ["We'll use a 100% coverage gate on the parser."]
     sqlite = {i["id"] for i in answer(results[QUERIES.index("sqlite*")])["items"]}
     assert sqlite and {i["id"] for i in answer(results[QUERIES.index("sqlite%")])["items"]} == sqlite
@@ -291,3 +309,88 @@ def test_a_tool_call_arriving_just_before_stdin_closes_is_answered(ws: Workspace
     assert set(answers) == {1, 2}, (done.stdout, done.stderr)
     assert "SQLite" in answers[2]["result"]["content"][0]["text"], answers[2]
     assert done.returncode == 0, done.stderr
+
+
+def test_a_folder_without_items_says_how_many_the_other_workspaces_hold_and_how_to_ask(ws: Workspaces) -> None:
+    elsewhere = ws.tmp / "home-like"
+    elsewhere.mkdir()
+
+    async def calls(session: ClientSession) -> Any:
+        return [answer(await session.call_tool(name, args)) for name, args in [
+            ("list_decisions", {}), ("search_decisions", {"query": "sqlite"}), ("checkpoint_status", {}),
+            ("list_decisions", {"workspace": "/"}), ("search_decisions", {"query": "nothing-anywhere"})]]
+
+    listed, searched, status, everywhere, nowhere = with_server(elsewhere, ws.db, ws.tmp, calls)
+    store = Store(ws.db)
+    try:
+        recorded = store.workspace_items(["/"], limit=1).total
+    finally:
+        store.close()
+    assert listed["items"] == [] and searched["items"] == [] and status["sessions"] == []
+    how = 'pass workspace (a folder, or "/" for every workspace), or run `checkpoint search WORDS`'
+    assert listed["hint"].startswith(f"{recorded} items recorded in other workspaces: {how}")
+    assert searched["hint"].startswith(f"2 items match in other workspaces: {how}")  # the two SQLite items
+    assert status["hint"].startswith(f"{recorded} items recorded in other workspaces")
+    assert "hint" not in everywhere and everywhere["total"] == recorded
+    assert "hint" not in nowhere  # no match anywhere: nothing to point at
+
+
+def test_list_and_search_answer_compactly_and_say_their_bound(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return (answer(await session.call_tool("list_decisions", {"workspace": "/"})),
+                answer(await session.call_tool("search_decisions", {"query": "sqlite", "workspace": "/"})))
+
+    listed, searched = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    for result in (listed, searched):
+        assert result["items"]
+        for item in result["items"]:
+            assert list(item) == ["id", "kind", "state", "statement", "said_at", "files"]
+            assert item["said_at"].startswith("2026-") or item["said_at"].endswith("Z")
+        assert "statement cut at 300 characters" in result["each_item"] and "get_decision" in result["each_item"]
+    per_item = (len(json.dumps(listed["items"])) + 2) / len(listed["items"])
+    assert per_item < 400, per_item  # a list of 18 items was 15,276 characters (850 an item)
+
+
+def test_bad_arguments_are_one_line_naming_the_argument_and_what_it_takes(ws: Workspaces) -> None:
+    bad: list[tuple[str, dict[str, Any]]] = [
+        ("list_decisions", {"kind": "verdict"}), ("search_decisions", {"query": 42}),
+        ("get_decision", {}), ("list_decisions", {"limit": "many"})]
+
+    async def calls(session: ClientSession) -> Any:
+        return [error_text(await session.call_tool(name, args)) for name, args in bad]
+
+    kind, query, missing, limit = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    for text in (kind, query, missing, limit):
+        assert "\n" not in text and "http" not in text and "validation error" not in text, text
+    assert kind == "list_decisions: kind must be 'decision', 'constraint' or 'question', not 'verdict'"
+    assert query == "search_decisions: query must be a valid string, not '42'"
+    assert missing == "get_decision: id is required"
+    assert limit.startswith("list_decisions: limit must be a valid integer") and "'many'" in limit
+
+
+def test_the_server_says_its_version_and_a_session_is_titled_as_the_cli_titles_it(ws: Workspaces) -> None:
+    with sqlite3.connect(ws.db) as conn:  # most real transcripts give no title: the CLI shows the folder
+        conn.execute("UPDATE sessions SET title = NULL WHERE id = 'sess-alpha-1'")
+    conn.close()
+
+    async def calls(session: ClientSession) -> Any:
+        listed = answer(await session.call_tool("list_decisions", {}))
+        return (answer(await session.call_tool("checkpoint_status", {})),
+                answer(await session.call_tool("get_decision", {"id": listed["items"][0]["id"]})))
+
+    params = StdioServerParameters(command=str(CHECKPOINT), args=["mcp"], cwd=str(ws.alpha), env=_env(ws.db, ws.tmp))
+
+    async def main() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            return init.server_info, await calls(session)
+
+    info, (status, got) = asyncio.run(main())
+    assert (info.name, info.version) == ("checkpoint", checkpoint.__version__)
+    cli = subprocess.run([str(CHECKPOINT), "status"], cwd=ws.alpha, env=_env(ws.db, ws.tmp), capture_output=True,
+                         text=True, timeout=60)
+    shown = [line.rsplit("  ", 1)[1] for line in cli.stdout.splitlines() if line.startswith("  sess-alp")]
+    titles = {s["id"]: s["title"] for s in status["sessions"]}
+    assert titles == {"sess-alpha-1": str(ws.alpha), "sess-alpha-2": "Go on with part 0."}
+    assert sorted(shown) == sorted(t if len(t) <= 60 else t[:59] + "…" for t in titles.values())  # cut at 60
+    assert got["item"]["session"]["title"] == titles[got["item"]["session"]["id"]]

@@ -166,10 +166,13 @@ def test_the_search_command_prints_json_and_says_when_the_query_has_no_words(
     assert [i["statement"] for i in out["items"]] == ["Use postgres for the event log",
                                                       "Keep the cache warm between runs"]
     assert cli.main(["search", "postgres", "--limit", "1", "--workspace", "/elsewhere", *db]) == 0
-    assert "No item matches 'postgres'." in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "No item matches 'postgres'.\nSearched /elsewhere and the folders below it.\n" in printed
     assert cli.main(["search", "back", "off", "--kind", "constraint", *db]) == 0
     printed = capsys.readouterr().out
     assert "[constraint] Retries must back off exponentially" in printed and "1 item found." in printed
+    # every workspace, unlike the MCP tool's default (the agent's folder): said (issue 27)
+    assert printed.endswith("Searched every workspace (--workspace DIR: one folder and those below it).\n")
     assert cli.main(["search", '"*"', *db]) == 2
     assert "Nothing to search for" in capsys.readouterr().err
     assert cli.main(["search", "postgres", "exponentially", *db]) == 0
