@@ -51,7 +51,7 @@ def test_neovim_gets_status_runs_checkpoint_now_and_shows_the_decision(tmp_path:
     result = json.loads(out.read_text())
     assert result["errors"] == [], result
 
-    mirror = SessionMirror()  # the workspace's sessions, kept from the deltas as README tells a client
+    mirror = SessionMirror()  # the workspace's sessions, kept from the deltas as docs/protocol.md tells a client
     shown = []
     for sent in result["statuses"]:
         assert mirror.apply(sent["workspace_sessions"])

@@ -1,5 +1,5 @@
 """A client's copy of the workspace's sessions, kept from the `workspace_sessions` deltas of
-`checkpoint/status` as README's LSP section tells any client to keep it (the VS Code extension's is
+`checkpoint/status` as docs/protocol.md tells any client to keep it (the VS Code extension's is
 vscode-extension/src/sessionMirror.ts): the tests and scripts/bench_status.py read statuses through
 it, so that what they check is what a client can rebuild from the wire."""
 

@@ -3,7 +3,7 @@
 
 An extractor asked for by name is built from its registry entry (registry.py) when it can run, and
 the offline one stands in, said aloud, when it cannot. The automatic choice (no name) is this
-module's policy, one row each in the README's table ("Which extractor runs"):
+module's policy, one row each in the README's table ("Extractors: which one you get and what it costs"):
 
     an API key (ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN)   -> anthropic
     else a logged-in `claude` CLI                           -> claude-code
