@@ -1,0 +1,109 @@
+"""The CLI's item commands: `items`, `supersede`, `accept`, and how one item is printed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+
+from checkpoint import config
+from checkpoint.cli.names import one_item, one_session
+from checkpoint.cli.team import folder, read_records, reflect_changes
+from checkpoint.model import Citation, ItemRecord, ItemState, kinds_phrase, plain_text, plural
+from checkpoint.store import Store
+
+# An item that reads as an instruction planted for an agent, not accepted yet: no agent is shown it.
+HELD = "  [held for review]"
+# An item whose model cited no turn of its chunk: its sources are the chunk's turns, not the lines that said it.
+ATTRIBUTED = " · cited no turn: attributed to its chunk"
+
+
+def print_item(item: ItemRecord) -> None:
+    source = item.sources[0] if item.sources else None
+    where = f"{source.path}:{source.line}" if source else "?:?"
+    # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
+    mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
+    mark += f"  [shared: {item.record}]" if item.record else ""
+    mark += HELD if item.held_back else ""
+    print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
+    if item.rationale:
+        print(plain_text(f"    why: {item.rationale}"))
+    if item.files:
+        print(plain_text(f"    files: {', '.join(item.files[:5])}"))
+    attributed = ATTRIBUTED if item.cited is Citation.CHUNK else ""
+    print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
+
+
+def supersede_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    from checkpoint.store import SupersessionRefused
+
+    old = one_item(store, args.old)
+    new = one_item(store, args.new) if args.new else None
+    if old is None or (args.new and new is None):
+        return 2
+    if args.undo:
+        removed = store.unsupersede(old, new)
+        reflect_changes(store, settings, [i for i in (old, new) if i])
+        if args.json:
+            print(json.dumps({"old_id": old, "new_id": new, "undone": removed}))
+        elif removed:
+            print(f"Item {old} is no longer superseded" + (f" by {new}." if new else f" ({plural(removed, 'link')})."))
+        else:
+            print(f"Item {old} was not superseded" + (f" by {new}." if new else "."))
+        return 0
+    if new is None:
+        print("checkpoint supersede: give the item that replaces OLD (or --undo)", file=sys.stderr)
+        return 2
+    try:
+        changed = store.supersede(old, new, reason=args.reason)
+    except SupersessionRefused as exc:
+        print(plain_text(f"checkpoint supersede: refused: {exc}."), file=sys.stderr)
+        return 2
+    reflect_changes(store, settings, [old, new])
+    if args.json:
+        print(json.dumps({"old_id": old, "new_id": new, "changed": changed}))
+    else:
+        print(f"Item {old} is superseded by {new}." if changed else f"Item {old} was already superseded by {new}.")
+    return 0
+
+
+def items_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    read_records(store, settings, args)
+    session = one_session(store, args.session) if args.session else None
+    workspaces = [folder(args)] if args.workspace else None
+    items = store.items(session_id=session, kind=args.kind, include_superseded=args.all, workspaces=workspaces)
+    if args.json:
+        print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
+        return 0
+    for item in items:
+        print_item(item)
+    if items:
+        print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
+    else:
+        print(none_captured(args.kind, session))
+    if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind,
+                                                   workspaces=workspaces)) - len(items)):
+        print(f"{plural(hidden, 'superseded item')} not shown (`checkpoint items --all` shows them).")
+    if held := sum(i.held_back for i in items):
+        print(f"{plural(held, 'item')} {'is' if held == 1 else 'are'} held for your review: agents are not shown "
+              "them until you accept one (`checkpoint accept ID`, or Accept in the editor).")
+    return 0
+
+
+def accept_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    item_id = one_item(store, args.id)
+    if item_id is None:
+        return 2
+    store.set_item_state(item_id, ItemState.ACCEPTED)
+    reflect_changes(store, settings, [item_id])
+    print(f"Item {item_id} accepted: agents are shown it from now on.")
+    return 0
+
+
+def none_captured(kind: str | None, session: str | None) -> str:
+    """What an empty `items` says: what was asked for ("No open questions captured in session ...")."""
+    if kind is None and session is None:
+        return "No items captured yet. Run `checkpoint now`."
+    what = kinds_phrase(Counter({kind: 2})).removeprefix("2 ") if kind else "items"
+    return f"No {what} captured" + (f" in session {session}." if session else ".")
