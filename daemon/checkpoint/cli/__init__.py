@@ -15,19 +15,17 @@ from typing import Any, TextIO
 import checkpoint
 from checkpoint import config, pipeline, status_model
 from checkpoint.cli.items import ATTRIBUTED, accept_command, items_command, print_item, supersede_command
-from checkpoint.cli.names import NoSuchSession, one_item, one_session
-from checkpoint.cli.team import folder, read_records, reflect_changes, share_command
+from checkpoint.cli.names import NoSuchSession, one_session
+from checkpoint.cli.team import read_records, share_command
 from checkpoint.extract import registry
 from checkpoint.model import (
     Citation,
     ItemKind,
     ItemRecord,
-    ItemState,
     RunReport,
     SessionCounts,
     Totals,
     Usage,
-    kinds_phrase,
     plain_text,
     plural,
     session_title,
