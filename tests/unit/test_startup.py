@@ -36,6 +36,25 @@ def test_imports_wait_for_no_collection_and_are_frozen_after(before: str, after:
     assert done.stdout.split() == ["False", after, "True"]
 
 
+HOOK_PROBE = """
+import gc, sys
+import checkpoint.agent.hooks
+if sys.argv[1] == "off":
+    gc.disable()
+checkpoint.agent.hooks.main = lambda argv: print(gc.isenabled()) or 0
+from checkpoint.startup import main
+main(["hook", "stop"])
+print(gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize(("before", "after"), [("on", "True"), ("off", "False")])
+def test_a_hook_runs_with_no_collection_and_leaves_the_collector_as_it_was(before: str, after: str) -> None:
+    done = subprocess.run([sys.executable, "-c", HOOK_PROBE, before], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", after]
+
+
 def test_the_command_runs_through_the_entry() -> None:
     done = subprocess.run([sys.executable, "-m", "checkpoint", "--version"], capture_output=True, text=True,
                           timeout=60)
