@@ -1,7 +1,7 @@
 """The `checkpoint` command's entry (the console script, and `python -m checkpoint`, which is how the
 VS Code extension starts the daemon): the CLI imported with the cyclic garbage collector held back.
 What an agent waits for (a hook, `checkpoint mcp`'s first answer) goes straight to its front end: the
-CLI's own imports (the pipeline, the extractors' registry, argparse) are not paid for it."""
+CLI's own imports (the pipeline, the run layer, argparse and its parser) are not paid for it."""
 
 from __future__ import annotations
 
