@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoint.extract.held import held_for_review
 from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text, session_title
 from checkpoint.redact import Redactor
 from checkpoint.store import ItemPage, SourceExcerpt
@@ -39,6 +38,10 @@ def released(page: ItemPage, judge: bool) -> ItemPage:
     here too, by the same rule."""
     if not judge:
         return page
+    # Loaded here, not at the top: the hooks import this module, and judging is rare (its patterns
+    # are compiled on import).
+    from checkpoint.extract.held import held_for_review
+
     kept = tuple(i for i in page.items
                  if i.state is ItemState.ACCEPTED or not held_for_review(i.statement, i.rationale))
     return ItemPage(items=kept, total=page.total - (len(page.items) - len(kept)))
