@@ -87,6 +87,7 @@ from scripts.bench_process import (
 )
 from scripts.bench_report import Figure, fmt, log, show
 from scripts.bench_snippets import FAKE_API, LEAST_PIPELINE, SCAN_PHASES, STAT_FLOOR, TREE_FLOOR
+from tests.support.status_deltas import SessionMirror
 
 MB = 1_000_000
 
@@ -420,9 +421,15 @@ class Bench:
         mine = sum(s["turns"] for s in counts["sessions"] if s["cwd"] == workspace)
         db = fresh_db(self.work, "first.db")
         start = time.perf_counter()
+        mirror = SessionMirror()  # a status carries the workspace sessions that changed (docs/protocol.md)
+
+        def counts_workspace(m: dict[str, Any]) -> bool:
+            if m.get("method") != "checkpoint/status" or not mirror.apply(m["params"]["workspace_sessions"]):
+                return False
+            return bool(sum(s["turns"] for s in mirror.sessions if s["cwd"] == workspace) == mine)
+
         with self.daemon(db, projects, folders=[workspace]) as (_, client):
-            client.wait_for(lambda m: m.get("method") == "checkpoint/status" and sum(
-                s["turns"] for s in m["params"]["sessions"] if s["cwd"] == workspace) == mine, timeout=120)
+            client.wait_for(counts_workspace, timeout=120)
             ours = time.perf_counter() - start
             client.wait_for(lambda m: m.get("method") == "checkpoint/status"
                             and m["params"]["totals"]["turns"] == counts["totals"]["turns"], timeout=300)
