@@ -18,7 +18,7 @@ def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit) as exited:
         cli.main(["--version"])
     assert exited.value.code == 0
-    assert capsys.readouterr().out == f"checkpoint {version('checkpoint')}\n"
+    assert capsys.readouterr().out == f"checkpoint {version('checkpoint-decisions')}\n"
 
 
 def test_the_daemon_starts_without_the_version_lookup() -> None:
@@ -28,7 +28,7 @@ def test_the_daemon_starts_without_the_version_lookup() -> None:
              "print(server.CheckpointServer().version, 'importlib.metadata' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [version("checkpoint"), "False"]
+    assert done.stdout.split() == [version("checkpoint-decisions"), "False"]
 
 
 def test_a_scan_loads_neither_the_version_lookup_nor_logging(tmp_path: Path) -> None:
