@@ -464,11 +464,20 @@ def identify(conn: sqlite3.Connection) -> Identity:
     """Whose database this is, read without writing a byte. A database from before the application
     id is recognised by the tables its user_version says it has: every one our migrations up to that
     version made (sessions, turns, chunks, items, drops, runs, ... at version 1 already)."""
-    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    # The three reads in one read transaction: a database another connection is making right now
+    # (its migrations commit at once) is seen before or after, never as tables without their id.
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        if own:
+            conn.execute("COMMIT")
     if application_id == APPLICATION_ID:
         return Identity.OURS
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if application_id == 0 and version == 0 and not tables:
         return Identity.EMPTY
     if application_id == 0 and 0 < version <= len(MIGRATIONS) and tables_made(version) <= tables:
