@@ -324,6 +324,10 @@ async function main() {
     };
     profile = makeProfile(path.join(tmp, 'profile'), entry, vsix, userSettings);
 
+    // An empty config file: the user's own ~/.config/checkpoint never applies (a CHECKPOINT_CONFIG
+    // naming no file is an error the daemon refuses to start with).
+    const emptyConfig = path.join(tmp, 'empty-config.toml');
+    fs.writeFileSync(emptyConfig, '');
     const env = { ...process.env };
     for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'VSCODE_IPC_HOOK_CLI', 'VIRTUAL_ENV']) {
       delete env[k];
@@ -336,7 +340,7 @@ async function main() {
       CHECKPOINT_DB: path.join(tmp, 'checkpoint.db'),
       CHECKPOINT_SOURCES: sources,
       CHECKPOINT_EXTRACTOR: 'heuristic',
-      CHECKPOINT_CONFIG: path.join(tmp, 'no-config.toml'),
+      CHECKPOINT_CONFIG: emptyConfig,
     });
     server = await startCodeServer(entry, profile, ws, env);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
