@@ -23,7 +23,7 @@ LEASE_SECONDS = 300.0
 # ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
 AT_RISK_DAYS = 7.0
 OPENAI_DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
-OPENAI_CONTEXT_TOKENS = 4096  # Ollama's default context: the safe guess when the user gives none
+OPENAI_CONTEXT_TOKENS = 4096  # Ollama's default context: the safe guess when neither the user nor the server says
 
 
 def _data_home() -> Path:
@@ -117,9 +117,10 @@ class Settings:
     # and the automatic choice does not look for a server; set, it takes one that answers.
     openai_base_url: str | None = None
     openai_model: str | None = None  # None: the first model the server lists (llama.cpp serves one)
-    # The server's real context window: Ollama's default is 4,096 tokens and it drops what does not fit
-    # without an error, so a request is measured against this before it is sent.
-    openai_context_tokens: int = OPENAI_CONTEXT_TOKENS
+    # The server's real context window, which each request is measured against before it is sent (Ollama
+    # drops what does not fit without an error). None: as the server says it (extract/openai_window.py),
+    # else OPENAI_CONTEXT_TOKENS.
+    openai_context_tokens: int | None = None
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from checkpoint.model import ChunkInput, TurnSlice
+from checkpoint.model import ChunkInput, KnownItem, TurnSlice
 
 TURN_SEPARATOR = "\n\n"
 # The chunker plans a turn's size before it knows its chunk, so with the widest label a chunk can
@@ -123,13 +123,18 @@ Answer with the JSON object the schema describes, nothing else.
 """
 
 
+KNOWN_ITEMS_HEAD = ("Already recorded for this session (cite one in same_as when a turn restates it, "
+                    "in supersedes when a turn reverses or replaces it):")
+
+
+def known_item_line(item: KnownItem) -> str:
+    return f"- ({item.id}) {item.kind.value}: {item.statement}"
+
+
 def render_known_items(chunk: ChunkInput) -> str:
     if not chunk.known_items:
         return ""
-    lines = ["Already recorded for this session (cite one in same_as when a turn restates it, "
-             "in supersedes when a turn reverses or replaces it):"]
-    lines += [f"- ({item.id}) {item.kind.value}: {item.statement}" for item in chunk.known_items]
-    return "\n".join(lines) + "\n"
+    return "\n".join([KNOWN_ITEMS_HEAD, *(known_item_line(item) for item in chunk.known_items)]) + "\n"
 
 
 def render_request(chunk: ChunkInput) -> list[str]:
