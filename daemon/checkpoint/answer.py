@@ -35,6 +35,9 @@ class ItemDraft(BaseModel):
     same_as: str | None = None  # id of a known item of the workspace this one restates
     supersedes: str | None = None  # id of a known item this one replaces (a reversal, a change of course)
     supersedes_reason: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    # False: an order about the task at hand ("when you're done", "for now"): kept in its session, given
+    # to no later session, reminder, MCP answer or shared record (checkpoint.extract.one_off).
+    lasting: bool = True
 
     @field_validator("statement", "rationale", "supersedes_reason", mode="before")
     @classmethod

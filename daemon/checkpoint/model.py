@@ -356,6 +356,9 @@ class ItemRecord(NamedTuple):
     record: str | None = None  # the decision record's path, relative to its repository's top folder
     # reads as a planted instruction to an agent (checkpoint.extract.held): agents see it once accepted
     held: bool = False
+    # False: an order about the task at hand (checkpoint.extract.one_off): shown in its session, given to
+    # no later session, reminder, MCP answer (unless asked for) or shared record
+    lasting: bool = True
 
     @property
     def held_back(self) -> bool:
@@ -371,7 +374,7 @@ class ItemRecord(NamedTuple):
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
             "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
-            "origin": self.origin, "record": self.record, "held": self.held,
+            "origin": self.origin, "record": self.record, "held": self.held, "lasting": self.lasting,
         }
 
 

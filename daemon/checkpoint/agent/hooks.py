@@ -83,9 +83,10 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
     except StoreUnavailable as exc:
         raise HookProblem(str(exc)) from None
     try:
-        # Held items (checkpoint.extract.held) only once the user accepted them.
+        # Held items (checkpoint.extract.held) only once the user accepted them; no earlier task's orders.
         page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT),
-                                              limit=ITEMS_READ, released_only=True), store.holds_backfill_due())
+                                              limit=ITEMS_READ, released_only=True, lasting_only=True),
+                        store.holds_backfill_due())
     except Exception as exc:  # sqlite3.OperationalError ("database is locked") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:

@@ -157,12 +157,13 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def search_decisions(query: str, kind: Kind | None = None, file: str | None = None,
-                         workspace: str | None = None, limit: int = 20) -> str:
+                         workspace: str | None = None, limit: int = 20, include_one_off: bool = False) -> str:
         """Search the decisions, constraints and open questions recorded in earlier sessions for the
         words of `query` (every word must occur). Searches only the sessions run in this session's
         folder and below it unless `workspace` says otherwise (a folder, or "/" for every workspace);
         the CLI's `checkpoint search` searches every workspace. Optional: `kind`; `file`, a path the
-        item names (or its last parts, e.g. "src/db.py"). Answers JSON, compact: each item's id, kind,
+        item names (or its last parts, e.g. "src/db.py"); `include_one_off`, orders given for one earlier
+        task ("when you're done", "for now"), left out unless asked for. Answers JSON, compact: each item's id, kind,
         state, statement, when it was said and files (get_decision gives one with its provenance);
         `left_out` counts matches not shown."""
         if not query.split():
@@ -174,10 +175,12 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 page = answers.released(store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
-                                                           limit=_limit(limit), released_only=True),
+                                                           limit=_limit(limit), released_only=True,
+                                                           lasting_only=not include_one_off),
                                         store.holds_backfill_due())
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.search_items(
-                    query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True).total,
+                    query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True,
+                    lasting_only=not include_one_off).total,
                     "match")
         except _NoDatabase:
             return nothing_yet("search_decisions")
@@ -186,21 +189,21 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def list_decisions(workspace: str | None = None, file: str | None = None, kind: Kind | None = None,
-                       include_dismissed: bool = False, limit: int = 30) -> str:
+                       include_dismissed: bool = False, limit: int = 30, include_one_off: bool = False) -> str:
         """List the items recorded in sessions run in a workspace folder or below it (default: this
         session's folder), accepted first, then newest first; dismissed ones only when asked. Optional
         `file` (a path the item names, or its last parts) and `kind`; `workspace` "/" lists every
-        workspace. JSON as search_decisions."""
+        workspace; `include_one_off`: also orders given for one earlier task. JSON as search_decisions."""
         folders = workspaces(workspace)
         try:
             with reading() as store:
                 kinds = [k for k in [_kind(kind)] if k]
                 page = answers.released(store.workspace_items(
                     folders, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=_limit(limit),
-                    released_only=True), store.holds_backfill_due())
+                    released_only=True, lasting_only=not include_one_off), store.holds_backfill_due())
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.workspace_items(
                     everywhere, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=1,
-                    released_only=True).total, "recorded")
+                    released_only=True, lasting_only=not include_one_off).total, "recorded")
         except _NoDatabase:
             return nothing_yet("list_decisions")
         return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0],

@@ -216,7 +216,8 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     folders = workspace_folders(cwd)
     # Held items (checkpoint.extract.held) only once the user accepted them, as at session start.
     page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
-                                          named=name, limit=CANDIDATES, counted=False, released_only=True),
+                                          named=name, limit=CANDIDATES, counted=False, released_only=True,
+                                          lasting_only=True),
                     store.holds_backfill_due())
     # The store's candidates checked exactly (its match on relative paths and names is loose); what
     # their turns wrote to the file is read only for those it decides on or that are shown.

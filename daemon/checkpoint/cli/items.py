@@ -26,6 +26,7 @@ def print_item(item: ItemRecord) -> None:
     mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
     mark += f"  [shared: {item.record}]" if item.record else ""
     mark += HELD if item.held_back else ""
+    mark += "" if item.lasting else "  [one-off: for its own task only]"
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))

@@ -114,6 +114,9 @@ For each item give:
 "t3"). Only turns of this chunk.
 - files: workspace files it concerns (from the headers' "files:" or named in the text); may \
 be empty.
+- lasting: true when it holds for the project from now on; false when it is an order about the task \
+at hand only ("delete the old files when you're done", "don't stop until the tests pass", "use the \
+mock for now"): such an item is kept in its session but not given to later sessions.
 - same_as: when the developer or a summary restates an item listed under "Already recorded", \
 that item's id; otherwise null. Restate it rather than leaving it out, so its provenance grows.
 

@@ -31,6 +31,8 @@ class AnswerItem(BaseModel):
         default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
     )
     supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
+    lasting: bool = Field(default=True, description="true: holds for the project from now on; false: an order "
+                          "about the task at hand only (\"when you're done\", \"for now\", \"don't stop until\")")
 
     @model_validator(mode="before")
     @classmethod
@@ -111,6 +113,7 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 same_as=item.same_as or None,
                 supersedes=item.supersedes or None,
                 supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
+                lasting=item.lasting,
             )
         except ValidationError:
             continue  # nothing left once control characters are gone: not an item (the others stand)

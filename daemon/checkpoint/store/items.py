@@ -123,9 +123,11 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
                 "UPDATE items SET turn_ids = ?, cited = ?, files = ?, rationale = coalesce(rationale, ?),"
                 " confidence = max(confidence, ?), updated_at = ?,"
                 # the rationale it may bring is judged with it: a held draft holds the item it fills in
-                " held = held OR (? AND rationale IS NULL) WHERE id = ?",
+                " held = held OR (? AND rationale IS NULL),"
+                # said again as a lasting rule, a one-off order becomes one
+                " lasting = max(lasting, ?) WHERE id = ?",
                 (orjson.dumps(turn_ids).decode(), cited.value, orjson.dumps(files).decode(), draft.rationale,
-                 draft.confidence, now, int(draft.held), existing[0]),
+                 draft.confidence, now, int(draft.held), int(draft.lasting), existing[0]),
             )
             # Worded differently: the wording now leads to the same item, with or without same_as.
             c.execute(
@@ -138,12 +140,12 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
         item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
         c.execute(
             "INSERT INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
-            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace, held)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace, held, lasting)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (item_id, session_id, fp, draft.kind.value, draft.statement, draft.rationale,
              draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(), draft.cited.value,
              orjson.dumps(_union([], draft.files)).decode(), extraction.extractor,
-             extraction.chunk_id, now, now, workspace, int(draft.held)),
+             extraction.chunk_id, now, now, workspace, int(draft.held), int(draft.lasting)),
         )
         _supersede(c, session_id, workspace, draft, item_id, extraction.extractor, now)
         added += 1

@@ -441,6 +441,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN items_dropped TEXT NOT NULL DEFAULT '{}'",
         ),
     ),
+    Migration(
+        # An item that is an order about the task at hand ("when you're done", "for now": `lasting` 0,
+        # checkpoint.extract.one_off) stays in its session and reaches no later session, reminder, MCP
+        # answer (unless asked for) or shared record. Items from before were all taken as lasting.
+        "one-off items",
+        ("ALTER TABLE items ADD COLUMN lasting INTEGER NOT NULL DEFAULT 1",),
+    ),
 )
 
 

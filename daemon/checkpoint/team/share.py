@@ -47,6 +47,9 @@ def shareable(item: ItemRecord) -> str | None:
     which items may be shared: every front end asks it before writing a record."""
     if item.state is ItemState.DISMISSED:
         return f"item {item.id} is dismissed: accept it (or capture the decision again) before sharing it"
+    if not item.lasting:  # checkpoint.extract.one_off: an order about one task, not the project's decision
+        return (f"item {item.id} is an order about the task it was said in (one-off), not a decision of the "
+                "project: it is not shared")
     if item.held_back:  # checkpoint.extract.held: it reads as an instruction planted for an agent
         return (f"item {item.id} is held for your review (it reads as an instruction to an agent): accept it "
                 f"first (`checkpoint accept {item.id}`, or Accept in the editor) if it is a real decision")
