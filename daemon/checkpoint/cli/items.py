@@ -27,6 +27,7 @@ def print_item(item: ItemRecord) -> None:
     mark += f"  [shared: {item.record}]" if item.record else ""
     mark += HELD if item.held_back else ""
     mark += "" if item.lasting else "  [one-off: for its own task only]"
+    mark += f"  [answered by {item.answered_by}]" if item.answered_by else ""
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))

@@ -117,6 +117,8 @@ be empty.
 - lasting: true when it holds for the project from now on; false when it is an order about the task \
 at hand only ("delete the old files when you're done", "don't stop until the tests pass", "use the \
 mock for now"): such an item is kept in its session but not given to later sessions.
+- answers: when a decision or constraint answers an open question listed under "Already recorded", \
+that question's id; otherwise null.
 - same_as: when the developer or a summary restates an item listed under "Already recorded", \
 that item's id; otherwise null. Restate it rather than leaving it out, so its provenance grows.
 

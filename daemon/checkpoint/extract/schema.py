@@ -31,6 +31,8 @@ class AnswerItem(BaseModel):
         default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
     )
     supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
+    answers: str | None = Field(default=None, description="id of an already recorded open question this "
+                                "decision or constraint answers")
     lasting: bool = Field(default=True, description="true: holds for the project from now on; false: an order "
                           "about the task at hand only (\"when you're done\", \"for now\", \"don't stop until\")")
 
@@ -114,6 +116,7 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 supersedes=item.supersedes or None,
                 supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
                 lasting=item.lasting,
+                answers=item.answers or None,
             )
         except ValidationError:
             continue  # nothing left once control characters are gone: not an item (the others stand)

@@ -448,6 +448,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         "one-off items",
         ("ALTER TABLE items ADD COLUMN lasting INTEGER NOT NULL DEFAULT 1",),
     ),
+    Migration(
+        # Where each of an item's files came from (checkpoint.extract.item_files): {path: "statement" |
+        # "edit" | "statement+edit"}, so the editor anchors a named file by name and an edited one by
+        # what was written. Items from before know none ({}): their files are as they were.
+        "item file sources",
+        ("ALTER TABLE items ADD COLUMN file_sources TEXT NOT NULL DEFAULT '{}'",),
+    ),
+    Migration(
+        # An open question answered later (checkpoint.store.answered): the item that answers it and the
+        # turn that says the answer (its citation). NULL: still open.
+        "answered questions",
+        (
+            "ALTER TABLE items ADD COLUMN answered_by TEXT",
+            "ALTER TABLE items ADD COLUMN answered_turn TEXT",
+        ),
+    ),
 )
 
 
