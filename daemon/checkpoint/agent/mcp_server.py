@@ -236,6 +236,30 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         })
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
+    def search_said(query: str, workspace: str | None = None, limit: int = 10) -> str:
+        """Search what the developer and the agent said in earlier sessions (their own words, not tool
+        output) for `query`: every word must occur; any language (a few characters of a Chinese or
+        Japanese sentence find it). For what was said but never recorded as a decision. Searches this
+        session's folder and below unless `workspace` says otherwise ("/" for every workspace). Answers
+        JSON: each passage's session, agent, time, transcript path and line, and the text around the match."""
+        if not query.split():
+            raise ToolError("query is empty: give one or more words to search for")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolError(f"query is {len(query)} characters, over the {MAX_QUERY_CHARS} a search takes: "
+                            "give the few words to search for")
+        folders = workspaces(workspace)
+        try:
+            with reading() as store:
+                result = store.search_said(query, workspaces=None if folders == ["/"] else folders,
+                                           limit=_limit(limit))
+        except _NoDatabase:
+            return nothing_yet("search_said")
+        hits = [dict(hit.as_json(), snippet=answers.clean(hit.snippet, redactor, answers.EXCERPT_CHARS))
+                for hit in result.hits]
+        return answers.dumps("search_said", {"passages": hits, "shown": len(hits), "query": answers.echo(query),
+                                             "searched": _scope(folders)})
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def checkpoint_status(workspace: str | None = None) -> str:
         """How much of the workspace's sessions Checkpoint has captured: turns captured, pending (not
         extracted yet) and failed, per session (newest first) and in total, with the causes of failures."""

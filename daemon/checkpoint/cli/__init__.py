@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
     search.add_argument("--json", action="store_true", help="stable machine-readable output")
+    search.add_argument("--said", action="store_true",
+                        help="search what the user and the assistant said in every session (no model needed; "
+                             "any language: a few characters of a Chinese or Japanese sentence find it)")
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
     _common(serve)
     sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
@@ -361,6 +364,10 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     items_before = store.item_counts()
     choice = choose_extractor(settings)
     print(choice.sentence, file=out)
+    if choice.extractor.name == "heuristic":
+        from checkpoint.extract.choose import OFFLINE_CATCHES
+
+        print(OFFLINE_CATCHES, file=out)
     show_progress = sys.stderr.isatty()
 
     def progress(report: RunReport) -> None:
@@ -579,11 +586,18 @@ def _forget(store: Store, args: argparse.Namespace) -> int:
 
 
 def _search(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
-    read_records(store, settings, args)
-    text = " ".join(args.query)
     if args.limit < 1:
         print("checkpoint search: --limit must be at least 1", file=sys.stderr)
         return 2
+    if args.said:
+        from checkpoint.cli.said import search_said
+
+        if args.kind:
+            print("checkpoint search: --kind is for items; --said searches what was said", file=sys.stderr)
+            return 2
+        return search_said(store, args)
+    read_records(store, settings, args)
+    text = " ".join(args.query)
     workspaces = [str(args.workspace.expanduser().absolute())] if args.workspace else None
     result = store.search(text, kind=args.kind, workspaces=workspaces, limit=args.limit)
     if args.json:

@@ -40,6 +40,7 @@ from checkpoint.store.records import (
     WindowTurn,
 )
 from checkpoint.store.runs import RunsMixin
+from checkpoint.store.said import SaidMixin
 from checkpoint.store.schema import MIGRATIONS, Migration
 from checkpoint.store.search import SearchMixin
 from checkpoint.store.shared import SharedMixin, SharedProblem, SyncReport
@@ -74,7 +75,7 @@ __all__ = [
 
 
 class Store(
-    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
+    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, SaidMixin, QueriesMixin,
     ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

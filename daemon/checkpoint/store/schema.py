@@ -464,6 +464,26 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE items ADD COLUMN answered_turn TEXT",
         ),
     ),
+    Migration(
+        # Recall of everything said (checkpoint.store.said): a contentless trigram index over the user's
+        # and assistant's turns, filled on search (never on the scan's path), per session from the last
+        # seq indexed. Keyed by said_rows.row (VACUUM may renumber the turns' rowids). A forgotten
+        # session's turns leave the index with them.
+        "said search",
+        (
+            "CREATE TABLE said_rows (row INTEGER PRIMARY KEY, turn_id TEXT NOT NULL UNIQUE)",
+            "CREATE TABLE said_progress (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID",
+            "CREATE VIRTUAL TABLE said_search USING fts5(text, content = '', tokenize = 'trigram')",
+            """
+            CREATE TRIGGER turns_said_delete AFTER DELETE ON turns BEGIN
+                INSERT INTO said_search (said_search, rowid, text)
+                SELECT 'delete', r.row, old.text FROM said_rows r WHERE r.turn_id = old.id;
+                DELETE FROM said_rows WHERE turn_id = old.id;
+                DELETE FROM said_progress WHERE session_id = old.session_id;
+            END
+            """,
+        ),
+    ),
 )
 
 
