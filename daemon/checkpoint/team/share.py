@@ -62,12 +62,15 @@ def _git(repository: Repository, *args: str) -> subprocess.CompletedProcess[str]
 
 
 def decision_makers(repository: Repository) -> str:
-    """`Name <email>` from git's configuration for this repository (what its commits will say)."""
-    name = _git(repository, "config", "user.name").stdout.strip()
-    email = _git(repository, "config", "user.email").stdout.strip()
+    """`Name <email>` as this repository's commits will say it: GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL when
+    set (git's own order: they win over the configuration), else git's user.name and user.email."""
+    name = os.environ.get("GIT_AUTHOR_NAME", "").strip() or _git(repository, "config", "user.name").stdout.strip()
+    email = (os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
+             or _git(repository, "config", "user.email").stdout.strip())
     if not name and not email:
         raise ShareRefused(f"git has no user.name or user.email for {repository.root}: set them (git config"
-                           " user.name ...) so that the record says who decided")
+                           " user.name ...), or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL, so that the record says who"
+                           " decided")
     return f"{name} <{email}>" if name and email else name or f"<{email}>"
 
 
