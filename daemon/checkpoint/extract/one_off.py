@@ -17,7 +17,7 @@ _ONE_OFF = re.compile(
     r"\b(?:when(?:ever)? (?:you(?:'re| are)|you've|you have|we(?:'re| are)) (?:done|finished|through)"
     r"|once (?:you(?:'re| are)|you've|you have|we(?:'re| are)|that's|this is|it's) (?:done|finished|through|complete)"
     r"|(?:do not|don't|never) stop (?:until|till|before)|keep going (?:until|till)|until (?:you(?:'re| are)) done"
-    r"|for now|for the time being|for this (?:task|session|run|pr|change|ticket)|in this (?:task|session|run)"
+    r"|for now|for the time being|for this (?:task|session|run|pr|change|ticket)|in this task"
     r"|before you (?:finish|stop|end|hand)|at the end of (?:this|the) (?:task|session|run)"
     r"|this task|the current task|the task at hand|temporarily|as a stopgap"
     r"|quand tu (?:as|auras) fini|pour l'instant|pour le moment|por ahora|de momento|cuando termines"
