@@ -13,6 +13,7 @@ the transaction that stores an answer's items, so a question and its answer are 
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 import unicodedata
@@ -50,12 +51,27 @@ def takes_up(question: str, answer: str) -> bool:
     return len(shared) >= 2 and 3 * len(shared) >= len(asked)
 
 
-def _first_seq(c: sqlite3.Connection, session_id: str, turn_ids: Sequence[str]) -> int | None:
-    if not turn_ids:
-        return None
-    row = c.execute(f"SELECT min(seq) FROM turns WHERE session_id = ? AND id IN ({','.join('?' * len(turn_ids))})",
-                    [session_id, *turn_ids]).fetchone()
-    return int(row[0]) if row and row[0] is not None else None
+# The session's open questions (and answers) an answer's items are weighed against: its latest. A
+# question is answered in the turns that follow it; and a commit stays linear in its items.
+CANDIDATES = 50
+
+
+def _rows(c: sqlite3.Connection, sql: str, args: Sequence[object]) -> list[tuple[str, str, str, list[str]]]:
+    """(id, kind, statement, turn_ids) of the items the query selects."""
+    return [(i, k, st, orjson.loads(t)) for i, k, st, t in c.execute(sql, list(args))]
+
+
+def _first_seqs(c: sqlite3.Connection, rows: Sequence[tuple[str, str, str, list[str]]]) -> dict[str, int]:
+    """item id -> the seq of the earliest turn it cites (items citing no stored turn are left out)."""
+    cited = sorted({t for *_, turns in rows for t in turns})
+    seq = dict(c.execute("SELECT id, seq FROM turns WHERE id IN (SELECT value FROM json_each(?))",
+                         (orjson.dumps(cited).decode(),)).fetchall())
+    firsts = {}
+    for item_id, _, _, turns in rows:
+        known = [seq[t] for t in turns if t in seq]
+        if known:
+            firsts[item_id] = min(known)
+    return firsts
 
 
 def mark_answered(c: sqlite3.Connection, session_id: str, item_ids: Sequence[str],
@@ -66,37 +82,40 @@ def mark_answered(c: sqlite3.Connection, session_id: str, item_ids: Sequence[str
     if not item_ids:
         return 0
     marks = 0
-    rows = c.execute(
-        f"SELECT id, kind, statement, turn_ids, workspace FROM items WHERE id IN ({','.join('?' * len(item_ids))})",
-        list(item_ids)).fetchall()
-    for item_id, kind, statement, turn_ids_json, workspace in rows:
-        turn_ids = orjson.loads(turn_ids_json)
-        seq = _first_seq(c, session_id, turn_ids)
-        if kind in ("decision", "constraint"):
-            question_id = (named or {}).get(item_id)
-            if question_id:
-                scope, key = ("workspace = ?", workspace) if workspace else ("session_id = ?", session_id)
-                marks += c.execute(
-                    f"UPDATE items SET answered_by = ?, answered_turn = ? WHERE id = ? AND kind = 'question'"
-                    f" AND answered_by IS NULL AND {scope}", (item_id, turn_ids[0] if turn_ids else None,
-                                                            question_id, key)).rowcount
-            for q_id, q_statement, q_turns in c.execute(
-                "SELECT id, statement, turn_ids FROM items WHERE session_id = ? AND kind = 'question'"
-                " AND answered_by IS NULL AND state != 'dismissed'", (session_id,)).fetchall():
-                asked = _first_seq(c, session_id, orjson.loads(q_turns))
-                if seq is not None and asked is not None and asked < seq and takes_up(q_statement, statement):
-                    marks += _mark(c, q_id, item_id, turn_ids)
-        elif kind == "question":
-            for a_id, a_statement, a_turns in c.execute(
-                "SELECT id, statement, turn_ids FROM items WHERE session_id = ? AND kind IN ('decision', 'constraint')"
-                " AND state != 'dismissed' AND id != ?", (session_id, item_id)).fetchall():
-                said = _first_seq(c, session_id, orjson.loads(a_turns))
-                if seq is not None and said is not None and seq < said and takes_up(statement, a_statement):
-                    marks += _mark(c, item_id, a_id, orjson.loads(a_turns))
-                    break
+    mine = _rows(c, "SELECT id, kind, statement, turn_ids FROM items WHERE id IN (SELECT value FROM json_each(?))",
+                 [orjson.dumps(list(item_ids)).decode()])
+    for item_id, kind, _, turns in mine:
+        question_id = (named or {}).get(item_id)
+        if question_id and kind in ("decision", "constraint"):
+            marks += c.execute(
+                "UPDATE items SET answered_by = ?, answered_turn = ? WHERE id = ? AND kind = 'question'"
+                " AND answered_by IS NULL AND coalesce(workspace, session_id) = (SELECT coalesce(workspace,"
+                " session_id) FROM items WHERE id = ?)",
+                (item_id, turns[0] if turns else None, question_id, item_id)).rowcount
+    questions = _rows(c, "SELECT id, kind, statement, turn_ids FROM items WHERE session_id = ? AND kind = 'question'"
+                      " AND answered_by IS NULL AND state != 'dismissed' ORDER BY created_at DESC, id LIMIT ?",
+                      [session_id, CANDIDATES])
+    answers = _rows(c, "SELECT id, kind, statement, turn_ids FROM items WHERE session_id = ? AND kind IN"
+                    " ('decision', 'constraint') AND state != 'dismissed' ORDER BY created_at DESC, id LIMIT ?",
+                    [session_id, CANDIDATES])
+    # Each of these items as a question against the latest answers, and as an answer against the
+    # latest open questions: pairs in turn order only, a question before its answer.
+    mine_questions = [r for r in mine if r[1] == "question"]
+    mine_answers = [r for r in mine if r[1] != "question"]
+    if not (questions and mine_answers) and not (mine_questions and answers):
+        return marks
+    seqs = _first_seqs(c, [*{r[0]: r for r in (*questions, *answers, *mine)}.values()])
+    pairs = itertools.chain(((q, a) for q in questions for a in mine_answers),
+                            ((q, a) for q in mine_questions for a in answers))
+    words: dict[str, set[str]] = {}
+    answered: set[str] = set()
+    for (q_id, _, q_statement, _), (a_id, _, a_statement, a_turns) in pairs:
+        if q_id in answered or q_id not in seqs or a_id not in seqs or seqs[q_id] >= seqs[a_id]:
+            continue
+        asked = words.setdefault(q_id, subject_words(q_statement))
+        shared = asked & words.setdefault(a_id, subject_words(a_statement))
+        if len(shared) >= 2 and 3 * len(shared) >= len(asked):
+            marks += c.execute("UPDATE items SET answered_by = ?, answered_turn = ? WHERE id = ? AND answered_by IS"
+                               " NULL", (a_id, a_turns[0] if a_turns else None, q_id)).rowcount
+            answered.add(q_id)
     return marks
-
-
-def _mark(c: sqlite3.Connection, question_id: str, answer_id: str, answer_turns: list[str]) -> int:
-    return c.execute("UPDATE items SET answered_by = ?, answered_turn = ? WHERE id = ? AND answered_by IS NULL",
-                     (answer_id, answer_turns[0] if answer_turns else None, question_id)).rowcount
