@@ -150,8 +150,9 @@ def validate(chunk: ChunkInput, extraction: Extraction,
         held = held_for_review(item.statement, item.rationale)
         if item.lasting and one_off(item.statement):  # the phrase rules catch what a model let through
             item = item.model_copy(update={"lasting": False})
-        # Its files: those its statement names and those its own turns edited (never the chunk's every file).
-        sources = item_files(chunk, cited or whole_chunk, item.statement)
+        # Its files: those its statement names and those its own turns edited (never the chunk's every
+        # file: an item citing no turn of the chunk has only the files it names).
+        sources = item_files(chunk, cited, item.statement)
         item = item.model_copy(update={"files": list(sources), "file_sources": sources})
         if cited:
             kept.append(item.model_copy(update={"turn_ids": cited, "cited": Citation.TURNS, "held": held}))

@@ -80,3 +80,13 @@ def test_validation_replaces_a_models_every_file_with_the_items_own() -> None:
     [item] = clean.items
     assert item.files == [f"{W}/src/billing.py"]
     assert item.file_sources == {f"{W}/src/billing.py": "statement"}
+
+
+def test_an_item_citing_no_turn_has_only_the_files_it_names() -> None:
+    c = chunk(("u1", Role.USER, "Refactor.", ()),
+              ("a1", Role.ASSISTANT, "Done.", ()),
+              ("r1", Role.TOOL, "edited", (f"{W}/src/a.py", f"{W}/src/b.py")))
+    answer = Extraction(chunk_id=1, extractor="openai", items=[
+        ItemDraft(kind=ItemKind.DECISION, statement="Keep src/a.py small.", turn_ids=[])])
+    clean, attributed = runner.validate(c, answer)
+    assert attributed == 1 and clean.items[0].files == [f"{W}/src/a.py"]
