@@ -272,11 +272,11 @@ def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tu
     at_risk and deletes_in_days (and what was redacted); background runs take the sessions at risk
     first."""
     from checkpoint import pipeline
-    from checkpoint.server.extraction import candidates
-    from checkpoint.server.sessions import list_sessions
+    from checkpoint.server.features.extraction import candidates
+    from checkpoint.server.features.status import snapshot
+    from checkpoint.server.folders import Folders
+    from checkpoint.server.requests.sessions import list_sessions
     from checkpoint.server.settings import AutoExtraction
-    from checkpoint.server.status import snapshot
-    from checkpoint.server.workspace import Folders
     from checkpoint.store import Store
 
     corpus = synth.write_corpus(roots[0].parent.parent / "t", sessions=3, turns=20, chars=8_000, seed=5,

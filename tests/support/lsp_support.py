@@ -28,13 +28,13 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from checkpoint.server.items import plain  # custom notifications arrive as namedtuples too
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SESSIONS,
     CHECKPOINT_STATUS,
     CHECKPOINT_WORKSPACE_SESSIONS,
 )
+from checkpoint.server.requests.items import plain  # custom notifications arrive as namedtuples too
 from tests.support.status_deltas import SessionMirror
 
 SERVER = [sys.executable, "-m", "checkpoint", "serve"]

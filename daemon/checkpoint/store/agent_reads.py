@@ -13,7 +13,7 @@ from typing import Any
 from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCounts
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
-from checkpoint.store.records import ItemPage, SourceExcerpt
+from checkpoint.store.rows import ItemPage, SourceExcerpt
 from checkpoint.store.search import RELEASED, SearchMixin, file_clause
 
 # Accepted first, then new; newest first within each (items of one answer share a time: the later

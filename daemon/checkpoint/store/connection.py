@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Self
 
 from checkpoint.ownership import database_folder_problem
-from checkpoint.store.schema import APPLICATION_ID, MIGRATIONS, Identity, identify, migrate
+from checkpoint.store.migrations import APPLICATION_ID, MIGRATIONS, Identity, identify, migrate
 
 
 def private(path: Path) -> None:
