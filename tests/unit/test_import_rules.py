@@ -183,9 +183,10 @@ def test_scan_status_and_hooks_start_without_the_heavy_packages(tmp_path: Path) 
 
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CHECKPOINT_DB": str(tmp_path / "c.db"),
            "CHECKPOINT_SOURCES": str(tmp_path / "none"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    quiet = "import contextlib, io\nfrom checkpoint import cli\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+    # Through the entry, as the console script runs them: it alone routes the hooks.
+    quiet = "import contextlib, io\nfrom checkpoint import startup\nwith contextlib.redirect_stdout(io.StringIO()):\n"
     for command in (["scan"], ["status"], ["hook", "session-start"], ["hook", "stop"]):
-        loaded = loaded_by(quiet + f"    cli.main({command!r})", env)
+        loaded = loaded_by(quiet + f"    startup.main({command!r})", env)
         assert "checkpoint" in loaded
         assert not loaded & {"mcp", "pydantic", "anthropic", "pygls"}, (command, loaded & {"mcp", "pydantic"})
 
