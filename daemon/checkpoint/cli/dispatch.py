@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from checkpoint import config
+from checkpoint.backfills import open_store
 from checkpoint.cli.forget import forget_command
 from checkpoint.cli.items import accept_command, items_command
 from checkpoint.cli.names import NoSuchSession
@@ -57,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in READ_COMMANDS and read_only_file(settings.db):
             store = Store.read_only(settings.db, busy_seconds=30.0)
         else:
-            store = Store(settings.db)
+            store = open_store(settings.db)
     except StoreUnavailable as exc:
         print(f"checkpoint: {exc}", file=sys.stderr)
         return 1

@@ -268,6 +268,10 @@ class StoreBase:
         self._group_seconds: float | None = None  # set while grouped_commits() is open
         self._group_began = 0.0
 
+    def backfills_due(self) -> list[str]:
+        """The back-fills a migration left due (named in `backfills`): checkpoint.backfills runs each once."""
+        return [row[0] for row in self.conn.execute("SELECT name FROM backfills ORDER BY name")]
+
     @classmethod
     def read_only(cls, path: Path | str, busy_seconds: float = 0.5) -> Self:
         """The store opened for reading only (see open_read_only); raises StoreUnavailable."""
