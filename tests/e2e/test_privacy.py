@@ -1,6 +1,6 @@
 """Privacy, end to end through the real `checkpoint` process and the fake API on 127.0.0.1:
 
-- A Claude Code and a Codex session full of fake secrets (every type of scripts/secrets_corpus.py, in
+- A Claude Code and a Codex session full of fake secrets (every type of tests/support/secrets_corpus.py, in
   prompts, answers, tool calls and tool output, one in the prompt that titles the session) go through
   `checkpoint now`: no secret is in any request the fake logged, nor in the bytes of the database,
   its WAL or its shared-memory file; status counts what was redacted, per type.
@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from scripts import secrets_corpus
-from tests.support import synth
+from tests.support import secrets_corpus, synth
 from tests.support.cli_run import cli_env, query, run
 from tests.support.fake_anthropic import FakeAnthropic
 

@@ -29,7 +29,7 @@ from checkpoint.redact import plugins as detect_secrets_plugins
 from checkpoint.sources.base import strings_in
 from checkpoint.status_model import read_status
 from checkpoint.store import Store
-from scripts import secrets_corpus
+from tests.support import secrets_corpus
 from tests.support.samples import SAMPLES
 
 
