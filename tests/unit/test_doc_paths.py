@@ -36,7 +36,9 @@ def named_paths(text: str, subpackages: tuple[str, ...]) -> Iterator[str]:
         if match.end() < len(text) and text[match.end()] in "<{*[…":
             continue
         path = match.group(1).rstrip(".,;:)")
-        if (path.startswith(ROOTS) and not path.startswith(ELSEWHERE)) or (path.startswith(subpackages) and (".py" in path or path.endswith("/"))):
+        repository = path.startswith(ROOTS) and not path.startswith(ELSEWHERE)
+        module = path.startswith(subpackages) and (".py" in path or path.endswith("/"))
+        if repository or module:
             yield path
 
 
