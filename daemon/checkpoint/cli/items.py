@@ -1,4 +1,4 @@
-"""The CLI's item commands: `items`, `supersede`, `accept`, and how one item is printed."""
+"""The CLI's item commands: `items`, `accept`, and how one item is printed (`supersede` is supersessions.py)."""
 
 from __future__ import annotations
 
