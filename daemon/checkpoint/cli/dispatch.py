@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from checkpoint import config
-from checkpoint.backfills import open_store
+from checkpoint.backfills import run_due
 from checkpoint.cli.forget import forget_command
 from checkpoint.cli.items import accept_command, items_command
 from checkpoint.cli.names import NoSuchSession
@@ -54,15 +54,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             from checkpoint.server import serve  # pygls and watchfiles load only for the daemon
 
         return serve(flags)  # the editor's settings come on top; a bad one is said in the editor
+    writable = not (args.command in READ_COMMANDS and read_only_file(settings.db))
     try:
-        if args.command in READ_COMMANDS and read_only_file(settings.db):
-            store = Store.read_only(settings.db, busy_seconds=30.0)
-        else:
-            store = open_store(settings.db)
+        store = Store(settings.db) if writable else Store.read_only(settings.db, busy_seconds=30.0)
     except StoreUnavailable as exc:
         print(f"checkpoint: {exc}", file=sys.stderr)
         return 1
     try:
+        if writable:
+            run_due(store)  # the back-fills a migration left, once; a database gone bad is said below
         code = _command(store, settings, args)
         sys.stdout.flush()
         return code
