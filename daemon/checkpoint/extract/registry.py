@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from checkpoint.extract import names
+from checkpoint.extract.missing_commands import claude_not_found, codex_not_found
 
 if TYPE_CHECKING:
     from checkpoint.config import Settings
@@ -85,11 +86,6 @@ def _claude_code(settings: Settings) -> Extractor:
     return ClaudeCodeExtractor(settings)
 
 
-def claude_not_found(command: str) -> str:
-    return f"`{command}` not found on PATH (install Claude Code: npm install -g @anthropic-ai/claude-code, or set " \
-           "claude_command)"
-
-
 def _claude_code_ready(settings: Settings) -> Readiness:
     # Not installed: said without importing anything more; installed: asked through claude_cli, which
     # loads no SDK (the automatic choice runs at every `checkpoint now`).
@@ -110,13 +106,6 @@ def _codex(settings: Settings) -> Extractor:
     from checkpoint.extract.codex import CodexExtractor
 
     return CodexExtractor(settings)
-
-
-CODEX_INSTALL_HINT = "install it with `npm install -g @openai/codex`, or set codex_command"
-
-
-def codex_not_found(command: str) -> str:
-    return f"`{command}` is not on PATH (codex_command = {command!r}; {CODEX_INSTALL_HINT})"
 
 
 def _codex_ready(settings: Settings) -> Readiness:
