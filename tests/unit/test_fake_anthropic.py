@@ -157,12 +157,17 @@ def test_streaming_assembles_the_same_message(client: anthropic.Anthropic) -> No
     assert text.usage.output_tokens == ask(client).usage.output_tokens
 
 
-def test_a_stream_cut_mid_body_raises_httpx2s_error_not_the_sdks(
+def test_a_stream_cut_mid_body_fails_that_stream_and_the_next_one_is_served(
         fake: FakeAnthropic, client: anthropic.Anthropic) -> None:
+    # What a cut stream raises is the SDK's business: 2.16 let httpx2's RemoteProtocolError out of the
+    # iteration, 2.17 wraps it in APIConnectionError. What the fake owes any client is a stream that
+    # fails as a broken connection, with no final message, and a next request served as usual.
     fake.script("drop_mid_body", "max_tokens")
-    with pytest.raises(httpx2.RemoteProtocolError), client.messages.stream(
+    with pytest.raises((anthropic.APIConnectionError, httpx2.TransportError)) as info, client.messages.stream(
             model=MODEL, max_tokens=2000, messages=[{"role": "user", "content": PROMPT}]) as stream:
         stream.get_final_message()
+    assert "incomplete chunked read" in str(info.value)
+    assert fake.message_requests[0].fault == "drop_mid_body"
     with client.messages.stream(model=MODEL, max_tokens=2000, messages=[{"role": "user", "content": PROMPT}],
                                 output_config=OUTPUT_CONFIG) as stream:
         assert stream.get_final_message().stop_reason == "max_tokens"
