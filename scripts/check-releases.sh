@@ -69,7 +69,8 @@ pins() {  # "name version" per line, names normalised, sorted for join
 }
 table() { awk '$2 != $3 { printf "| %s | %s | %s |\n", $1, $2, $3 }'; }
 python_moves="$(join -a2 -e '(new)' -o 0,1.2,2.2 <(pins locks/python.txt) <(pins "$WORK/resolved.txt") | table)"
-past_bounds="$(join -o 0,1.2,2.2 <(pins "$WORK/resolved.txt") <(pins "$WORK/unbounded.txt") | table)"
+past_bounds="$( [ -f "$WORK/unbounded.txt" ] && join -o 0,1.2,2.2 <(pins "$WORK/resolved.txt") <(pins "$WORK/unbounded.txt") | table \
+  || echo "| (could not resolve the names alone: $WORK/resolve.log) | | |")"
 
 python3 -m venv "$WORK/venv"
 PY="$WORK/venv/bin/python"
@@ -102,8 +103,13 @@ if [[ ! " ${failed[*]} " =~ " python-install " ]]; then
   step mypy "$WORK/venv/bin/mypy"
   step pytest "$PY" -m pytest -q -p no:cacheprovider --junitxml="$WORK/pytest.xml" "${PYTEST_ARGS[@]}"
 fi
-step extension bash -c "rm -rf '$WORK/ext' && mkdir '$WORK/ext' && cp -r vscode-extension/. '$WORK/ext' \
-  && rm -rf '$WORK/ext/node_modules' '$WORK/ext/package-lock.json' && cd '$WORK/ext' \
+# The extension in a tree of its own (its tests read ../scripts): the rest of the repository linked in.
+mkdir -p "$WORK/tree"
+for entry in "$REPO"/* "$REPO"/.[!.]*; do
+  case "$(basename "$entry")" in vscode-extension|.git|.venv) ;; *) ln -s "$entry" "$WORK/tree/" ;; esac
+done
+step extension bash -c "cp -r vscode-extension '$WORK/tree/' && cd '$WORK/tree/vscode-extension' \
+  && rm -rf node_modules package-lock.json bundled dist \
   && npm install --ignore-scripts --no-audit --no-fund --loglevel=error && npm run -s lint && npm run -s compile \
   && npx vitest run"
 if [ "$EDITOR" = 1 ]; then
