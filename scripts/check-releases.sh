@@ -108,9 +108,10 @@ mkdir -p "$WORK/tree"
 for entry in "$REPO"/* "$REPO"/.[!.]*; do
   case "$(basename "$entry")" in vscode-extension|.git|.venv) ;; *) ln -s "$entry" "$WORK/tree/" ;; esac
 done
-step extension bash -c "cp -r vscode-extension '$WORK/tree/' && cd '$WORK/tree/vscode-extension' \
-  && rm -rf node_modules package-lock.json bundled dist \
-  && npm install --ignore-scripts --no-audit --no-fund --loglevel=error && npm run -s lint && npm run -s compile \
+mkdir -p "$WORK/tree/vscode-extension"
+tar -C vscode-extension --exclude=node_modules --exclude=bundled --exclude=dist --exclude=package-lock.json -cf - . \
+  | tar -C "$WORK/tree/vscode-extension" -xf -
+step extension bash -c "cd '$WORK/tree/vscode-extension' && npm install --ignore-scripts --no-audit --no-fund --loglevel=error && npm run -s lint && npm run -s compile \
   && npx vitest run"
 if [ "$EDITOR" = 1 ]; then
   step editor-e2e bash -c "CHECKPOINT_BUILD_PYTHON='$PY' CHECKPOINT_E2E_VSIX=\"\$(bash scripts/build-vsix.sh linux-x64)\" \
