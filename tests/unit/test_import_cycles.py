@@ -42,10 +42,9 @@ def _module_level(body: list[ast.stmt], on_use: bool = False) -> Iterator[ast.Im
         elif isinstance(node, ast.Try):
             for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
                 yield from _module_level(block, on_use)
-        else:
-            runs_on_import = isinstance(node, ast.With | ast.ClassDef | ast.For | ast.While)
-            if runs_on_import or (on_use and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)):
-                yield from _module_level(node.body, on_use)
+        elif isinstance(node, ast.With | ast.ClassDef | ast.For | ast.While | ast.FunctionDef | ast.AsyncFunctionDef):
+            function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)  # its body runs on use
+            yield from _module_level(node.body if on_use or not function else [], on_use)
 
 
 def import_graph(root: Path, on_use: bool = False) -> dict[str, set[str]]:
