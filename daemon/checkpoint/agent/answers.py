@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text, session_title
+from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, plain_text, session_title
 from checkpoint.redact import Redactor
-from checkpoint.store import ItemPage, SourceExcerpt
+from checkpoint.store import SourceExcerpt
 
 ANSWER_CHARS = 40_000  # ~10k tokens at 4 characters a token
 STATEMENT_CHARS = 600
@@ -29,22 +29,6 @@ COMPACT_FIELDS = ("id", "kind", "state", "statement", "said_at", "files")
 # Said in every list and search answer, so the agent knows what each item holds and where the rest is.
 BOUND = (f"each item: {', '.join(COMPACT_FIELDS)} (statement cut at {COMPACT_STATEMENT_CHARS} characters, the first"
          f" {COMPACT_FILES} files); get_decision(id) gives one item with its rationale, session and transcript lines")
-
-
-def released(page: ItemPage, judge: bool) -> ItemPage:
-    """The page without the items an agent may not be shown yet. The store's reads for agents leave
-    out held items (`released_only`); with `judge` (the back-fill that flags items stored before
-    items could be held has not run yet: Store.holds_backfill_due), each item not accepted is judged
-    here too, by the same rule."""
-    if not judge:
-        return page
-    # Loaded here, not at the top: the hooks import this module, and judging is rare (its patterns
-    # are compiled on import).
-    from checkpoint.extract.held import held_for_review
-
-    kept = tuple(i for i in page.items
-                 if i.state is ItemState.ACCEPTED or not held_for_review(i.statement, i.rationale))
-    return ItemPage(items=kept, total=page.total - (len(page.items) - len(kept)))
 
 
 def when(epoch: float) -> str:

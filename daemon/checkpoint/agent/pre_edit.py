@@ -23,7 +23,6 @@ import re
 import time
 from pathlib import Path
 
-from checkpoint.agent.answers import released
 from checkpoint.agent.problems import state_dir
 from checkpoint.agent.render import item_line, statement_text
 from checkpoint.agent.tool_input import EditTarget
@@ -215,9 +214,8 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     name = distinctive_name(real)
     folders = workspace_folders(cwd)
     # Held items (checkpoint.extract.held) only once the user accepted them, as at session start.
-    page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
-                                          named=name, limit=CANDIDATES, counted=False, released_only=True),
-                    store.holds_backfill_due())
+    page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
+                                 named=name, limit=CANDIDATES, counted=False, released_only=True)
     # The store's candidates checked exactly (its match on relative paths and names is loose); what
     # their turns wrote to the file is read only for those it decides on or that are shown.
     written: dict[str, list[str]] = {}

@@ -24,7 +24,7 @@ from checkpoint.model import (
     Usage,
 )
 from checkpoint.store.leases import LeasesMixin
-from checkpoint.store.records import ItemSummary, WindowTurn
+from checkpoint.store.rows import ItemSummary, WindowTurn
 from checkpoint.store.scope import ScopeMixin
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.

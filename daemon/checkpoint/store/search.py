@@ -22,7 +22,7 @@ from typing import Any, Literal
 from checkpoint.model import ChunkInput, ItemKind, KnownItem
 from checkpoint.store.items import workspace_of
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import SearchResult
+from checkpoint.store.rows import SearchResult
 
 # bm25 weights of the index's columns, in their order: statement, rationale, files.
 WEIGHTS = (10.0, 4.0, 2.0)

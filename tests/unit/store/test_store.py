@@ -11,7 +11,7 @@ import pytest
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft, Usage
 from checkpoint.store import MIGRATIONS, CursorMoved, Migration, Store
-from checkpoint.store.schema import migrate
+from checkpoint.store.migrations import migrate
 
 
 def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:

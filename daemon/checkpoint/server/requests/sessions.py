@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from checkpoint.server.items import QueryError, plain
+from checkpoint.server.folders import Folders
 from checkpoint.server.protocol import SessionsQuery, SessionsResult, SessionStatus
-from checkpoint.server.workspace import Folders
+from checkpoint.server.requests.items import QueryError, plain
 from checkpoint.status_model import with_risk
 from checkpoint.store import Store
 

@@ -378,7 +378,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         # What a turn's tool calls wrote to files (the readers' FileEdit records), stored beside the
         # turn: diagnostics anchor on them. Turns stored before this have none; the back-fill named
-        # in `backfills` derives theirs from their stored text once (Store.backfill_edits).
+        # in `backfills` derives theirs from their stored text once (checkpoint.backfills).
         "turn edits",
         (
             """
@@ -432,7 +432,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         # An item that reads as a planted instruction to an agent (checkpoint.extract.held) is held:
         # agents are shown it only once the user accepts it. Items stored before this are judged once
-        # by the back-fill named in `backfills` (Store.backfill_holds). And the items each run's
+        # by the back-fill named in `backfills` (checkpoint.backfills). And the items each run's
         # validation dropped, by reason ({"tool_output_only": n}).
         "held items",
         (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from checkpoint.server.file_reads import MAX_BYTES, Budget, FileReads, Unread
+from checkpoint.server.features.diagnostics.file_reads import MAX_BYTES, Budget, FileReads, Unread
 
 
 def test_a_file_over_the_limit_is_not_opened(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import cast
 
 from checkpoint.model import SessionCounts
+from checkpoint.server.features.status.workspace_sessions import SentSessions, newest_first
 from checkpoint.server.protocol import SessionStatus
-from checkpoint.server.workspace_sessions import SentSessions, newest_first
 
 
 def session(n: int, turns: int = 1, last: int | None = None) -> SessionStatus:

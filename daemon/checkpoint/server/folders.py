@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from checkpoint.store import Store
 
 
-def resolve(path: str, cwd: str | None) -> str | None:
+def item_path(path: str, cwd: str | None) -> str | None:
     """Where a path an item names is: a relative one against its session's cwd (never the daemon's:
     the daemon may be started anywhere), then symlinks and `..` resolved, so that two spellings of
     one file are one file. None for a relative path with no cwd to resolve it against."""

@@ -27,13 +27,13 @@ from checkpoint import config, pipeline, sources
 from checkpoint.model import ProblemKind
 from checkpoint.server import inotify
 from checkpoint.server.events import CountsChanged, ProblemSeen, TurnsAdded
-from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
 from checkpoint.server.messages import once_key
 from checkpoint.sources.tailer import SETTLE_SECONDS
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
+    from checkpoint.server.features.extraction.extractor_slot import ExtractorSlot  # the extraction's, shared
     from checkpoint.server.server import CheckpointServer
     from checkpoint.server.settings import ServerSettings
 

@@ -1,4 +1,4 @@
-"""The shapes of the own corpus's fake secrets (scripts/secrets_corpus.py): the values, made up at run
+"""The shapes of the own corpus's fake secrets (tests/support/secrets_corpus.py): the values, made up at run
 time from a seeded generator, and the places transcripts hold them. Every prefix is joined to a
 random body, so no real or even static key-shaped string sits in this file."""
 

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from checkpoint.store import MIGRATIONS, Store
-from checkpoint.store.schema import migrate
+from checkpoint.store.migrations import migrate
 
 BEFORE = [m.name for m in MIGRATIONS].index("workspaces are repositories")
 

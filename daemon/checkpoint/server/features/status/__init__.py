@@ -28,14 +28,14 @@ from checkpoint.server import inotify
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
 from checkpoint.server.feature import Feature
+from checkpoint.server.features.status.workspace_sessions import SentSessions
+from checkpoint.server.folders import Folder, Folders
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary, SessionStatus
-from checkpoint.server.workspace import Folder, Folders
-from checkpoint.server.workspace_sessions import SentSessions
 from checkpoint.status_model import read_status
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
 if TYPE_CHECKING:
-    from checkpoint.server.extraction import ExtractionFeature
+    from checkpoint.server.features.extraction import ExtractionFeature
     from checkpoint.server.server import CheckpointServer
 
 POLL_SECONDS = 0.5

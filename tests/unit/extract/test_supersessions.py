@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checkpoint.extract import supersede
+from checkpoint.extract import supersessions
 from checkpoint.model import ItemKind, KnownItem
 
 REDIS = KnownItem("r1", ItemKind.DECISION, "We decided to use Redis for the invoice cache.")
@@ -20,7 +20,7 @@ SWITCH = KnownItem("m1", ItemKind.DECISION, "We switch from Redis to Memcached f
     ("We use Memcached for the invoice cache.", None),
 ])
 def test_what_a_sentence_says_is_replaced(sentence: str, words: list[str] | None) -> None:
-    assert supersede.replaced(sentence) == words
+    assert supersessions.replaced(sentence) == words
 
 
 @pytest.mark.parametrize(("sentence", "known", "expected"), [
@@ -34,5 +34,5 @@ def test_what_a_sentence_says_is_replaced(sentence: str, words: list[str] | None
 def test_a_switch_supersedes_the_item_it_names_or_restates_the_one_that_says_it(
     sentence: str, known: list[KnownItem], expected: dict[str, str]
 ) -> None:
-    found = supersede.fields(sentence, known)
+    found = supersessions.fields(sentence, known)
     assert {k: v for k, v in found.items() if k != "supersedes_reason"} == expected

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from checkpoint.server.items import QueryError, plain
+from checkpoint.server.folders import Folders, file_uri, path_of
 from checkpoint.server.protocol import SearchHit, SearchQuery, SearchResponse
-from checkpoint.server.workspace import Folders, file_uri, path_of
+from checkpoint.server.requests.items import QueryError, plain
 from checkpoint.store import Store
 
 MAX_LIMIT = 200

@@ -24,9 +24,9 @@ from checkpoint.model import Citation, FileEdit, ItemRecord, plain_text
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
-from checkpoint.server.file_reads import Budget, Content, FileReads, Unread
+from checkpoint.server.features.diagnostics.file_reads import Budget, Content, FileReads, Unread
+from checkpoint.server.folders import Folders, file_uri, item_path, path_of
 from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
-from checkpoint.server.workspace import Folders, file_uri, path_of, resolve
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -60,14 +60,14 @@ def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
         edits: list[FileEdit] | None = None
         seen: set[str] = set()
         for path in item.files:
-            real = resolve(path, item.cwd)
+            real = item_path(path, item.cwd)
             uri = folders.uri_for(real) if real else None
             if uri is None or uri in seen:  # outside the workspace, or the same file spelled again
                 continue
             seen.add(uri)
             if edits is None:
                 edits = store.edits_in_window(item.session_id, item.turn_ids)
-            written = tuple(e.text for e in edits if resolve(e.path, item.cwd) == real)
+            written = tuple(e.text for e in edits if item_path(e.path, item.cwd) == real)
             newer = by_id.get(item.superseded_by) if item.superseded_by else None
             out.setdefault(uri, []).append(Placement(item, path, written, newer))
     return out

@@ -1,5 +1,5 @@
 """Secrets said in sentences (issue 32): the kinds that got through when said in prose the offline
-extractor keeps, for scripts/secrets_corpus.py."""
+extractor keeps, for tests/support/secrets_corpus.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import random
 import string
 
-from scripts.secrets_shapes import (
+from tests.support.secrets_shapes import (
     ALNUM,
     B64,
     B64URL,

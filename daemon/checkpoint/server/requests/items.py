@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from checkpoint.server.folders import Folders, file_uri, item_path, path_of
 from checkpoint.server.protocol import Item, ItemsQuery
-from checkpoint.server.workspace import Folders, file_uri, path_of, resolve
 from checkpoint.store import Store
 
 STATES = ("new", "accepted", "dismissed", "any")
@@ -62,8 +62,8 @@ def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope:
     if "file" in query:
         # Resolved as the diagnostics resolve them, so both name the same items for a file. A
         # relative `file` has no cwd of its own (the daemon's is no one's): it matches nothing.
-        target = resolve(path_of(query["file"]) or query["file"], None)
-        rows = [r for r in rows if target and any(resolve(f, r.cwd) == target for f in r.files)]
+        target = item_path(path_of(query["file"]) or query["file"], None)
+        rows = [r for r in rows if target and any(item_path(f, r.cwd) == target for f in r.files)]
     belongs = folders.sessions(store)
     out: list[Item] = []
     for row in rows:

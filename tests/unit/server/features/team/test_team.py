@@ -1,11 +1,11 @@
-"""server/team.py's watch covers a repository's top and the folders on the way to its record folder
+"""server/features/team/__init__.py's watch covers a repository's top and the folders on the way to its record folder
 that exist, never the rest of the repository's tree."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from checkpoint.server.team import on_the_way
+from checkpoint.server.features.team import on_the_way
 
 
 def test_the_folders_on_the_way_to_the_records_are_those_that_exist(tmp_path: Path) -> None:

@@ -23,19 +23,19 @@ from lsprotocol import types
 from checkpoint import config, pipeline, runner
 from checkpoint.model import RunReport
 from checkpoint.server.events import ItemsChanged, RunFinished, RunProgressed, RunStarted, TurnsAdded
-from checkpoint.server.extractor_slot import ExtractorSlot
 from checkpoint.server.feature import Feature
+from checkpoint.server.features.extraction.extractor_slot import ExtractorSlot
+from checkpoint.server.folders import Folders
 from checkpoint.server.messages import once_key
 from checkpoint.server.protocol import PROGRESS_TITLE, NowResult, RunSummary
 from checkpoint.server.protocol import Totals as WireTotals
-from checkpoint.server.workspace import Folders
 from checkpoint.status_model import read_status, with_risk
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
+    from checkpoint.server.features.watcher import Watcher
     from checkpoint.server.server import CheckpointServer
     from checkpoint.server.settings import AutoExtraction, ServerSettings
-    from checkpoint.server.watcher import Watcher
 
 
 def candidates(store: Store, folders: Folders, scope: str, auto: AutoExtraction, now: float) -> list[str]:
