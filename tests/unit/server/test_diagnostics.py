@@ -16,7 +16,8 @@ def held_item(state: ItemState = ItemState.NEW) -> ItemRecord:
         id="a1b2c3d4e5f6", session_id="sess-1", kind=ItemKind.CONSTRAINT, statement=PLANTED, rationale=None,
         confidence=0.9, turn_ids=("t1",), files=("/w/app.py",), state=state, extractor="heuristic",
         created_at=1_790_000_000.0, session_title=None, cwd="/w",
-        sources=(ItemSource(turn_id="t1", path="/p/s.jsonl", line=3, timestamp=None),), held=True)
+        sources=(ItemSource(turn_id="t1", path="/p/s.jsonl", line=3, timestamp=None),), held=True,
+        accepted_here=state is ItemState.ACCEPTED)
 
 
 def test_a_held_item_is_marked_in_its_diagnostic_and_hover() -> None:
