@@ -104,7 +104,8 @@ def statement_text(item: ItemRecord, redactor: Redactor, chars: int = STATEMENT_
 def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
               chars: int = STATEMENT_CHARS) -> str | None:
     """One item as one line: `- Decision <id>, said <day> in a claude session (1a2b3c4d), accepted by the
-    developer, lines 3-9: "<statement>"` (a record's: `accepted by "Alice" in the repository`). `lines`: where in the file it concerns ("lines 3-9"), when
+    developer, lines 3-9: "<statement>"` (a record's: `accepted by "Alice" in the repository`).
+    `lines`: where in the file it concerns ("lines 3-9"), when
     known. None when the statement has no whole sentence to show."""
     statement = statement_text(item, redactor, chars)
     if not statement:
