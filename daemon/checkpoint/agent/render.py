@@ -18,7 +18,7 @@ import json
 import re
 from datetime import UTC, datetime
 
-from checkpoint.model import ItemRecord, ItemState, plain_text
+from checkpoint.model import TEAM_AGENT, ItemRecord, ItemState, plain_text
 from checkpoint.redact import Redactor
 
 STATEMENT_CHARS = 400
@@ -111,7 +111,10 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
     if not statement:
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
-    notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, 8)})"]
+    if item.record is not None and item.agent == TEAM_AGENT:  # known only from a teammate's decision record
+        notes = [f"{said_on(item)} in the repository's decision record {quoted(item.record, redactor, 200)}"]
+    else:
+        notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, 8)})"]
     who = accepted_by(item, redactor)
     if who:
         notes.append(f"accepted by {who}")
