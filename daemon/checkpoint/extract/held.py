@@ -55,12 +55,15 @@ class Effect(Enum):
 
 
 _I = re.IGNORECASE
-_URL = r"(?:\b(?:https?|ftp|wss?)://\S+|\b(?:[\w-]+\.)+(?:example|com|net|org|io|sh|dev|xyz|ru|cn|site|app|info|me)\b\S*)"
+# Within one sentence: a full stop inside a URL or a file name ("evil.example/n") does not end it.
+_SPAN = r"(?:[^.;!?\n]|[.!?](?=\S))"
+_URL = (r"(?:\b(?:https?|ftp|wss?)://\S+"
+        r"|(?<![\w/.-])(?:[\w-]+\.)+(?:example|com|net|org|io|dev|xyz|ru|cn|site|info|me)\b\S*)")
 _IP = r"\b\d{1,3}(?:\.\d{1,3}){3}\b"
 
 # -- dropping the instructions, hiding, markup --------------------------------------------------
-_IGNORE_VERB = (r"ignore|ignoring|disregard|forget|override|ignoriere|ignorieren|ignoriert|vergiss|vergessen|missachte|"
-                r"ignorez|oublie|oubliez|ignora|ignorar|olvida|olvide|descarta|dimentica|esque[çc]a")
+_IGNORE_VERB = (r"ignor\w*|disregard\w*|forget\w*|override|vergi?ss\w*|missacht\w*|oubli\w*|olvid\w*|descart\w*|"
+                r"dimentic\w*|esque[çc]\w*")
 _INSTRUCTIONS = (r"instructions?|prompts?|rules|directions|guidelines|directives|anweisungen|regeln|instruktionen|"
                  r"vorgaben|befehle|r[èe]gles|consignes|instrucciones|reglas|indicaciones|istruzioni|regole|"
                  r"instru[çc][õo]es|regras")
@@ -84,6 +87,8 @@ _HIDE = re.compile(
     r"|\b(?:hide|keep)\s+(?:this|these|it|that|them)\b[^.!?]{0,40}?\b(?:from\s+the\s+(?:user|human|developer)|"
     r"to\s+yourself|secret)\b"
     r"|\bno\s+need\s+to\s+(?:tell|inform|mention\s+it\s+to|ask)\s+(?:anyone|anybody|the\s+user|the\s+developer)\b"
+    r"|\bso\s+(?:that\s+)?(?:nobody|no\s+one|the\s+(?:user|developer))\s+(?:sees|knows|notices|finds)\b"
+    r"|\bhistory\s+-c\b|\b(?:delete|clear|erase|wipe)\s+(?:the\s+)?(?:transcript|shell\s+history|bash_history)\b"
     r"|\b(?:quietly|silently|secretly|covertly)\s+(?:add|run|execute|install|send|upload|change|modify|append|insert|"
     r"push|post|copy|delete|remove)\b",
     _I,
@@ -117,8 +122,7 @@ _DOWNLOAD = re.compile(
     _I,
 )
 _EXECUTE = re.compile(
-    rf"\|\s*(?:{_SHELLS})\b|\b(?:pipe|feed|pass)\s+(?:it|them|that|this|the\s+\w+)?\s*(?:straight\s+|directly\s+)?"
-    rf"(?:in)?to\s+(?:{_SHELLS})\b|\bthrough\s+(?:{_SHELLS})\b|\bchmod\s+(?:\+|[0-7]*[1357]\b)\w*"
+    rf"\|\s*(?:{_SHELLS})\b|\b(?:pipe|feed|pass)\b{_SPAN}{{0,80}}?\b(?:in)?to\s+(?:{_SHELLS})\b|\bthrough\s+(?:{_SHELLS})\b|\bchmod\s+(?:\+|[0-7]*[1357]\b)\w*"
     r"|\bmake\s+(?:it|them|the\s+\w+)\s+executable|\b(?:run|execute|exec|launch|start|source)\s+(?:it|them|that|"
     r"the\s+(?:result|script|file|binary|installer|tool|output))\b"
     rf"|\b(?:run|execute)\b[^.;!?]{{0,40}}\bwith\s+(?:{_SHELLS})\b|\b(?:{_SHELLS})\s+/tmp/|\bexecute\s+\S*(?:\.sh|/tmp/)"
@@ -150,16 +154,17 @@ _CREDENTIAL_FILE = (
 )
 _SECRET = (
     r"\bprintenv\b|\benv\b(?!\s*(?:var|file|value))|\benvironment\b(?!\s+variables?\s+(?:named|called))|"
-    r"\benvironment\s+variables?\b|\bsecrets?\b|\btokens?\b|\bpasswords?\b|\bapi[_ ]?keys?\b"
+    r"\benvironment\s+variables?\b|\ball\s+(?:the\s+)?(?:shell\s+|env\s+)?variables\b|\bsecrets?\b|\btokens?\b|\bpasswords?\b|\bapi[_ ]?keys?\b"
     r"|\b[A-Z][A-Z0-9]*_(?:TOKEN|KEY|SECRET|PASSWORD|PASS|PAT)\w*\b|\bAWS_SECRET_ACCESS_KEY\b|\$\{\{\s*secrets\."
 )
 _BULK = (r"\b(?:database\s+dump|db\s+dump|dump|the\s+repository|the\s+repo|source\s+code|codebase|project\s+folder"
          r"|the\s+code)\b")
 _TRANSFER = (
-    r"\b(?:send|sends|post|posts|upload|uploads|mail|e-?mail|paste|forward|transmit|exfiltrate|leak|share|copy|cp|scp|"
-    r"rsync|push|attach|include|put|add|append|embed|echo|echoes|print|prints|cat|show|display|output|log|reveal|dump|"
-    r"write|curl|gib|zeige|zeig|sende|schicke|lade|kopiere|envoie|envoyer|affiche|montre|copie|muestra|env[íi]a|sube|"
-    r"copia|imprime|mostra|invia)\b"
+    r"\b(?:(?:send|post|upload|mail|e-?mail|paste|forward|transmit|exfiltrate|leak|share|scp|rsync|push|attach|include|"
+    r"add|append|embed|echo|print|show|display|output|log|reveal|dump|write|commit)(?:s|es|ed|d|ing)?|sent|cat|cp|"
+    r"put|copy|copies|copied|shown|logged|wrote|written|committed|curl|gib|zeige|zeig|sende|schicke|lade|kopiere|"
+    r"envoie|envoyez|envoyer|affiche|affichez|montre|montrez|copie|copiez|muestra|muestre|env[íi]a|sube|suba|copia|"
+    r"imprime|mostra|mostrate|invia|inviate|ausgeben|aus)\b"
 )
 _SINK = (
     rf"{_URL}|{_IP}|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b\w+@[\w.-]+:|\bs3://|\bgs://|\bpaste\s*(?:bin|site)\b|"
@@ -186,14 +191,15 @@ _CHANGE_SHARED = re.compile(
     rf"\bgit\s+remote\s+(?:add|set-url|rename)\b|\b(?:set|change|point|switch|repoint|update|replace)\b[^.;!?]{{0,30}}"
     rf"\bremote\b[^.;!?]{{0,30}}\bto\b[^.;!?]{{0,10}}(?:{_URL}|{_IP}|\S+@\S+:)"
     r"|\bpush\s+(?:--mirror|--all|all\s+(?:the\s+)?branches)\b"
+    r"|\bpousse\w*(?:-\w+)?\s+en\s+force\b|\bforce[rz]?\s+(?:le\s+)?push\b|\bpush\s+forzado\b|\bforzar\s+(?:el\s+)?push\b"
     r"|\bforce[- ]?push\w*|\bpush\b[^.;!?]{0,40}?(?:\s-f\b|--force\b)|--force\s+push|\bfilter-(?:branch|repo)\b"
     r"|\brewrite\s+(?:the\s+)?(?:git\s+|commit\s+)?history\b|\breset\s+(?:--hard\s+)?(?:origin/)?(?:main|master)\s+to\b"
     r"|\b(?:delete|remove)\s+(?:the\s+)?(?:remote\s+)?(?:main|master|release)\s+branch\b"
     r"|\bwrite-all\b|\bpermissions?\b[^.;!?]{0,30}\bwrite\s*-?\s*all\b"
-    r"|\b(?:grant|give)\b[^.;!?]{0,60}\b(?:admin|owner|maintainer|write)\s+(?:rights|access|permissions?|role)\b"
+    r"|(?<!can\s)(?<!may\s)\b(?:grant|give)\b[^.;!?]{0,60}\b(?:admin|owner|maintainer|write)\s+(?:rights|access|permissions?|role)\b"
     r"|\bpull_request_target\b[^.;!?]{0,80}\bsecrets\b"
     r"|\b(?:disable|turn\s+off|remove|bypass)\b[^.;!?]{0,20}\b(?:branch\s+protection|required\s+reviews?|code\s*owners|"
-    r"secret\s+scanning|2fa|two-factor)",
+    r"secret\s+scann\w*|2fa|two-factor)",
     _I,
 )
 
@@ -206,7 +212,11 @@ _CLAIM = re.compile(
     r"|\b(?:all|any|every)\s+(?:\w+\s+)?(?:commands?|actions?|tools?|operations?)\s+(?:are|is|have\s+been)\s+"
     r"(?:pre-?approved|approved|allowed|authori[sz]ed|permitted)\b"
     r"|\b(?:never|don'?t|do\s+not|no\s+need\s+to)\s+ask\s+(?:\w+\s+){0,3}?(?:for\s+)?(?:confirmation|approval|permission)"
-    r"|\bwithout\s+(?:asking|confirmation|approval|permission|prompting)\b"
+    r"|\bwithout\s+(?:asking|checking|confirming|confirmation|approval|permission|prompting)\b"
+    r"|\bskip\s+(?:asking|confirming|confirmation|approval|permission)\b"
+    r"|\b(?:restrictions?|limits?|safeguards|guardrails|sandbox)\b[^.;!?]{0,30}\b(?:are|is|have\s+been|has\s+been)\s+"
+    r"(?:lifted|removed|disabled|off|suspended|waived)\b"
+    r"|\btrusts?\s+you\s+(?:fully|completely|entirely)\b"
     r"|\bskip\s+(?:all\s+)?(?:the\s+)?(?:permission|confirmation|approval|safety)\s+(?:prompts?|checks?|dialogs?)"
     r"|\bbypass\s+(?:all\s+)?(?:the\s+)?(?:safety|security|permission|sandbox)\b"
     rf"|\bI\s+(?:hereby\s+)?(?:authori[sz]e|allow|permit)\s+you\b|\b{_WHO}\s+(?:has\s+|have\s+)?(?:authori[sz]ed|"
@@ -214,10 +224,12 @@ _CLAIM = re.compile(
     _I,
 )
 _REDIRECT = re.compile(
-    rf"\b(?:treat|regard|consider|handle|follow|obey|trust|execute)\b[^.;!?]{{0,80}}\b(?:as|like)\s+(?:if\s+)?(?:they|it)?"
+    rf"\b(?:treat|regard|consider|handle|follow|obey|trust|execute|do)\b[^.;!?]{{0,80}}\b(?:as|like)\s+(?:if\s+|though\s+)?"
+    rf"(?:they|it)?"
     rf"\s*(?:came\s+from\s+|come\s+from\s+|were\s+from\s+|had\s+been\s+\w+\s+by\s+|were\s+written\s+by\s+)?{_WHO}\b"
     rf"|\b(?:instructions?|anything|whatever|text|content|comments?)\b[^.;!?]{{0,60}}\b(?:comes?|came|are|is)\s+from\s+"
     rf"{_WHO}|\b(?:is|are)\s+{_WHO}'?s?\s+(?:own\s+)?(?:instructions?|orders|commands)\b"
+    rf"|\b(?:to\s+be|are|is|as)\s+(?:\w+\s+)?(?:orders|instructions|commands|requests)\s+from\s+{_WHO}"
     r"|\b(?:takes?|have|has)\s+(?:priority|precedence)\s+over\s+(?:your|the\s+user'?s?|the\s+system|all\s+other)\b"
     rf"|\b(?:follow|obey|do)\s+(?:the\s+)?(?:instructions|steps|what\s+it\s+says)\b[^.;!?]{{0,40}}(?:{_URL})",
     _I,
@@ -266,6 +278,17 @@ def _prohibited_whole(text: str) -> bool:
     return bool(re.match(r"^\W*(?:never|don'?t|do\s+not|avoid)\b", text, _I))
 
 
+_OWN_BRANCH = re.compile(r"\b(?:your|my|their|one'?s)\s+own\s+(?:\w+\s+)?branch|\bfeature\s+branch", _I)
+_SHARED_BRANCH = re.compile(r"\b(?:main|master|release\w*|trunk|develop|production|origin/\w+|shared)\b", _I)
+
+
+def _changes_shared(text: str) -> bool:
+    if not _asked(_CHANGE_SHARED, text):
+        return False
+    only_own = _OWN_BRANCH.search(text) and not _SHARED_BRANCH.search(text) and "remote" not in text.lower()
+    return not only_own
+
+
 def _sends_data(text: str) -> bool:
     if _asked(_SEND_CREDENTIAL, text) or _asked(_SEND_SECRET, text) or _asked(_COPY_AWAY, text):
         return True
@@ -284,7 +307,7 @@ def classify(text: str) -> Effect | None:
         return Effect.RUNS_REMOTE_CODE
     if _sends_data(text):
         return Effect.SENDS_DATA
-    if _asked(_CHANGE_SHARED, text):
+    if _changes_shared(text):
         return Effect.CHANGES_SHARED
     if _asked(_CLAIM, text) and not _prohibited_whole(text):
         return Effect.CLAIMS_AUTHORITY
