@@ -154,7 +154,8 @@ _CREDENTIAL_FILE = (
 )
 _SECRET = (
     r"\bprintenv\b|\benv\b(?!\s*(?:var|file|value))|\benvironment\b(?!\s+variables?\s+(?:named|called))|"
-    r"\benvironment\s+variables?\b|\ball\s+(?:the\s+)?(?:shell\s+|env\s+)?variables\b|\bsecrets?\b|\btokens?\b|\bpasswords?\b|\bapi[_ ]?keys?\b"
+    r"\benvironment\s+variables?\b|\ball\s+(?:the\s+)?(?:shell\s+|env\s+)?variables\b|\bsecrets?\b|\btokens?\b"
+    r"|\bpasswords?\b|\bapi[_ ]?keys?\b"
     r"|\b[A-Z][A-Z0-9]*_(?:TOKEN|KEY|SECRET|PASSWORD|PASS|PAT)\w*\b|\bAWS_SECRET_ACCESS_KEY\b|\$\{\{\s*secrets\."
 )
 _BULK = (r"\b(?:database\s+dump|db\s+dump|dump|the\s+repository|the\s+repo|source\s+code|codebase|project\s+folder"
@@ -169,7 +170,8 @@ _TRANSFER = (
 _SINK = (
     rf"{_URL}|{_IP}|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b\w+@[\w.-]+:|\bs3://|\bgs://|\bpaste\s*(?:bin|site)\b|"
     r"\bcommit\s+messages?\b|\bcommit\b|\b(?:PR|pull\s+request)\s+(?:description|body|comment)|\bissue\b|\blogs?\b|"
-    r"\bpublic\b|\bplain\s+(?:env|text)\b"
+    r"\bpublic\b|\bplain\s+(?:env|text)\b|\bREADME\b|\bwiki\b|\bSlack\b|\bchannel\b|\bchat\b|\b(?:next\s+)?(?:reply|"
+    r"message|answer|response)\b"
 )
 _SEND_CREDENTIAL = re.compile(rf"{_TRANSFER}[^.;!?]{{0,80}}?(?:{_CREDENTIAL_FILE})", _I)
 _SEND_SECRET = re.compile(
@@ -197,7 +199,7 @@ _CHANGE_SHARED = re.compile(
     r"|\b(?:delete|remove)\s+(?:the\s+)?(?:remote\s+)?(?:main|master|release)\s+branch\b"
     r"|\bwrite-all\b|\bpermissions?\b[^.;!?]{0,30}\bwrite\s*-?\s*all\b"
     r"|(?<!can\s)(?<!may\s)\b(?:grant|give)\b[^.;!?]{0,60}\b(?:admin|owner|maintainer|write)\s+(?:rights|access|permissions?|role)\b"
-    r"|\bpull_request_target\b[^.;!?]{0,80}\bsecrets\b"
+    r"|\bpull_request_target\b[^.;!?]{0,80}\bsecrets\b|\bsecrets\b[^.;!?]{0,80}\bpull_request_target\b"
     r"|\b(?:disable|turn\s+off|remove|bypass)\b[^.;!?]{0,20}\b(?:branch\s+protection|required\s+reviews?|code\s*owners|"
     r"secret\s+scann\w*|2fa|two-factor)",
     _I,
@@ -209,8 +211,8 @@ _CLAIM = re.compile(
     r"\b(?:pre-?approved|already\s+approved|approved|authori[sz]ed?|permission|permitted|allowed|consent(?:ed)?)\b"
     r"[^.;!?]{0,50}\b(?:all|any|every|arbitrary|whatever)\s+(?:\w+\s+)?(?:commands?|shell|actions?|tools?|operations?|"
     r"scripts?|changes?)\b"
-    r"|\b(?:all|any|every)\s+(?:\w+\s+)?(?:commands?|actions?|tools?|operations?)\s+(?:are|is|have\s+been)\s+"
-    r"(?:pre-?approved|approved|allowed|authori[sz]ed|permitted)\b"
+    rf"|\b(?:all|any|every)\b{_SPAN}{{0,40}}?\b(?:commands?|actions?|tools?|operations?|writes|edits|changes)\s+"
+    r"(?:are|is|have\s+been)\s+(?:already\s+)?(?:pre-?approved|approved|allowed|authori[sz]ed|permitted)\b"
     r"|\b(?:never|don'?t|do\s+not|no\s+need\s+to)\s+ask\s+(?:\w+\s+){0,3}?(?:for\s+)?(?:confirmation|approval|permission)"
     r"|\bwithout\s+(?:asking|checking|confirming|confirmation|approval|permission|prompting)\b"
     r"|\bskip\s+(?:asking|confirming|confirmation|approval|permission)\b"
@@ -245,7 +247,7 @@ _DESTRUCTIVE = re.compile(
 # A negation before what is asked, in its clause, makes it a prohibition ("Never force-push to main").
 _NEGATION = re.compile(
     r"\b(?:never|not|no|don'?t|doesn'?t|mustn'?t|shouldn'?t|cannot|can'?t|avoid|without|forbid(?:den)?|prohibit(?:ed)?|"
-    r"out\s+of|instead\s+of|nicht|nie|kein\w*|ne|jamais|nunca|jam[aá]s)\b(?!\s+(?:forget|fail|skip|neglect|hesitate|"
+    r"out\s+of|instead\s+of|ask\s+(?:\w+\s+)?before|nicht|nie|kein\w*|ne|jamais|nunca|jam[aá]s)\b(?!\s+(?:forget|fail|skip|neglect|hesitate|"
     r"need\s+to\s+ask))",
     _I,
 )

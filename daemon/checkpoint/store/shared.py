@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -30,7 +30,8 @@ from checkpoint.store.connection import StoreBase
 from checkpoint.store.items import fingerprint
 from checkpoint.store.supersessions import SupersessionRefused, link
 
-TEAM_EXTRACTOR = "shared"  # the extractor named by an item known only from a record
+TEAM_EXTRACTOR = "shared"
+Judge = Callable[[str, str | None], bool]  # the extractor named by an item known only from a record
 
 
 class SharedProblem(NamedTuple):
@@ -63,11 +64,13 @@ def scoped_id(workspace: str, record_id: str) -> str:
 
 class SharedMixin(StoreBase):
     def sync_shared(self, workspace: str, root: str, decisions: Sequence[SharedDecision],
-                    problems: Sequence[SharedProblem]) -> SyncReport:
+                    problems: Sequence[SharedProblem], judge: Judge | None = None) -> SyncReport:
         """Make the workspace's shared items what its records (read from the worktree at `root`) say,
         in one transaction. Writes nothing when nothing differs. A record acts on its own repository
         only: its item is stored under its id when that id is free or this workspace's, else under
-        scoped_id; a link to an item of another workspace is refused, said as a problem."""
+        scoped_id; a link to an item of another workspace is refused, said as a problem. `judge` says
+        whether a record's statement and rationale hold it for review (checkpoint.extract.held); it is
+        asked only for a record that is new or reworded (None: each decision's own `held`)."""
         session = team_session(workspace)
         if not decisions and not problems and not self.conn.execute(
                 "SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone():
@@ -85,7 +88,7 @@ class SharedMixin(StoreBase):
             kept: list[SharedDecision] = []
             bad = list(problems)
             for decision in decisions:
-                stored = self._upsert_shared(c, session, workspace, decision._replace(id=ids[decision.id]), now)
+                stored = self._upsert_shared(c, session, workspace, decision._replace(id=ids[decision.id]), now, judge)
                 if stored is None:
                     bad.append(SharedProblem(f"{root}/{decision.path}", 1, f"item {decision.id} is in another"
                                              " record of this repository too, or says what another says"))
@@ -107,12 +110,15 @@ class SharedMixin(StoreBase):
         return record_id if row is None or row[0] == workspace else scoped_id(workspace, record_id)
 
     def _upsert_shared(self, c: sqlite3.Connection, session: str, workspace: str, d: SharedDecision,
-                       now: float) -> int | None:
+                       now: float, judge: Judge | None) -> int | None:
         """1: the item was added or changed; 0: it said this already; None: it cannot be stored. A
         changed statement or rationale is judged again and needs this user's acceptance again."""
         files = orjson.dumps(list(d.files)).decode()
         row = c.execute("SELECT kind, statement, rationale, files, state, origin, record, held, record_by, workspace"
                         " FROM items WHERE id = ?", (d.id,)).fetchone()
+        if judge is not None:
+            same_text = row is not None and (row[1], row[2]) == (d.statement, d.rationale) and row[5] == ORIGIN_SHARED
+            d = d._replace(held=bool(row[7]) if same_text else judge(d.statement, d.rationale))
         said = (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED, d.path, int(d.held),
                 d.decision_makers or None)
         if row is not None:

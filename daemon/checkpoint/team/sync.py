@@ -69,22 +69,22 @@ def repositories(folders: Iterable[str]) -> list[Repository]:
     return list(out.values())
 
 
-def judged(decisions: Sequence[SharedDecision]) -> list[SharedDecision]:
-    """The records, each marked held when it reads as an instruction planted for an agent: a record
-    is as untrusted as a transcript (a pull request brings whatever its author wrote), so it passes
-    the same rule (checkpoint.extract.held) and reaches agents only once this user accepts it."""
-    from checkpoint.extract.held import held_for_review  # on use: the hooks import this module
+def judge(statement: str, rationale: str | None) -> bool:
+    """Whether a record is held for review: a record is as untrusted as a transcript (a pull request
+    brings whatever its author wrote), so it passes the same rule (checkpoint.extract.held) and
+    reaches agents only once this user accepts it. The store asks only for a new or reworded record:
+    a hook over unchanged records never loads the rule."""
+    from checkpoint.extract.held import held_for_review  # on use: its patterns take a while to compile
 
-    return [d._replace(held=held_for_review(d.statement, d.rationale)) for d in decisions]
+    return held_for_review(statement, rationale)
 
 
 def sync_folders(store: Store, folders: Sequence[str], decisions_dir: str) -> SyncReport:
     """The records of the repositories these folders are in, into the store."""
     changed = records = problems = 0
     for repository in repositories(folders):
-        found, bad = read_records(repository, decisions_dir)
-        decisions = judged(found)
-        report = store.sync_shared(repository.common_dir, repository.root, decisions, bad)
+        decisions, bad = read_records(repository, decisions_dir)
+        report = store.sync_shared(repository.common_dir, repository.root, decisions, bad, judge)
         changed += report.changed
         records += report.records
         problems += report.problems

@@ -27,7 +27,8 @@ def test_a_held_item_is_marked_in_its_diagnostic_and_hover() -> None:
     assert HELD_MARK == " [held for review: no agent is shown it until you accept it]"
     assert isinstance(diag.data, dict) and diag.data["held"] is True
     hover = hover_text(held_item())
-    assert "*Held for review:* a download piped into a shell; no agent is shown it until you accept it" in hover
+    assert ("*Held for review:* it would have an agent run a downloaded or decoded program; no agent is shown it until"
+            " you accept it") in hover
 
 
 def test_an_accepted_held_item_is_marked_no_more() -> None:
