@@ -25,7 +25,7 @@ from checkpoint.extract.held import item_review_reason
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "held"
 BEFORE_COMMIT = "29cffd2"  # main when issue 37 was filed: the phrase-matching rule it attacked
-SETS = ("tuning", "held_out", "fresh", "held_out_2")
+SETS = ("tuning", "held_out", "fresh", "held_out_2", "held_out_3")
 Rule = Callable[[str, str | None], str | None]
 Entry = str | dict[str, str]
 
