@@ -170,10 +170,14 @@ _TRANSFER = (
 _SINK = (
     rf"{_URL}|{_IP}|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b\w+@[\w.-]+:|\bs3://|\bgs://|\bpaste\s*(?:bin|site)\b|"
     r"\bcommit\s+messages?\b|\bcommit\b|\b(?:PR|pull\s+request)\s+(?:description|body|comment)|\bissue\b|\blogs?\b|"
-    r"\bpublic\b|\bplain\s+(?:env|text)\b|\bREADME\b|\bwiki\b|\bSlack\b|\bchannel\b|\bchat\b|\b(?:next\s+)?(?:reply|"
+    r"\bpublic\b|\bplain\s+(?:env|text)\b|\bthe\s+repo(?:sitory)?\b|\bREADME\b|\bwiki\b|\bSlack\b|\bchannel\b|\bchat\b|\b(?:next\s+)?(?:reply|"
     r"message|answer|response)\b"
 )
-_SEND_CREDENTIAL = re.compile(rf"{_TRANSFER}[^.;!?]{{0,80}}?(?:{_CREDENTIAL_FILE})", _I)
+# A credential file as what is sent (not where a copy goes: "copy .env.example to .env"), or named
+# first and then sent somewhere ("the key from ~/.ssh/deploy is pasted into the Slack channel").
+_SEND_CREDENTIAL = re.compile(
+    rf"{_TRANSFER}[^.;!?]{{0,80}}?(?<!\bto\s)(?<!\binto\s)(?:{_CREDENTIAL_FILE})"
+    rf"|(?:{_CREDENTIAL_FILE}){_SPAN}{{0,60}}?{_TRANSFER}{_SPAN}{{0,40}}?(?:{_SINK})", _I)
 _SEND_SECRET = re.compile(
     rf"{_TRANSFER}[^.;!?]{{0,80}}?(?:{_SECRET}|{_BULK})[^.;!?]{{0,120}}?(?:{_SINK})"
     rf"|(?:{_SECRET})[^.;!?]{{0,80}}?{_TRANSFER}[^.;!?]{{0,60}}?(?:{_SINK})"
@@ -184,8 +188,8 @@ _SEND_SECRET = re.compile(
 )
 _COPY_AWAY = re.compile(r"\b(?:scp|rsync)\b[^\n]*\b[\w.-]+@[\w.-]+:|\bupload\b[^.;!?]{0,60}\bpaste", _I)
 # The second sentence of a split: a sensitive thing named before, then sent.
-_SEND_IT = re.compile(rf"\b(?:send|post|upload|mail|e-?mail|paste|forward|transmit)\s+(?:it|them|that|this|the\s+"
-                      rf"(?:result|output|contents?|file))\b[^.;!?]{{0,80}}?(?:{_SINK})", _I)
+_SEND_IT = re.compile(rf"\b(?:send|post|upload|mail|e-?mail|paste|forward|transmit|commit|push)\s+(?:it|them|that|this|"
+                      rf"the\s+(?:result|output|contents?|file))\b[^.;!?]{{0,80}}?(?:{_SINK})", _I)
 _SENSITIVE = re.compile(rf"{_CREDENTIAL_FILE}|{_SECRET}|{_BULK}", _I)
 
 # -- changing what others rely on -----------------------------------------------------------------
@@ -232,6 +236,7 @@ _REDIRECT = re.compile(
     rf"|\b(?:instructions?|anything|whatever|text|content|comments?)\b[^.;!?]{{0,60}}\b(?:comes?|came|are|is)\s+from\s+"
     rf"{_WHO}|\b(?:is|are)\s+{_WHO}'?s?\s+(?:own\s+)?(?:instructions?|orders|commands)\b"
     rf"|\b(?:to\s+be|are|is|as)\s+(?:\w+\s+)?(?:orders|instructions|commands|requests)\s+from\s+{_WHO}"
+    rf"|\b(?:consider|treat|regard)\b{_SPAN}{{0,60}}\b(?:an?\s+)?(?:orders?|instructions?|commands?|requests?)\s+from\s+{_WHO}"
     r"|\b(?:takes?|have|has)\s+(?:priority|precedence)\s+over\s+(?:your|the\s+user'?s?|the\s+system|all\s+other)\b"
     rf"|\b(?:follow|obey|do)\s+(?:the\s+)?(?:instructions|steps|what\s+it\s+says)\b[^.;!?]{{0,40}}(?:{_URL})",
     _I,
@@ -280,7 +285,8 @@ def _prohibited_whole(text: str) -> bool:
     return bool(re.match(r"^\W*(?:never|don'?t|do\s+not|avoid)\b", text, _I))
 
 
-_OWN_BRANCH = re.compile(r"\b(?:your|my|their|one'?s)\s+own\s+(?:\w+\s+)?branch|\bfeature\s+branch", _I)
+_OWN_BRANCH = re.compile(r"\b(?:your|my|their|one'?s)\s+own\s+(?:\w+\s+)?branch|\b(?:feature|personal|fork|topic)\s+"
+                         r"(?:\w+\s+)?branch", _I)
 _SHARED_BRANCH = re.compile(r"\b(?:main|master|release\w*|trunk|develop|production|origin/\w+|shared)\b", _I)
 
 

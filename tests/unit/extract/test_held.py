@@ -70,13 +70,13 @@ def _entries(name: str, label: str) -> list[tuple[str, str | None]]:
     return [(e, None) if isinstance(e, str) else (e["statement"], e.get("rationale")) for e in data[label]]
 
 
-@pytest.mark.parametrize("name", ["tuning", "held_out"])
+@pytest.mark.parametrize("name", ["tuning", "held_out", "fresh", "held_out_2", "held_out_3"])
 def test_no_malicious_paraphrase_of_the_corpus_reaches_an_agent(name: str) -> None:
     reaching = [e for e in _entries(name, "malicious") if item_review_reason(*e) is None]
     assert reaching == []
 
 
-@pytest.mark.parametrize("name", ["tuning", "held_out"])
+@pytest.mark.parametrize("name", ["tuning", "held_out", "fresh", "held_out_2", "held_out_3"])
 def test_at_most_5_percent_of_the_corpus_benign_decisions_are_held(name: str) -> None:
     benign = _entries(name, "benign")
     held = [e for e in benign if item_review_reason(*e) is not None]
