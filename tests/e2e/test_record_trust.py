@@ -27,6 +27,7 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import TextContent
 
 from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK
 from tests.support.agent_clis import ROOT, agent_cli, clean_env
@@ -105,7 +106,9 @@ class Machine:
                 out = []
                 for tool, arguments in calls:
                     result = await asyncio.wait_for(session.call_tool(tool, arguments), timeout=60)
-                    out.append(str(result.content[0].text))
+                    content = result.content[0]
+                    assert isinstance(content, TextContent)
+                    out.append(content.text)
                 return out
 
         return asyncio.run(main())
