@@ -9,10 +9,11 @@ workspace (the folder, as recorded, without a trailing separator).
 
 A `.git` FILE is a link (a worktree's, a submodule's, `git init --separate-git-dir`'s), and anyone can
 write one: a folder whose `.git` file names another repository's git directory joins that repository's
-workspace only when it is a genuine worktree of it, i.e. the git directory it names is a worktree's
-(it has a `commondir`) and git's own metadata there (its `gitdir` file) names this folder's `.git`.
-Any other linked folder (a submodule, a separate git directory, a forged link) is a repository of its
-own, named by its `.git` file: its records act on its own items only (checkpoint.team).
+workspace only when git's own metadata there names this folder: a worktree's administrative folder
+(it has a `commondir`) whose `gitdir` file names this folder's `.git`, or a submodule's git directory
+whose `core.worktree` names this folder. Any other linked folder (a forged link, a copied `.git`
+file) is a repository of its own, named by its `.git` file: its records act on its own items only
+(checkpoint.team).
 
 Answers are cached per process: a repository does not move under a running daemon, and a folder that
 becomes one later (`git init`) is seen by the next process.
@@ -72,10 +73,29 @@ def _listed_worktree(git_dir: str, entry: str) -> bool:
     return os.path.realpath(os.path.join(git_dir, named)) == os.path.realpath(entry)
 
 
+def _own_submodule(git_dir: str, entry: str) -> bool:
+    """Whether `git_dir` is a submodule's (or a separate) git directory whose `core.worktree` names the
+    folder of `entry`: git wrote that setting there for this very folder."""
+    if os.path.isfile(os.path.join(git_dir, "commondir")):
+        return False
+    try:
+        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
+            lines = f.read(65536).splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        key, sep, value = line.strip().partition("=")
+        if sep and key.strip().lower() == "worktree":
+            named = os.path.realpath(os.path.join(git_dir, value.strip()))
+            return named == os.path.realpath(os.path.dirname(entry))
+    return False
+
+
 def _identity(entry: str, git_dir: str) -> str:
     """The workspace name of a repository found at `entry`: the common directory of a real `.git`
-    folder or of a listed worktree; a `.git` file itself for any other link."""
-    if os.path.isdir(entry) or _listed_worktree(git_dir, entry):
+    folder, of a listed worktree, or of a git directory whose `core.worktree` names this folder (a
+    submodule's); the `.git` file itself for any other link."""
+    if os.path.isdir(entry) or _listed_worktree(git_dir, entry) or _own_submodule(git_dir, entry):
         return _common_dir(git_dir)
     return os.path.realpath(entry)
 

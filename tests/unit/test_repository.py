@@ -66,3 +66,22 @@ def test_a_git_file_naming_a_worktree_that_is_not_it_is_a_repository_of_its_own(
     assert repository_of(str(forged)) is not None
     assert repository_of(str(forged)).common_dir == str((forged / ".git").resolve())  # type: ignore[union-attr]
     assert workspace_key(str(worktree)) == str((clone / ".git").resolve())  # the genuine one is the clone's
+
+
+def test_a_real_submodule_is_its_own_git_directory_and_a_copy_of_its_link_is_not(tmp_path: Path) -> None:
+    library = tmp_path / "lib"
+    library.mkdir()
+    _git("init", "-q", "-b", "main", cwd=library)
+    _git("-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "--allow-empty", "-m", "one", cwd=library)
+    app = tmp_path / "app"
+    app.mkdir()
+    _git("init", "-q", "-b", "main", cwd=app)
+    _git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "vendor/lib", cwd=app)
+    modules = str((app / ".git" / "modules" / "vendor" / "lib").resolve())
+    assert repository_of(str(app / "vendor" / "lib")) == Repository(
+        root=str((app / "vendor" / "lib").resolve()), common_dir=modules)
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    (copied / ".git").write_text(f"gitdir: {modules}\n")
+    assert repository_of(str(copied)) == Repository(root=str(copied.resolve()),
+                                                    common_dir=str((copied / ".git").resolve()))
