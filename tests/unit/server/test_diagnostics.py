@@ -37,3 +37,11 @@ def test_an_accepted_held_item_is_marked_no_more() -> None:
     assert diag is not None and diag.message == f"Constraint: {PLANTED}"
     assert isinstance(diag.data, dict) and "held" not in diag.data
     assert "Held for review" not in hover_text(held_item(ItemState.ACCEPTED))
+
+
+def test_a_records_accepted_status_is_shown_as_its_authors_claim() -> None:
+    claimed = held_item(ItemState.ACCEPTED)._replace(held=False, accepted_here=False, record="docs/decisions/x.md",
+                                                     record_by="Alice <alice@example.com>")
+    assert hover_text(claimed).splitlines()[-1] == (
+        "*Status:* accepted by Alice \\<alice@example.com\\> in the repository's record, not by you")
+    assert "*Status:*" not in hover_text(claimed._replace(accepted_here=True))
