@@ -117,7 +117,8 @@ class SharedMixin(StoreBase):
         row = c.execute("SELECT kind, statement, rationale, files, state, origin, record, held, record_by, workspace"
                         " FROM items WHERE id = ?", (d.id,)).fetchone()
         if judge is not None:
-            same_text = row is not None and (row[1], row[2]) == (d.statement, d.rationale) and row[5] == ORIGIN_SHARED
+            same_text = (row is not None and (row[1], row[2]) == (d.statement, d.rationale) and row[5] == ORIGIN_SHARED
+                         and row[7] in (0, 1))  # -1: stored before records were judged
             d = d._replace(held=bool(row[7]) if same_text else judge(d.statement, d.rationale))
         said = (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED, d.path, int(d.held),
                 d.decision_makers or None)
