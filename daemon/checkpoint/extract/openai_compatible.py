@@ -37,7 +37,8 @@ from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import OPENAI_CONTEXT_TOKENS, Settings
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.models import Fit, Window, output_reserve
+from checkpoint.extract.answer_schema import STRICT_SCHEMA, MalformedAnswer, read_answer
+from checkpoint.extract.model_windows import Fit, Window, output_reserve
 from checkpoint.extract.openai_http import KEY_VARIABLE, Reply, base_url, is_local, listed_models, request
 from checkpoint.extract.openai_window import PROBE_TIMEOUT, ServerWindow, server_window
 from checkpoint.extract.prompt import (
@@ -48,7 +49,6 @@ from checkpoint.extract.prompt import (
     render_request,
 )
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import STRICT_SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 

@@ -198,10 +198,12 @@ class ItemsMixin(StoreBase):
         ]
 
     def set_item_state(self, item_id: str, state: ItemState) -> bool:
-        """Accept, dismiss, or put back to new. Accepting a held item releases it to agents (they
-        read `held = 0 OR state = 'accepted'`); the flag stays, so it is held again if put back."""
+        """Accept, dismiss, or put back to new, as this user. Accepting a held item releases it to agents
+        (they read search.RELEASED: not held, or accepted here); the flag stays, so it is held again if
+        put back. Only this is acceptance here: a decision record's status is its author's claim."""
         with self.transaction() as c:
-            changed = bool(c.execute("UPDATE items SET state = ? WHERE id = ?", (state.value, item_id)).rowcount)
+            changed = bool(c.execute("UPDATE items SET state = ?, accepted_here = ? WHERE id = ?",
+                                     (state.value, int(state is ItemState.ACCEPTED), item_id)).rowcount)
             row = c.execute("SELECT session_id FROM items WHERE id = ?", (item_id,)).fetchone()
             if changed and state is ItemState.ACCEPTED and row:
                 mark_answered(c, row[0], [item_id])  # an accepted decision answers the questions it takes up

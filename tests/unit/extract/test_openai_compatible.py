@@ -15,10 +15,10 @@ from checkpoint import runner
 from checkpoint.chunker import MIN_CHUNK_TOKENS
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import STRICT_SCHEMA
 from checkpoint.extract.openai_compatible import JSON_MODE_SYSTEM, OpenAICompatibleExtractor
 from checkpoint.extract.openai_http import is_local
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.schema import STRICT_SCHEMA
 from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice, Usage
 from tests.support.fake_chat import SCHEMA_REFUSAL, FakeChat
 
