@@ -250,7 +250,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
                                            limit=_limit(limit))
         except _NoDatabase:
             return nothing_yet("search_said")
-        hits = [dict(hit.as_json(), snippet=answers.clean(hit.snippet, redactor, answers.EXCERPT_CHARS))
+        hits = [dict(hit.as_json(), snippet=render.clean(hit.snippet, redactor, answers.EXCERPT_CHARS))
                 for hit in result.hits]
         return answers.dumps("search_said", {"passages": hits, "shown": len(hits), "query": answers.echo(query),
                                              "searched": _scope(folders)})

@@ -29,11 +29,12 @@ _EXTENSIONS = (
     "|txt|html|htm|css|scss|less|xml|proto|graphql|tf|nix|gradle|cmake|mk|ipynb|csv"
 )
 _BARE_NAMES = "Justfile|justfile|Makefile|makefile|Dockerfile|Containerfile|Procfile|Gemfile|Rakefile|Vagrantfile"
-# A path as a statement writes it: folders and a name with a known extension, or a known bare name; not
-# part of a URL, a version ("v1.2") or a module path with dots ("os.path").
+# A path as a statement writes it: folders and a name with a known extension, a known bare name, or an
+# absolute path of two parts or more ("/etc/passwd"); not part of a URL, a version ("v1.2") or a module
+# path with dots ("os.path").
 _NAMED = re.compile(
     r"(?<![\w/.:@~-])(?P<path>(?:\.{0,2}/)?(?:[\w@.+-]+/)*(?:[\w.+-]+\.(?:" + _EXTENSIONS + r")|(?:" + _BARE_NAMES
-    + r")))(?![\w/-])",
+    + r"))|~?/(?:[\w@.+-]+/)+[\w@+-][\w@.+-]*)(?![\w/-])",
 )
 
 

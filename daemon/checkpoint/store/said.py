@@ -2,7 +2,7 @@
 (not tool output, not reasoning), in any script. `checkpoint search --said` and the MCP tool
 `search_said` answer from it, with the session, its agent, the turn's time and its transcript line.
 
-The index (`said_search`, schema.py's "said search" migration) is FTS5 with the trigram tokenizer:
+The index (`said_search`, migrations.py's "said search" migration) is FTS5 with the trigram tokenizer:
 any three characters of a word or of a sentence without spaces (Chinese, Japanese) find it, case
 aside. It is contentless (the text is stored once, in `turns`, redacted as stored) and keyed by
 `said_rows.row`, not by the turns' rowids, which VACUUM (run by `forget`) may renumber. Forgetting a

@@ -26,6 +26,8 @@ def test_paths_a_statement_names_not_urls_versions_or_module_paths() -> None:
     assert named_files("Use os.path for paths, bump to v1.2, keep ./embedder/base.py and Cargo.toml.") == [
         "embedder/base.py", "Cargo.toml"]
     assert named_files("Nothing named here, e.g. no file.") == []
+    assert named_files("Leave /etc/passwd and ~/.ssh/config alone, read and/or write I/O.") == [
+        "/etc/passwd", "~/.ssh/config"]
 
 
 def test_a_decision_naming_a_file_just_before_its_edit_gets_that_file_and_not_the_others() -> None:
