@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from checkpoint.answer import MAX_FILES
 from checkpoint.model import ChunkInput, Role
 
 FROM_STATEMENT, FROM_EDIT, FROM_BOTH = "statement", "edit", "statement+edit"
@@ -101,4 +102,4 @@ def item_files(chunk: ChunkInput, turn_ids: Sequence[str], statement: str) -> di
         sources[_resolve(name, chunk.cwd, every)] = FROM_STATEMENT
     for path in edited:
         sources[path] = FROM_BOTH if sources.get(path) == FROM_STATEMENT else FROM_EDIT
-    return sources
+    return dict(list(sources.items())[:MAX_FILES])  # as bounded as a model's own list
