@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text, session_title
+from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, session_title
 from checkpoint.redact import Redactor
+from checkpoint.shown_text import clean as clean  # re-exported: the MCP tools clean their text with it
 from checkpoint.store import ItemPage, SourceExcerpt
 
 ANSWER_CHARS = 40_000  # ~10k tokens at 4 characters a token
@@ -49,22 +50,6 @@ def released(page: ItemPage, judge: bool) -> ItemPage:
 
 def when(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# What an agent could read as markup, and what it is shown as: a tag (`</system-reminder>`,
-# `</additionalContext>`) would close the context an agent reads the text in, a code fence would end
-# a block; angle quotes and a prime read the same to a person and close nothing.
-_AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
-
-
-def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
-    """Text from a transcript as an agent is shown it (an item's statement, a title, an excerpt): data,
-    never markup. Redacted (again: a pattern may have been added since it was stored), no control
-    characters, no tag or code fence (`_AS_DATA`), cut."""
-    if text is None:
-        return None
-    text = plain_text(redactor.redact(text).text).translate(_AS_DATA)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def item_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:

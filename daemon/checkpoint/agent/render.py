@@ -15,14 +15,11 @@ import json
 import re
 from datetime import UTC, datetime
 
-from checkpoint.agent.answers import clean
 from checkpoint.model import ItemRecord, ItemState
 from checkpoint.redact import Redactor
+from checkpoint.shown_text import SESSION_CHARS, STATEMENT_CHARS, clean, shown_statement
 
-STATEMENT_CHARS = 400
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-# A sentence ends at . ! ? (maybe closed by a quote or bracket) before a space or the end.
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
 
 
 def said_on(item: ItemRecord) -> str:
@@ -34,29 +31,10 @@ def said_on(item: ItemRecord) -> str:
     return f"recorded {datetime.fromtimestamp(item.created_at, UTC).strftime('%Y-%m-%d')}"
 
 
-def whole_sentences(text: str, chars: int = STATEMENT_CHARS) -> str:
-    """`text` cut to the whole sentences that fit in `chars`; a trailing fragment that introduces
-    what was cut ("... as follows:") goes. A single sentence longer than `chars` is cut at a word and
-    ends with "…". Empty when nothing but such a fragment is left."""
-    text = text.strip()
-    while text.endswith(":"):
-        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-        text = text[: ends[-1]].strip() if ends else ""
-    if len(text) <= chars:
-        return text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, chars + 1) if m.end() <= chars]
-    if ends:
-        return text[: ends[-1]]
-    cut = text[: chars - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
-
-
 def statement_text(item: ItemRecord, redactor: Redactor, chars: int = STATEMENT_CHARS) -> str:
     """The item's statement as the agent reads it: redacted, on one line, printable, no markup, whole
-    sentences."""
-    statement = " ".join((clean(item.statement, redactor, chars * 2) or "").split())
-    statement = "".join(ch for ch in statement if ch.isprintable())
-    return whole_sentences(statement, chars)
+    sentences (checkpoint.shown_text, where the writers render it for the pre-edit hook alike)."""
+    return shown_statement(item.statement, redactor, chars)
 
 
 def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
@@ -68,7 +46,8 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
     if not statement:
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")
-    notes = [f"{said_on(item)} in a {agent} session ({clean(item.session_id[:8], redactor, 8)})"]
+    session = clean(item.session_id[:SESSION_CHARS], redactor, SESSION_CHARS)
+    notes = [f"{said_on(item)} in a {agent} session ({session})"]
     if item.state is ItemState.ACCEPTED:
         notes.append("accepted by the developer")
     if lines:

@@ -441,6 +441,33 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN items_dropped TEXT NOT NULL DEFAULT '{}'",
         ),
     ),
+    Migration(
+        # Each item's statement as an agent is shown it (checkpoint.shown_text), rendered by the writer
+        # under the key of its redactor, for the pre-edit hook's narrow path (standard library only).
+        # A statement that changes, or an item deleted, takes its line with it.
+        "agent lines",
+        (
+            """
+            CREATE TABLE agent_lines (
+                item_id TEXT PRIMARY KEY,
+                redaction TEXT NOT NULL,  -- shown_text.redaction_key of the redactor that rendered it
+                source TEXT NOT NULL,  -- shown_text.source_digest of the statement it was rendered from
+                statement TEXT NOT NULL,
+                session TEXT NOT NULL
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TRIGGER agent_lines_statement AFTER UPDATE OF statement ON items BEGIN
+                DELETE FROM agent_lines WHERE item_id = old.id;
+            END
+            """,
+            """
+            CREATE TRIGGER agent_lines_item_gone AFTER DELETE ON items BEGIN
+                DELETE FROM agent_lines WHERE item_id = old.id;
+            END
+            """,
+        ),
+    ),
 )
 
 
