@@ -16,6 +16,7 @@ from checkpoint import config
 from checkpoint.model import TEAM_SESSION_PREFIX, ForgottenSession, SessionCounts, StoredProblem, Totals, Usage
 from checkpoint.pipeline import DAY
 from checkpoint.sources import EXPIRING
+from checkpoint.status_counts import CountsCache
 from checkpoint.store import Store
 
 
@@ -107,7 +108,10 @@ class Status(NamedTuple):
 
 def read_status(
     store: Store, session_ids: Sequence[str] | None = None, at_risk_days: float = config.AT_RISK_DAYS,
+    counts: CountsCache | None = None,
 ) -> Status:
-    """The status of these sessions (None: every session)."""
-    sessions = with_risk(store.session_counts(session_ids), at_risk_days=at_risk_days)
+    """The status of these sessions (None: every session); `counts`: the counts kept since the last
+    status, re-read for the sessions changed since (the daemon)."""
+    read = counts.read(store, session_ids) if counts is not None else store.session_counts(session_ids)
+    sessions = with_risk(read, at_risk_days=at_risk_days)
     return Status(sessions=tuple(sessions), problems=tuple(store.problems()), forgotten=tuple(store.forgotten()))

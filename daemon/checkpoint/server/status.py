@@ -31,6 +31,7 @@ from checkpoint.server.feature import Feature
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary, SessionStatus
 from checkpoint.server.workspace import Folder, Folders
 from checkpoint.server.workspace_sessions import SentSessions
+from checkpoint.status_counts import CountsCache
 from checkpoint.status_model import read_status
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
@@ -78,12 +79,14 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
             "other_causes": causes}
 
 
-def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
+def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | None = None,
+             ) -> tuple[dict[str, Any], Any]:
     """(totals over the sessions in scope, the workspace's sessions, problems and item counts in
-    scope; a version of the items table)."""
+    scope; a version of the items table). `counts`: the counts kept from the status before, re-read
+    for the sessions changed since (status_counts.py)."""
     belongs = folders.sessions(store)
     ids = None if scope == "all" else list(belongs)
-    status = read_status(store, ids)
+    status = read_status(store, ids, counts=counts)
     out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
     out.update(split_sessions(status.sessions, belongs))
     if ids is not None:
@@ -107,6 +110,7 @@ class StatusFeature(Feature):
         self.last_error: str | None = None
         self.last_sent: dict[str, Any] | None = None  # without its workspace_sessions
         self.sent_sessions = SentSessions()
+        self.counts = CountsCache()  # used on the read worker's thread only
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
         self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
         events = server.events
@@ -137,7 +141,7 @@ class StatusFeature(Feature):
             "last_error": self.last_error,
         }
         try:
-            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope)
+            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope, self.counts)
         except (StoreUnavailable, sqlite3.Error, OSError) as exc:
             # A full disk, a read-only, foreign or corrupt database, a newer schema: the editor is
             # told why in the status (and once in a message), not left with no status at all.
