@@ -12,6 +12,7 @@ starts again from a full read."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from checkpoint.model import SessionCounts
 from checkpoint.store import Store
@@ -25,6 +26,8 @@ class CountsCache:
         self._last = 0
         self._counts: dict[str, SessionCounts] = {}
         self.reread = 0  # sessions read again at the last `read` (all of them on a full read)
+        # each session's as_dict, with what it was made from (the record kept, and what the clock sets)
+        self._shown: dict[str, tuple[SessionCounts, tuple[Any, ...], dict[str, Any]]] = {}
 
     def read(self, store: Store, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
         """store.session_counts(session_ids), from what was kept and the sessions changed since."""
@@ -39,6 +42,7 @@ class CountsCache:
                     self._counts[session_id] = fresh[session_id]
                 else:
                     self._counts.pop(session_id, None)  # forgotten
+                    self._shown.pop(session_id, None)
             self.reread = len(changed)
             for s in self._counts.values():
                 s.held = []
@@ -52,3 +56,13 @@ class CountsCache:
         ordered = sorted(wanted, key=lambda s: s.id)
         ordered.sort(key=lambda s: s.last_ts or "", reverse=True)
         return ordered
+
+    def as_dict(self, s: SessionCounts) -> dict[str, Any]:
+        """s.as_dict(), made again only when the session was re-read or its holds or risk changed (a
+        copy: the caller may add to it)."""
+        clock = (s.at_risk, s.deletes_in_days, tuple(s.held))
+        kept = self._shown.get(s.id)
+        if kept is None or kept[0] is not s or kept[1] != clock:
+            kept = (s, clock, s.as_dict())
+            self._shown[s.id] = kept
+        return dict(kept[2])

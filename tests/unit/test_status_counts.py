@@ -23,7 +23,10 @@ def _ingest(store: Store, session_id: str, turns: int, start: int = 0) -> None:
 
 
 def _as_dicts(store: Store, cache: CountsCache | None = None) -> list[dict[str, object]]:
-    return [s.as_dict() for s in (cache.read(store) if cache is not None else store.session_counts())]
+    """Every session's counts as sent: from the kept counts (and their kept dicts), or read afresh."""
+    if cache is None:
+        return [s.as_dict() for s in store.session_counts()]
+    return [cache.as_dict(s) for s in cache.read(store)]
 
 
 ANOTHER_PROCESS = """

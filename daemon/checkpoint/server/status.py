@@ -57,16 +57,17 @@ def digest(sessions: list[dict[str, Any]]) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Folder]) -> dict[str, Any]:
+def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Folder],
+                   counts: CountsCache | None = None) -> dict[str, Any]:
     """The status's session keys: the workspace folders' sessions (`listed`, each with its
     `workspace`, whole: the caller sends what changed), how many there are in all, a digest of the
-    others and their failing causes."""
+    others and their failing causes. `counts`: the kept counts, which keep each one's dict too."""
     listed: list[SessionStatus] = []
     others: list[dict[str, Any]] = []
     causes: list[dict[str, Any]] = []
     for session in sessions:
         folder = belongs.get(session.id)
-        shown = session.as_dict()
+        shown = counts.as_dict(session) if counts is not None else session.as_dict()
         shown["workspace"] = folder.uri if folder else None
         if folder:
             listed.append(cast("SessionStatus", shown))
@@ -88,7 +89,7 @@ def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | N
     ids = None if scope == "all" else list(belongs)
     status = read_status(store, ids, counts=counts)
     out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
-    out.update(split_sessions(status.sessions, belongs))
+    out.update(split_sessions(status.sessions, belongs, counts))
     if ids is not None:
         out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
                            or (p.session_id is None and folders.folder_of(p.path))]
