@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from checkpoint import redact
-from checkpoint.agent import hooks, pre_edit, pre_edit_narrow
+from checkpoint.agent import hook_settings, hooks, pre_edit, pre_edit_narrow
 from checkpoint.agent.reminder_ledger import forget_ledger
 from checkpoint.answer import ItemDraft
 from checkpoint.model import FileCursor, FileEdit, ItemKind, ItemState, Role, ScannedTurn, SessionInfo, TurnDraft
@@ -250,23 +250,26 @@ def test_the_narrow_path_locates_written_text_as_the_anchor_does(content: str, w
     assert pre_edit_narrow.locate(content, written) == (None if span is None else (span.start, span.end))
 
 
-def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(tmp_path: Path) -> None:
-    """The console script's pre-edit hook, a fresh process: the same answer as in-process, and none of
-    the modules the full hook loads (config and its TOML, the store, the redactor, orjson, RE2)."""
+def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The console script's pre-edit hook, a fresh process: the full hook's answer, and none of the
+    modules the full hook loads (config and its TOML, the store, the redactor, orjson, RE2)."""
     _world(tmp_path)
     db = tmp_path / "data" / "checkpoint.db"
     env = _env(tmp_path, db)
+    hook_settings.remember(db, True, True, {}, environ=env)  # as the full hook's first call does
     raw = _edit(tmp_path / "ws", "agent-1", "Edit", str(tmp_path / "ws" / "src" / "app.py"))
     probe = ("import sys\nfrom checkpoint.startup import main\nmain(['hook', 'pre-edit'])\n"
              "print('\\n' + ' '.join(sorted(sys.modules)), file=sys.stderr)")
-    first = subprocess.run([sys.executable, "-c", probe], input=raw, env=env, capture_output=True, timeout=120)
-    assert first.returncode == 0 and b"Checkpoint context:" in first.stdout  # the full path, which caches settings
-    forget_ledger(str(db), "agent-1")
-    second = subprocess.run([sys.executable, "-c", probe], input=raw, env=env, capture_output=True, timeout=120)
-    assert second.returncode == 0
-    assert second.stdout == first.stdout
-    loaded = set(second.stderr.decode().strip().split("\n")[-1].split())
+    narrow = subprocess.run([sys.executable, "-c", probe], input=raw, env=env, capture_output=True, timeout=120)
+    assert narrow.returncode == 0 and b"Checkpoint context:" in narrow.stdout
+    loaded = set(narrow.stderr.decode().strip().split("\n")[-1].split())
     assert "checkpoint.agent.pre_edit_narrow" in loaded
     heavy = {"tomllib", "checkpoint.config", "checkpoint.store", "checkpoint.redact", "orjson", "re2",
              "checkpoint.agent.hooks", "checkpoint.model", "typing", "dataclasses", "pathlib"}
     assert not heavy & loaded, heavy & loaded
+    forget_ledger(str(db), "agent-1")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert narrow.stdout.decode() == _full(raw)  # the full hook, in this process, says the same
