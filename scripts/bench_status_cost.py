@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 from checkpoint.model import FileCursor, Role, ScannedTurn, SessionInfo, TurnDraft
-from checkpoint.server.status import snapshot
-from checkpoint.server.workspace import Folders
+from checkpoint.server.features.status import snapshot
+from checkpoint.server.folders import Folders
 from checkpoint.status_counts import CountsCache
 from checkpoint.store import Store
 

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
 STATEMENT_CHARS = 400
 SESSION_CHARS = 8  # the part of a session id a line shows
+ID_CHARS = 64  # an item id as a line shows it, at most
 # What an agent could read as markup, and what it is shown as: a tag (`</system-reminder>`,
 # `</additionalContext>`) would close the context an agent reads the text in, a code fence would end
 # a block; angle quotes and a prime read the same to a person and close nothing.
-_AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
+AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
 # A sentence ends at . ! ? (maybe closed by a quote or bracket) before a space or the end.
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
 RENDER_BATCH = 500  # items rendered per query by render_agent_lines
@@ -37,10 +38,10 @@ RENDER_BATCH = 500  # items rendered per query by render_agent_lines
 def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
     """Text from a transcript as an agent is shown it: data, never markup. Redacted (again: a pattern
     may have been added since it was stored), no control characters, no tag or code fence
-    (`_AS_DATA`), cut."""
+    (`AS_DATA`), cut. Newlines stay (an excerpt keeps its lines, inside a JSON string)."""
     if text is None:
         return None
-    text = plain_text(redactor.redact(text).text).translate(_AS_DATA)
+    text = plain_text(redactor.redact(text).text).translate(AS_DATA)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -61,11 +62,16 @@ def whole_sentences(text: str, chars: int = STATEMENT_CHARS) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
 
 
+def field(text: str, redactor: Redactor, limit: int = 300) -> str:
+    """A recorded field (a file, a path, a name) on one line: `clean`, whitespace runs as one space,
+    only printable characters (no line or paragraph separator either)."""
+    one = " ".join((clean(text, redactor, limit) or "").split())
+    return "".join(ch for ch in one if ch.isprintable())
+
+
 def shown_statement(statement: str, redactor: Redactor, chars: int = STATEMENT_CHARS) -> str:
     """A statement as the agent reads it: redacted, on one line, printable, no markup, whole sentences."""
-    text = " ".join((clean(statement, redactor, chars * 2) or "").split())
-    text = "".join(ch for ch in text if ch.isprintable())
-    return whole_sentences(text, chars)
+    return whole_sentences(field(statement, redactor, chars * 2), chars)
 
 
 def source_digest(statement: str, session_id: str) -> str:
@@ -98,8 +104,8 @@ def redaction_key(redactor: Redactor) -> str:
 
 def render_agent_lines(store: Store, redactor: Redactor, session_id: str | None = None) -> int:
     """Store, for every item (of one session, or all) whose statement has no line shown with this
-    redactor, that line (its statement and its session's short id, as `agent.render.item_line` shows
-    them). Returns the lines stored. Each batch is one transaction; a line another process stored
+    redactor, that line (its statement, its session's short id and its id, as `agent.render.item_line`
+    shows them). Returns the lines stored. Each batch is one transaction; a line another process stored
     meanwhile is replaced alike."""
     key = redaction_key(redactor)
     stored = 0
@@ -107,8 +113,8 @@ def render_agent_lines(store: Store, redactor: Redactor, session_id: str | None 
         todo = store.items_without_agent_line(key, RENDER_BATCH, session_id)
         if not todo:
             return stored
-        rows = [(item_id, key, source_digest(statement, session_id),
-                 shown_statement(statement, redactor), clean(session_id[:SESSION_CHARS], redactor, SESSION_CHARS) or "")
+        rows = [(item_id, key, source_digest(statement, session_id), shown_statement(statement, redactor),
+                 field(session_id[:SESSION_CHARS], redactor, SESSION_CHARS), field(item_id, redactor, ID_CHARS))
                 for item_id, session_id, statement in todo]
         store.put_agent_lines(rows)
         stored += len(rows)

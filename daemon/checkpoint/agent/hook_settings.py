@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-FORMAT = 1  # the cache file's shape; another one is not read
+FORMAT = 2  # the cache file's shape; another one is not read
 # What a setting is read from besides the config file: every CHECKPOINT_ variable, and the folders the
 # defaults and `~` are read from.
 _ALSO = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
@@ -97,11 +97,11 @@ def _remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, st
     from checkpoint import redact as redaction
     from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS
     from checkpoint.shown_text import redaction_key
-    from checkpoint.store.schema import APPLICATION_ID, MIGRATIONS
+    from checkpoint.store.migrations import APPLICATION_ID, MIGRATIONS
 
     settings = {"db": str(db), "agent_reminders": reminders,
                 "redaction": redaction_key(redaction.redactor(redact, dict(patterns))) if reminders else None,
-                "schema": len(MIGRATIONS), "application_id": APPLICATION_ID,
+                "custom_patterns": bool(patterns), "schema": len(MIGRATIONS), "application_id": APPLICATION_ID,
                 "tools": {"plugin": PLUGIN_TOOLS, "server": SERVER_TOOLS}}
     path = cache_file(environ)
     body = {"inputs": _inputs(environ), "settings": settings}

@@ -45,6 +45,7 @@ FILE_BYTES = 2 << 20
 PATCH_FILES = 3
 WINDOW_TURNS = 200  # Store.edits_in_window's limit
 AGENT_CONTEXT_MARK = "Checkpoint context:"
+TEAM_AGENT = "team"
 HOLDS_BACKFILL = "item_holds"
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -139,37 +140,10 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _read_line(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.readline(4096).strip()
-    except OSError:
-        return None
-
-
-def workspace_key(folder: str) -> str:
-    """checkpoint.repository.workspace_key (that module loads typing): the folder's repository's
-    common directory, else the folder itself."""
-    at = os.path.realpath(os.path.expanduser(folder))
-    while True:
-        entry = os.path.join(at, ".git")
-        if os.path.lexists(entry):
-            git_dir: str | None = entry
-            if not os.path.isdir(entry):
-                line = _read_line(entry)
-                git_dir = (os.path.normpath(os.path.join(at, line[len("gitdir:"):].strip()))
-                           if line is not None and line.startswith("gitdir:") else None)
-            if git_dir is not None and os.path.isdir(git_dir):
-                common = _read_line(os.path.join(git_dir, "commondir"))
-                return os.path.realpath(os.path.join(git_dir, common) if common else git_dir)
-        parent = os.path.dirname(at)
-        if parent == at:
-            return folder.rstrip(os.sep) or folder
-        at = parent
-
-
 def held_cwds(conn: sqlite3.Connection, folder: str) -> list[str]:
     """The folders sessions worked in (as recorded) that belong to `folder` (ScopeMixin._held_cwds)."""
+    from checkpoint.repository import workspace_key  # the one rule (it checks worktree links); loads typing
+
     theirs = _spellings(folder)
     workspace = workspace_key(folder)
     held = []
@@ -190,7 +164,7 @@ def _names_path(column: str, paths: Sequence[str]) -> tuple[str, list[Any]]:
 
 
 _COLUMNS = ("i.id, i.session_id, i.kind, i.statement, i.turn_ids, i.files, i.state, i.created_at, s.cwd, s.agent,"
-            " a.redaction, a.source, a.statement, a.session")
+            " i.accepted_here, i.record, a.redaction, a.source, a.statement, a.session, a.item")
 
 
 def candidates(conn: sqlite3.Connection, cwds: list[str], paths: tuple[str, ...],
@@ -215,7 +189,7 @@ def candidates(conn: sqlite3.Connection, cwds: list[str], paths: tuple[str, ...]
            f" WHERE i.session_id IN (SELECT session_id FROM session_cwds WHERE cwd IN ({','.join('?' * len(cwds))}))"
            " AND i.kind IN ('decision', 'constraint') AND " + concerns + ")"
            " AND i.state != 'dismissed' AND NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)"
-           " AND (i.held = 0 OR i.state = 'accepted')"
+           " AND (i.held = 0 OR i.accepted_here = 1)"
            " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC LIMIT ?")
     return conn.execute(sql, [*cwds, *args, CANDIDATES]).fetchall()
 
@@ -223,18 +197,18 @@ def candidates(conn: sqlite3.Connection, cwds: list[str], paths: tuple[str, ...]
 class Item:
     """A candidate row, as much of an ItemRecord as the reminder reads."""
 
-    __slots__ = ("agent", "created_at", "cwd", "files", "id", "kind", "line", "session_id", "state", "statement",
-                 "turn_ids")
+    __slots__ = ("accepted_here", "agent", "created_at", "cwd", "files", "id", "kind", "line", "record", "session_id",
+                 "state", "statement", "turn_ids")
 
     def __init__(self, row: tuple[Any, ...], redaction: str) -> None:
         (self.id, self.session_id, self.kind, self.statement, turn_ids, files, self.state, self.created_at,
-         self.cwd, self.agent, key, source, shown, session) = row
+         self.cwd, self.agent, self.accepted_here, self.record, key, source, shown, session, shown_id) = row
         self.turn_ids: list[str] = json.loads(turn_ids)
         self.files: list[str] = json.loads(files)
         # the line the writer rendered, if it was rendered from this statement with this redactor
         fresh = key == redaction and source == hashlib.blake2b(
             f"{self.session_id}\x00{self.statement}".encode(), digest_size=8).hexdigest()
-        self.line: tuple[str, str] | None = (shown, session) if fresh else None
+        self.line: tuple[str, str, str] | None = (shown, session, shown_id) if fresh else None
 
     def digest(self) -> str:
         return hashlib.blake2b(f"{self.kind}|{self.state}|{self.statement}".encode(), digest_size=6).hexdigest()
@@ -344,16 +318,31 @@ def _item_line(conn: sqlite3.Connection, item: Item, lines: str | None) -> str |
     """agent.render.item_line, from the line the writer rendered."""
     if item.line is None:
         raise Fallback  # no line rendered with this redactor: the full path redacts it itself
-    statement, session = item.line
+    statement, session, shown_id = item.line
     if not statement:
         return None
-    agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")
+    if item.record is not None and (item.agent == TEAM_AGENT or (item.state == "accepted" and not item.accepted_here)):
+        raise Fallback  # a decision record's line (its path, its author's claim): the full path renders it
+    agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
     notes = [f"{_said_on(conn, item)} in a {agent} session ({session})"]
-    if item.state == "accepted":
+    if item.state == "accepted" and item.accepted_here:
         notes.append("accepted by the developer")
     if lines:
-        notes.append(lines)
-    return f"- {item.kind.capitalize()} {item.id}, {', '.join(notes)}: {json.dumps(statement, ensure_ascii=False)}"
+        notes.append(lines)  # "lines 4-9": nothing a built-in detector takes (custom patterns: the full path)
+    return f"- {item.kind.capitalize()} {shown_id}, {', '.join(notes)}: {json.dumps(statement, ensure_ascii=False)}"
+
+
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]{1,400}")
+_WORD_RUN = re.compile(r"[A-Za-z0-9]{11,}")
+
+
+def plain_path(path: str) -> str:
+    """The path quoted as the full path shows it (render.quoted: redacted, one line, no markup), for a
+    path that is plainly only a path: ASCII letters, digits and `_./-`, no run of 11 or more letters
+    and digits (a token's body); Fallback for any other, which the full path redacts."""
+    if not _PLAIN_PATH.fullmatch(path) or _WORD_RUN.search(path):
+        raise Fallback
+    return json.dumps(path)
 
 
 def _read_text(path: str) -> str | None:
@@ -395,10 +384,10 @@ def file_reminder(conn: sqlite3.Connection, cwds: list[str], path: str, folder: 
         ledger.pop(real, None)
         return None
     inside = path.startswith(folder.rstrip(os.sep) + os.sep)
-    relative = os.path.relpath(path, folder) if inside else path
+    relative = plain_path(os.path.relpath(path, folder) if inside else path)
     content = _read_text(path) if fresh else None
-    head = (f"{AGENT_CONTEXT_MARK} recorded in earlier coding sessions of this workspace about {relative}, "
-            "the file about to be edited (accepted first, then newest first):")
+    head = (f"{AGENT_CONTEXT_MARK} recorded in earlier coding sessions of this workspace about"
+            f" {relative}, the file about to be edited (accepted first, then newest first):")
     out = [head]
     used = len(head) + 1
     tail_room = 240
@@ -419,7 +408,7 @@ def file_reminder(conn: sqlite3.Connection, cwds: list[str], path: str, folder: 
         out.append(f"Still applies, shown earlier in this session: {ids}.")
     if left:
         out.append(f"{left} more about this file {'was' if left == 1 else 'were'} left out; the MCP tool "
-                   f"{tools}list_decisions with file {json.dumps(relative)} lists them.")
+                   f"{tools}list_decisions with file {relative} lists them.")
     ledger[real] = shown
     if len(out) == 1:
         return None
@@ -450,6 +439,8 @@ def _answer(raw: bytes, environ: Mapping[str, str], deadline: float) -> str:
         raise Fallback
     if not settings.get("agent_reminders"):
         return ""
+    if settings.get("custom_patterns") is not False:
+        raise Fallback  # the user's own patterns may take anything (a path, "lines 4-9"): the full path
     paths, cwd, session_id = edit_target(data)
     db = settings["db"]
     tools = settings["tools"]["plugin" if environ.get("CLAUDE_PLUGIN_ROOT") else "server"]

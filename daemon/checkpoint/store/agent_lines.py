@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from checkpoint.store.connection import StoreBase
 
-# (item id, redaction key, source digest, statement as shown, session id as shown)
-AgentLine = tuple[str, str, str, str, str]
+# (item id, redaction key, source digest, statement as shown, session id as shown, item id as shown)
+AgentLine = tuple[str, str, str, str, str, str]
 
 
 class AgentLinesMixin(StoreBase):
@@ -28,5 +28,5 @@ class AgentLinesMixin(StoreBase):
         with self.transaction() as c:
             # Only for items still there (one deleted meanwhile keeps no row).
             c.executemany(
-                "INSERT OR REPLACE INTO agent_lines (item_id, redaction, source, statement, session)"
-                " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?1)", rows)
+                "INSERT OR REPLACE INTO agent_lines (item_id, redaction, source, statement, session, item)"
+                " SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?1)", rows)

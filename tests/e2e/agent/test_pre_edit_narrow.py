@@ -220,23 +220,6 @@ def test_the_constants_the_narrow_path_copies_are_the_full_hooks() -> None:
     assert limit == pre_edit_narrow.WINDOW_TURNS
 
 
-def test_the_narrow_path_workspace_key_is_the_repositorys(tmp_path: Path) -> None:
-    from checkpoint.repository import workspace_key
-
-    clone = tmp_path / "clone"
-    (clone / ".git" / "worktrees" / "wt").mkdir(parents=True)
-    (clone / "sub").mkdir()
-    worktree = tmp_path / "wt"
-    worktree.mkdir()
-    (worktree / ".git").write_text(f"gitdir: {clone / '.git' / 'worktrees' / 'wt'}\n")
-    (clone / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n")
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    for folder in (clone, clone / "sub", worktree, plain, tmp_path / "gone" / "x"):
-        assert pre_edit_narrow.workspace_key(str(folder)) == workspace_key(str(folder))
-    assert pre_edit_narrow.workspace_key(str(worktree)) == str((clone / ".git").resolve())
-
-
 @pytest.mark.parametrize(("content", "written"), [
     ("a\nimport os\n\ndef cache_get(key):\n    return STORE.get(key)\n", APP),
     ("x\n" * 5 + "def cache_get(key):\n    return OTHER\n", APP),  # the longest run still there
@@ -267,7 +250,7 @@ def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
     loaded = set(narrow.stderr.decode().strip().split("\n")[-1].split())
     assert "checkpoint.agent.pre_edit_narrow" in loaded
     heavy = {"tomllib", "checkpoint.config", "checkpoint.store", "checkpoint.redact", "orjson", "re2",
-             "checkpoint.agent.hooks", "checkpoint.model", "typing", "dataclasses", "pathlib"}
+             "checkpoint.agent.hooks", "checkpoint.model", "dataclasses", "pathlib"}
     assert not heavy & loaded, heavy & loaded
     forget_ledger(str(db), "agent-1")
     for key, value in env.items():
