@@ -12,8 +12,8 @@ time comes down to when the machine is not shared):
   pre-edit, file with items  a file ~10 items concern, a new agent session each call (all shown)
   pre-edit, same session     the same file again in one session (the ledger: "still applies")
   pre-edit, file with none   a file nothing concerns
-  pre-edit, full path        the file with items through the full hook (`cli.main`, which never takes the
-                             narrow path of agent.pre_edit_narrow): what every call cost before it
+  pre-edit, full path        the file with items through the full hook (`agent.hooks.main`, which never
+                             takes the narrow path of agent.pre_edit_narrow): what every call cost before it
 Target: p95 of pre-edit under 50 ms on this machine (CPU time where the machine is shared).
 """
 
@@ -145,8 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "pre-edit, same session": wall([*hook, "pre-edit"], env, [edit(busy, "one")] * n),
             "pre-edit, file with none": wall([*hook, "pre-edit"], env,
                                              [edit(project / "src" / "nothing.py", f"x-{i}") for i in range(n)]),
-            "pre-edit, full path": wall([sys.executable, "-c", "import sys; from checkpoint import cli; "
-                                         "sys.exit(cli.main(['hook', 'pre-edit']))"], env,
+            "pre-edit, full path": wall([sys.executable, "-c", "import sys; from checkpoint.agent.hooks import main; "
+                                         "sys.exit(main(['pre-edit']))"], env,
                                         [edit(busy, f"full-{i}") for i in range(n)]),
         }
         problems = db.parent / (db.name + ".agent") / "problems.jsonl"
