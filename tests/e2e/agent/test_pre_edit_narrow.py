@@ -256,3 +256,16 @@ def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert narrow.stdout.decode() == _full(raw)  # the full hook, in this process, says the same
+
+
+@pytest.mark.parametrize("path", ["src/app.py", "/abs/path/to/mod_01.py", "a/b-c/d.e.f", "ümlaut.py", "a b.py",
+                                  "x<y>.py", "src/ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + ".py", "x\n.py"])
+def test_the_narrow_path_quotes_only_a_plain_path_and_as_the_full_path_does(path: str) -> None:
+    from checkpoint.agent.render import quoted
+
+    try:
+        shown = pre_edit_narrow.plain_path(path)
+    except pre_edit_narrow.Fallback:
+        assert not path.isascii() or any(ch in path for ch in " <>\n") or "ghp_" in path
+        return
+    assert shown == quoted(path, REDACTOR, 500)
