@@ -34,7 +34,7 @@ from mcp.types import CallToolResult, JSONRPCError, JSONRPCRequest, JSONRPCRespo
 from pydantic import ValidationError
 
 from checkpoint import __version__, config, redact
-from checkpoint.agent import answers
+from checkpoint.agent import answers, render
 from checkpoint.agent.workspace import workspace_folders
 from checkpoint.model import ItemKind, session_title
 from checkpoint.store import Store, StoreUnavailable
@@ -247,10 +247,10 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "workspace": folders[0],
             "total": {"sessions": len(sessions), **total},
             "sessions": [{"id": s.id, "agent": s.agent,
-                          "title": answers.clean(session_title(s.title, s.cwd), redactor, 120),
+                          "title": render.clean(session_title(s.title, s.cwd), redactor, 120),
                           "cwd": s.cwd, "last_activity": s.last_ts, "turns": s.turns, "captured": s.captured,
                           "pending": s.pending, "failed": s.failed,
-                          "failure_causes": [answers.clean(c, redactor, 300) for c in s.causes[:3]]}
+                          "failure_causes": [render.clean(c, redactor, 300) for c in s.causes[:3]]}
                          for s in shown],
             "sessions_left_out": len(sessions) - len(shown),
             **hint,

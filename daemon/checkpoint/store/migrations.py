@@ -441,6 +441,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE runs ADD COLUMN items_dropped TEXT NOT NULL DEFAULT '{}'",
         ),
     ),
+    Migration(
+        # A record's status is its author's claim, not this user's: `accepted_here` says this user
+        # accepted the item (`checkpoint accept`, the editor), the only acceptance that releases a held
+        # item to agents; `record_by` is who the record says decided (its decision-makers), shown
+        # with the claim. Items accepted before this were accepted here, unless a record said so. Items
+        # known only from a record were never judged by the hold rule: held (-1, "not judged yet") until
+        # the next sync of their repository judges them (Store.sync_shared).
+        "record trust",
+        (
+            "ALTER TABLE items ADD COLUMN accepted_here INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE items ADD COLUMN record_by TEXT",
+            "UPDATE items SET accepted_here = 1 WHERE state = 'accepted' AND session_id NOT LIKE 'team:%'",
+            "UPDATE items SET held = -1 WHERE session_id LIKE 'team:%'",
+        ),
+    ),
 )
 
 

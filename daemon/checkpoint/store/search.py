@@ -103,7 +103,8 @@ def file_clause(file: str) -> tuple[str, list[Any]]:
 
 
 # Items an agent may be shown: not held for the user's review (checkpoint.extract.held), or accepted.
-RELEASED = "(i.held = 0 OR i.state = 'accepted')"
+# Released to agents: not held, or accepted by this user (a record's own "accepted" is its author's claim).
+RELEASED = "(i.held = 0 OR i.accepted_here = 1)"
 
 
 class SearchMixin(QueriesMixin):

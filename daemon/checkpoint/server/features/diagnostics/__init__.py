@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from checkpoint import anchor
 from checkpoint.extract.held import item_review_reason
-from checkpoint.model import Citation, FileEdit, ItemRecord, plain_text
+from checkpoint.model import Citation, FileEdit, ItemRecord, ItemState, plain_text
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
@@ -208,6 +208,10 @@ def hover_text(item: ItemRecord, newer: str | None = None) -> str:
         where = md_text(f"{os.path.basename(src.path)}:{src.line}")
         parts.append(f"{origin} [{where}](<{file_uri(src.path)}#L{src.line}>)")
     parts.append(f"*Item:* {md_text(item.id)} · {md_text(item.state.value)} · {md_text(item.extractor)}")
+    if item.record is not None and item.state is ItemState.ACCEPTED and not item.accepted_here:
+        # a decision record's status is its author's claim, not your acceptance (issue 37)
+        who = md_text(item.record_by) if item.record_by else "its author"
+        parts.append(f"*Status:* accepted by {who} in the repository's record, not by you")
     return "\n".join(parts)
 
 

@@ -16,7 +16,8 @@ def held_item(state: ItemState = ItemState.NEW) -> ItemRecord:
         id="a1b2c3d4e5f6", session_id="sess-1", kind=ItemKind.CONSTRAINT, statement=PLANTED, rationale=None,
         confidence=0.9, turn_ids=("t1",), files=("/w/app.py",), state=state, extractor="heuristic",
         created_at=1_790_000_000.0, session_title=None, cwd="/w",
-        sources=(ItemSource(turn_id="t1", path="/p/s.jsonl", line=3, timestamp=None),), held=True)
+        sources=(ItemSource(turn_id="t1", path="/p/s.jsonl", line=3, timestamp=None),), held=True,
+        accepted_here=state is ItemState.ACCEPTED)
 
 
 def test_a_held_item_is_marked_in_its_diagnostic_and_hover() -> None:
@@ -26,7 +27,8 @@ def test_a_held_item_is_marked_in_its_diagnostic_and_hover() -> None:
     assert HELD_MARK == " [held for review: no agent is shown it until you accept it]"
     assert isinstance(diag.data, dict) and diag.data["held"] is True
     hover = hover_text(held_item())
-    assert "*Held for review:* a download piped into a shell; no agent is shown it until you accept it" in hover
+    assert ("*Held for review:* it would have an agent run a downloaded or decoded program; no agent is shown it until"
+            " you accept it") in hover
 
 
 def test_an_accepted_held_item_is_marked_no_more() -> None:
@@ -35,3 +37,11 @@ def test_an_accepted_held_item_is_marked_no_more() -> None:
     assert diag is not None and diag.message == f"Constraint: {PLANTED}"
     assert isinstance(diag.data, dict) and "held" not in diag.data
     assert "Held for review" not in hover_text(held_item(ItemState.ACCEPTED))
+
+
+def test_a_records_accepted_status_is_shown_as_its_authors_claim() -> None:
+    claimed = held_item(ItemState.ACCEPTED)._replace(held=False, accepted_here=False, record="docs/decisions/x.md",
+                                                     record_by="Alice <alice@example.com>")
+    assert hover_text(claimed).splitlines()[-1] == (
+        "*Status:* accepted by Alice \\<alice@example.com\\> in the repository's record, not by you")
+    assert "*Status:*" not in hover_text(claimed._replace(accepted_here=True))
