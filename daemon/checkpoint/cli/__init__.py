@@ -14,8 +14,10 @@ from typing import Any, TextIO
 
 import checkpoint
 from checkpoint import config, pipeline, status_model
+from checkpoint.cli import model_serve
 from checkpoint.cli.items import ATTRIBUTED, accept_command, items_command, print_item, supersede_command
 from checkpoint.cli.names import NoSuchSession, one_session
+from checkpoint.cli.suggest import SuggestingParser
 from checkpoint.cli.team import read_records, share_command
 from checkpoint.extract import registry
 from checkpoint.model import (
@@ -61,14 +63,16 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="checkpoint",
         description="Keep the decisions, constraints and open questions of your coding-agent sessions.",
     )
     # The VS Code extension runs `checkpoint --version` to use a `checkpoint` on PATH only when it is its own version.
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls")
+    scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls",
+                          description="Read what is new in every transcript root (incrementally), store the "
+                                      "turns (secrets redacted) and form chunks; no model is called.")
     _common(scan)
     scan.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     now = sub.add_parser(
@@ -90,14 +94,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run budget: tokens billed, input, cache and output (env CHECKPOINT_MAX_TOKENS)")
     now.add_argument("--max-cost", type=float, metavar="USD", help="run budget: US dollars (env CHECKPOINT_MAX_COST)")
     now.add_argument("--concurrency", type=int, help="chunks in flight at once")
-    status = sub.add_parser("status", help="captured, pending and failed turns per session")
+    status = sub.add_parser("status", help="captured, pending and failed turns per session",
+                            description="Turns captured, pending and failed per session, with the causes of "
+                                        "failures, sessions at risk, what was redacted and spent, and problems.")
     _common(status)
     status.add_argument("--json", action="store_true", help="stable machine-readable output")
-    items = sub.add_parser("items", help="captured decisions, constraints and open questions")
+    items = sub.add_parser("items", help="captured decisions, constraints and open questions",
+                           description="The captured decisions, constraints and open questions, each with its id "
+                                       "and where it was said (session, transcript file and line), or the "
+                                       "decision record it was shared in.")
     _common(items)
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
-    items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
+    items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}", help="only items of this kind")
     items.add_argument("--all", action="store_true", help="also the items a later one superseded (marked so)")
     items.add_argument("--workspace", type=Path, metavar="DIR",
                        help="only items of DIR's workspace: its repository (every worktree), else DIR and below")
@@ -120,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(accept)
     accept.add_argument("id", metavar="ID", help="the item to accept")
+    accept.add_argument("--json", action="store_true", help="machine-readable output")
     supersede = sub.add_parser(
         "supersede", help="mark an item as superseded by a later one (or undo that)",
         description="Record that item NEW replaces item OLD (a decision reversed or changed). OLD is kept, "
@@ -144,12 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(search)
     search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
-    search.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
+    search.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}", help="only items of this kind")
     search.add_argument("--workspace", type=Path, metavar="DIR",
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
     search.add_argument("--json", action="store_true", help="stable machine-readable output")
-    serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
+    serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor",
+                           description="The daemon behind the editor extensions, speaking LSP over stdio: it "
+                                       "watches the transcript roots, extracts in the background and publishes "
+                                       "diagnostics (docs/protocol.md). Started by an editor, not by hand.")
     _common(serve)
     sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
     hook = sub.add_parser(
@@ -169,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("session", metavar="SESSION", help="session id, or a prefix that names one session")
     forget.add_argument("--undo", action="store_true", help="read the forgotten session in again at the next scan")
     forget.add_argument("--json", action="store_true", help="machine-readable output")
+    model_serve.add_parser(sub)
     return parser
 
 
@@ -187,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from checkpoint.agent.mcp_server import serve as serve_mcp  # the MCP SDK loads only for `checkpoint mcp`
 
         return serve_mcp()
+    if args.command == "model":
+        return model_serve.serve_command(args)
     if getattr(args, "kind", None) not in (None, *KINDS):
         print(f"checkpoint: error in the options: --kind: unknown kind {args.kind!r} (allowed: {', '.join(KINDS)})",
               file=sys.stderr)
@@ -287,9 +303,9 @@ def _where_looked(report: pipeline.ScanReport) -> str:
 
 def _print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
     _warn(report)
-    if not report.files_seen:
-        print(f"No transcripts found. Looked in: {_where_looked(report)}.", file=out)
-        print("Point Checkpoint elsewhere with --source DIR or CHECKPOINT_SOURCES.", file=out)
+    if not report.files_seen:  # a problem to fix: said on stderr, as every other one
+        print(f"No transcripts found. Looked in: {_where_looked(report)}.", file=sys.stderr)
+        print("Point Checkpoint elsewhere with --source DIR or CHECKPOINT_SOURCES.", file=sys.stderr)
         return
     print(f"Looked in: {_where_looked(report)}.", file=out)
     print(
@@ -360,7 +376,7 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     turns_before = {s.id: s.turns for s in store.session_counts()}
     items_before = store.item_counts()
     choice = choose_extractor(settings)
-    print(choice.sentence, file=out)
+    print(choice.brief or choice.sentence, file=out)
     show_progress = sys.stderr.isatty()
 
     def progress(report: RunReport) -> None:
@@ -535,7 +551,7 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
             agg[0] += counts["records"]
             agg[1] += counts["chars"]
     if dropped:
-        summary = ", ".join(f"{p} {r} records ({c} chars)" for p, (r, c) in sorted(dropped.items()))
+        summary = ", ".join(f"{p} {plural(r, 'record')} ({plural(c, 'char')})" for p, (r, c) in sorted(dropped.items()))
         print(f"Not sent, by policy: {summary}")
     if status.record_problems:
         print(f"Decision records that cannot be read ({len(status.record_problems)}; each is left out until fixed):")

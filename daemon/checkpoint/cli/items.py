@@ -69,6 +69,9 @@ def supersede_command(store: Store, settings: config.Settings, args: argparse.Na
 
 
 def items_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
+    if args.workspace and not args.workspace.expanduser().is_dir():
+        print(plain_text(f"checkpoint: --workspace {args.workspace}: no such folder"), file=sys.stderr)
+        return 2
     read_records(store, settings, args)
     session = one_session(store, args.session) if args.session else None
     workspaces = [folder(args)] if args.workspace else None
@@ -80,6 +83,11 @@ def items_command(store: Store, settings: config.Settings, args: argparse.Namesp
         print_item(item)
     if items:
         print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
+    elif workspaces and (elsewhere := len(store.items(session_id=session, kind=args.kind,
+                                                      include_superseded=args.all))):
+        print(plain_text(f"No {kind_words(args.kind)} in {workspaces[0]}'s workspace; "
+                         f"{plural(elsewhere, 'item')} in other workspaces (`checkpoint items` without "
+                         "--workspace lists them)."))
     else:
         print(none_captured(args.kind, session))
     if not args.all and (hidden := len(store.items(session_id=session, kind=args.kind,
@@ -97,13 +105,21 @@ def accept_command(store: Store, settings: config.Settings, args: argparse.Names
         return 2
     store.set_item_state(item_id, ItemState.ACCEPTED)
     reflect_changes(store, settings, [item_id])
-    print(f"Item {item_id} accepted: agents are shown it from now on.")
+    if args.json:
+        print(json.dumps({"id": item_id, "state": ItemState.ACCEPTED.value}))
+    else:
+        print(f"Item {item_id} accepted: agents are shown it from now on.")
     return 0
+
+
+def kind_words(kind: str | None) -> str:
+    """"open questions" for --kind question; "items" for none."""
+    return kinds_phrase(Counter({kind: 2})).removeprefix("2 ") if kind else "items"
 
 
 def none_captured(kind: str | None, session: str | None) -> str:
     """What an empty `items` says: what was asked for ("No open questions captured in session ...")."""
+    what = kind_words(kind)
     if kind is None and session is None:
         return "No items captured yet. Run `checkpoint now`."
-    what = kinds_phrase(Counter({kind: 2})).removeprefix("2 ") if kind else "items"
     return f"No {what} captured" + (f" in session {session}." if session else ".")
