@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from checkpoint.agent.answers import clean
 from checkpoint.model import ItemRecord, ItemState
 from checkpoint.redact import Redactor
+from checkpoint.team.provenance import is_team_item, shared_phrase
 
 STATEMENT_CHARS = 400
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -68,7 +69,10 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
     if not statement:
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")
-    notes = [f"{said_on(item)} in a {agent} session ({clean(item.session_id[:8], redactor, 8)})"]
+    if is_team_item(item):  # known from the repository's decision record, not from a session
+        notes = [f"{said_on(item)}, {clean(shared_phrase(item), redactor, 200)}"]
+    else:
+        notes = [f"{said_on(item)} in a {agent} session ({clean(item.session_id[:8], redactor, 8)})"]
     if item.state is ItemState.ACCEPTED:
         notes.append("accepted by the developer")
     if lines:

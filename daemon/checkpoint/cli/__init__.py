@@ -16,7 +16,7 @@ import checkpoint
 from checkpoint import config, pipeline, status_model
 from checkpoint.cli import model_serve
 from checkpoint.cli.items import ATTRIBUTED, accept_command, items_command, print_item, supersede_command
-from checkpoint.cli.names import NoSuchSession, one_session
+from checkpoint.cli.names import NoSuchSession, id_width, one_session
 from checkpoint.cli.suggest import SuggestingParser
 from checkpoint.cli.team import read_records, share_command
 from checkpoint.extract import registry
@@ -473,16 +473,17 @@ def _provenance(item: ItemRecord) -> str:
 
 
 def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
+    width = id_width(s.id for s in sessions)
     new_col = f" {'NEW ITEMS':>9}" if new_items is not None else ""
     priced = any(s.usage.requests for s in sessions)
     cost_col = f" {'COST':>9}" if priced else ""
-    print(f"  {'SESSION':<8}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}{cost_col}"
+    print(f"  {'SESSION':<{width}}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}{cost_col}"
           "  TITLE")
     for s in sessions:
         title = _short(session_title(s.title, s.cwd), 60)
         new = f" {new_items.get(s.id, 0):>9}" if new_items is not None else ""
         cost = f" {_money(s.usage.cost_usd):>9}" if priced else ""
-        print(f"  {s.id[:8]:<8}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}{cost}"
+        print(f"  {s.id[:width]:<{width}}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}{cost}"
               f"  {title}")
         for cause in s.causes[:3]:
             print(f"      failing: {_short(cause, 150)}")
@@ -518,8 +519,16 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         out["agent_problems"] = [p.as_json() for p in agent_problems(settings.db, limit=50)]
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    sessions, at_risk, forgotten = status.sessions, status.at_risk, status.forgotten
+    at_risk, forgotten = status.at_risk, status.forgotten
+    # A repository's shared records are held by a session of its own (team:<workspace>, no turns): not
+    # a session anyone ran, so not in the table; its records are counted on a line of their own.
+    teams = [s.cwd or s.id for s in status.sessions if status_model.is_team_session(s.id)]
+    sessions = [s for s in status.sessions if not status_model.is_team_session(s.id)]
     _print_totals(sessions, sys.stdout)
+    if teams:
+        shared = sum(1 for i in store.items() if i.record)
+        print(plain_text(f"Shared decision records: {plural(shared, 'item')} read from {', '.join(teams[:3])}"
+                         " (`checkpoint items` says who shared each)."))
     if forgotten:
         print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
               + ", ".join(f.session_id for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
@@ -530,12 +539,14 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
             print(plain_text(f"  {_local_time(agent_problem.at)} {agent_problem.where}: {agent_problem.message}"))
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
-        return 0
+        if not status.record_problems:
+            return 0
     if at_risk:
         soonest = min(s.deletes_in_days or 0 for s in at_risk)
         print(f"At risk: {plural(len(at_risk), 'session')} with turns not captured whose transcript Claude Code "
               f"deletes soon (the first {_in_days(soonest)}); `checkpoint now` extracts them first.")
-    _print_table(sessions)
+    if sessions:
+        _print_table(sessions)
     redacted = status.redacted
     if redacted:
         print(f"Redacted before storing: {_redactions(redacted)}.")
@@ -617,8 +628,9 @@ def _search(store: Store, settings: config.Settings, args: argparse.Namespace) -
         return 0
     if result.matched == "any" and len(result.terms) > 1:
         print(plain_text(f"No item has all of {' '.join(result.terms)!r}; items with any of them:"))
+    width = id_width(item.session_id for item, _ in result.hits)
     for item, _ in result.hits:
-        print_item(item)
+        print_item(item, width)
     print(f"{plural(len(result.hits), 'item')} found.")
     print(scope)
     return 0

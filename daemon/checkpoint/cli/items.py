@@ -8,10 +8,11 @@ import sys
 from collections import Counter
 
 from checkpoint import config
-from checkpoint.cli.names import one_item, one_session
+from checkpoint.cli.names import id_width, one_item, one_session
 from checkpoint.cli.team import folder, read_records, reflect_changes
 from checkpoint.model import Citation, ItemRecord, ItemState, kinds_phrase, plain_text, plural
 from checkpoint.store import Store
+from checkpoint.team.provenance import is_team_item, shared_phrase
 
 # An item that reads as an instruction planted for an agent, not accepted yet: no agent is shown it.
 HELD = "  [held for review]"
@@ -19,20 +20,24 @@ HELD = "  [held for review]"
 ATTRIBUTED = " · cited no turn: attributed to its chunk"
 
 
-def print_item(item: ItemRecord) -> None:
+def print_item(item: ItemRecord, id_chars: int = 8) -> None:
     source = item.sources[0] if item.sources else None
     where = f"{source.path}:{source.line}" if source else "?:?"
     # Plain text, whatever a transcript or a model put there: no terminal escape reaches the screen.
     mark = f"  [superseded by {item.superseded_by}]" if item.superseded_by else ""
-    mark += f"  [shared: {item.record}]" if item.record else ""
+    team_only = is_team_item(item)
+    mark += f"  [{shared_phrase(item)}]" if item.record and not team_only else ""
     mark += HELD if item.held_back else ""
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))
     if item.files:
         print(plain_text(f"    files: {', '.join(item.files[:5])}"))
+    if team_only:  # no session here said it: the record is where it comes from
+        print(plain_text(f"    from: {shared_phrase(item)}"))
+        return
     attributed = ATTRIBUTED if item.cited is Citation.CHUNK else ""
-    print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
+    print(plain_text(f"    from: session {item.session_id[:id_chars]} · {where} · {item.extractor}{attributed}"))
 
 
 def supersede_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
@@ -79,8 +84,9 @@ def items_command(store: Store, settings: config.Settings, args: argparse.Namesp
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
+    width = id_width(i.session_id for i in items)
     for item in items:
-        print_item(item)
+        print_item(item, width)
     if items:
         print(f"{plural(len(items), 'item')}: {kinds_phrase(Counter(i.kind.value for i in items))}.")
     elif workspaces and (elsewhere := len(store.items(session_id=session, kind=args.kind,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 from checkpoint.model import plain_text
 from checkpoint.store import Store
@@ -38,3 +39,13 @@ def one_item(store: Store, prefix: str) -> str | None:
         print(plain_text(f"checkpoint: no item {prefix!r} (`checkpoint items --all` lists them with their ids)."),
               file=sys.stderr)
     return None
+
+
+def id_width(ids: Iterable[str], least: int = 8) -> int:
+    """How many leading characters tell these ids apart (at least `least`): the width a table shows
+    them at, so that no two rows show the same id ("spotter_" three times)."""
+    unique = set(ids)
+    width = least
+    while len({i[:width] for i in unique}) < len(unique):
+        width += 1
+    return width
