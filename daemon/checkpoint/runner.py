@@ -286,11 +286,20 @@ def _with_requests(allowance: RequestAllowance | None, extractor: Extractor, chu
     """The chunk's extraction, its retries drawing on the run's request allowance (extract/retry.py)."""
     if allowance is None:
         return extractor.extract(chunk)
-    token = CHUNK_REQUESTS.set(ChunkRequests(allowance))
+    gate = ChunkRequests(allowance)
+    token = CHUNK_REQUESTS.set(gate)
+    sent: int | None = None  # what a priced extractor reports it sent; the others count one a chunk
     try:
-        return extractor.extract(chunk)
+        extraction = extractor.extract(chunk)
+        sent = extraction.usage.requests
+        return extraction
+    except ExtractionError as exc:
+        sent = exc.usage.requests
+        raise
     finally:
         CHUNK_REQUESTS.reset(token)
+        if sent is not None and isinstance(extractor, Priced):
+            allowance.refund(gate.taken - sent)
 
 
 def _redact_chunk(

@@ -64,6 +64,11 @@ class RequestAllowance:
             self._left -= 1
             return True
 
+    def refund(self, requests: int) -> None:
+        """Taken but never sent (a chunk re-split before it left): the run may still send them."""
+        with self._lock:
+            self._left += max(0, requests)
+
 
 class ChunkRequests:
     """One chunk's share of the run's allowance: its first attempt was taken when it was sent."""
@@ -71,12 +76,16 @@ class ChunkRequests:
     def __init__(self, allowance: RequestAllowance) -> None:
         self.allowance = allowance
         self.first = True
+        self.taken = 1  # the first attempt's, taken by the run
 
     def admit(self) -> bool:
         if self.first:
             self.first = False
             return True
-        return self.allowance.take()
+        if self.allowance.take():
+            self.taken += 1
+            return True
+        return False
 
 
 # Set by the runner around one chunk's extraction (in the worker thread's context): None, no run budget.
