@@ -456,8 +456,9 @@ def _now(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
         print()
         more = f", `checkpoint items` lists all {len(new_items)}" if len(new_items) > 10 else ""
         print(f"Captured in this run{more}:")
+        width = id_width(store.session_ids(""))  # as wide as tells every stored session apart
         for item in new_items[:10]:
-            print(f"  {item.kind.value:<10}  {_short(item.statement, 96)}  [{plain_text(_provenance(item))}]")
+            print(f"  {item.kind.value:<10}  {_short(item.statement, 96)}  [{plain_text(_provenance(item, width))}]")
     return 0 if report.ok else 1
 
 
@@ -466,10 +467,10 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _provenance(item: ItemRecord) -> str:
+def _provenance(item: ItemRecord, id_chars: int = 8) -> str:
     source = item.sources[0] if item.sources else None
     where = f"{Path(source.path).name}:{source.line}" if source else "?"
-    return f"session {item.session_id[:8]} · {where}{ATTRIBUTED if item.cited is Citation.CHUNK else ''}"
+    return f"session {item.session_id[:id_chars]} · {where}{ATTRIBUTED if item.cited is Citation.CHUNK else ''}"
 
 
 def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
@@ -628,7 +629,7 @@ def _search(store: Store, settings: config.Settings, args: argparse.Namespace) -
         return 0
     if result.matched == "any" and len(result.terms) > 1:
         print(plain_text(f"No item has all of {' '.join(result.terms)!r}; items with any of them:"))
-    width = id_width(item.session_id for item, _ in result.hits)
+    width = id_width(store.session_ids(""))
     for item, _ in result.hits:
         print_item(item, width)
     print(f"{plural(len(result.hits), 'item')} found.")

@@ -84,7 +84,7 @@ def items_command(store: Store, settings: config.Settings, args: argparse.Namesp
     if args.json:
         print(json.dumps({"items": [i.as_json() for i in items]}, indent=2, ensure_ascii=False))
         return 0
-    width = id_width(i.session_id for i in items)
+    width = id_width(store.session_ids(""))  # as wide as tells every stored session apart
     for item in items:
         print_item(item, width)
     if items:

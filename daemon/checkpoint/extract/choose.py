@@ -62,7 +62,7 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
     said = f"No ANTHROPIC_API_KEY set and {'; '.join(missing)}: using {OFFLINE_SAID}. {FOR_A_MODEL}"
     brief = (f"Using {OFFLINE_SAID}: no ANTHROPIC_API_KEY; {'; '.join(_brief(m) for m in missing)}.\n"
              "For a model: set ANTHROPIC_API_KEY, log in to `claude` or `codex`, or run `checkpoint model serve` "
-             "(docs/extractors.md).")
+             "(docs/choosing-an-extractor.md).")
     return ExtractorChoice(_offline(settings), said, fallback=True, brief=brief)
 
 
