@@ -20,7 +20,8 @@ def versions(root: Path = ROOT) -> dict[str, str]:
     listed = [p.get("version", "") for p in marketplace["plugins"] if p["name"] == "checkpoint"]
     return {
         "daemon/checkpoint/__init__.py": found[1] if found else "",
-        "vscode-extension/package.json": json.loads((root / "vscode-extension" / "package.json").read_text())["version"],
+        "vscode-extension/package.json": json.loads(
+            (root / "vscode-extension" / "package.json").read_text())["version"],
         "claude-plugin/.claude-plugin/plugin.json": json.loads(
             (root / "claude-plugin" / ".claude-plugin" / "plugin.json").read_text())["version"],
         ".claude-plugin/marketplace.json": listed[0] if listed else "",

@@ -1,7 +1,7 @@
 """The plugin finds Checkpoint without it being on PATH: claude-plugin/bin/checkpoint-launch runs a
 `checkpoint` on PATH, else the daemon the Checkpoint VS Code extension installed (a venv in the
-editor's global storage), else says once how to install it: from this clone (the distribution is not on PyPI yet), a command
-that, run as printed, installs a working `checkpoint`.
+editor's global storage), else says once how to install it: from this clone (the distribution is not
+on PyPI yet), a command that, run as printed, installs a working `checkpoint`.
 
 Driven by the REAL Claude Code CLI (`--plugin-dir`, the fake model API on 127.0.0.1, HOME in a temp
 dir) with a PATH that holds no `checkpoint`, and by running the launcher as the hooks and the MCP

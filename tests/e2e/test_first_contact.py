@@ -17,6 +17,7 @@ from tests.support import synth
 from tests.support.agent_corpus import PlannedSession, write_claude_session
 from tests.support.cli_run import CHECKPOINT, Result, cli_env, run
 from tests.support.fake_chat import FakeChat
+from tests.support.paths import REPO_ROOT
 
 RECORD = "docs/decisions/2026-03-12-use-ruff-9c1d2e3f.md"
 SHARED_ID = "9c1d2e3f4a5b"
@@ -25,8 +26,9 @@ SHARED_ID = "9c1d2e3f4a5b"
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return cli_env(home, CHECKPOINT_DB=str(tmp_path / "data" / "c.db"), CHECKPOINT_SOURCES=str(tmp_path / "projects"),
-                   CHECKPOINT_EXTRACTOR="heuristic", **extra)
+    return cli_env(home, **{"CHECKPOINT_DB": str(tmp_path / "data" / "c.db"),
+                            "CHECKPOINT_SOURCES": str(tmp_path / "projects"), "CHECKPOINT_EXTRACTOR": "heuristic",
+                            **extra})
 
 
 def _in(cwd: Path, args: list[str], env: dict[str, str], stdin: str = "") -> Result:
@@ -66,7 +68,8 @@ def test_a_mistyped_option_gets_the_nearest_one_in_one_line(tmp_path: Path) -> N
                         "(`checkpoint items --help` lists the options)\n")
     assert said.out == "" and "usage:" not in said.err
     far = run(["status", "--zzzzzz"], _env(tmp_path)).check(rc=2)
-    assert far.err == "checkpoint status: error: unknown option --zzzzzz (`checkpoint status --help` lists the options)\n"
+    assert far.err == ("checkpoint status: error: unknown option --zzzzzz (`checkpoint status --help` lists the "
+                       "options)\n")
 
 
 # -- 6: team provenance ------------------------------------------------------------------------------
@@ -191,3 +194,10 @@ def test_every_command_has_a_description_and_every_option_a_help(tmp_path: Path)
         kind = text.split("options:")[1].split("--kind {decision,constraint,question}")[1].split("\n  -")[0]
         assert "only items of this kind" in " ".join(kind.split()), (command, text)
     assert "--json" in run(["accept", "--help"], env).check().out
+
+
+def test_one_record_left_out_by_policy_is_one_record(tmp_path: Path) -> None:
+    env = _env(tmp_path, CHECKPOINT_SOURCES=str(REPO_ROOT / "tests" / "data" / "samples"))
+    run(["now"], env).check()
+    status = run(["status"], env).check().out
+    assert "api_error_message 1 record (" in status and " 1 records" not in status, status

@@ -38,11 +38,12 @@ def test_model_serve_starts_a_local_server_writes_the_settings_and_checkpoint_no
             assert json.load(answer)["data"], "no model listed"
         written = tomllib.loads((home / ".config" / "checkpoint" / "config.toml").read_text())
         assert written["extractor"] == "openai" and written["openai_base_url"] == base_url
+        assert written["concurrency"] == 1  # the server has one slot: a second request would wait and time out
         # The written settings with the answer cut to 96 tokens and one attempt: a run of at most 2 requests.
         env["CHECKPOINT_CONFIG"] = str(tmp_path / "small.toml")
         Path(env["CHECKPOINT_CONFIG"]).write_text(
             (home / ".config" / "checkpoint" / "config.toml").read_text()
-            .replace("output_tokens = 1024", "output_tokens = 96").replace("max_attempts = 2", "max_attempts = 1"))
+            .replace("output_tokens = 512", "output_tokens = 96").replace("max_attempts = 2", "max_attempts = 1"))
         now = run(["now", "--extractor", "openai", "--max-requests", "2"], env, timeout=900)
         assert "Traceback" not in now.err, now.err
         assert f"Using an OpenAI-compatible server at {base_url}" in now.out, now.out

