@@ -16,7 +16,7 @@ from mcp.client.stdio import stdio_client
 from tests.support import synth
 from tests.support.agent_corpus import PlannedSession, write_claude_session
 from tests.support.cli_run import CHECKPOINT, Result, cli_env, run
-from tests.support.fake_chat import FakeChat
+from tests.support.fake_chat import FakeChat, FaultKind
 from tests.support.paths import REPO_ROOT
 
 RECORD = "docs/decisions/2026-03-12-use-ruff-9c1d2e3f.md"
@@ -133,7 +133,7 @@ def _openai_env(tmp_path: Path, fake: FakeChat, config: str) -> dict[str, str]:
 
 def test_max_requests_is_never_exceeded_by_retries(tmp_path: Path) -> None:
     with FakeChat() as fake:
-        fake.script(*["server_error"] * 40)  # every request fails, so every chunk retries (max_attempts 4)
+        fake.script(*[500] * 40)  # every request fails, so every chunk retries (max_attempts 4)
         env = _openai_env(tmp_path, fake, "max_attempts = 4\nretry_delay = 0.01\nretry_max_delay = 0.02\n")
         now = run(["now", "--max-requests", "3", "--concurrency", "2"], env).check(rc=1)
         sent = len(fake.completions)
@@ -143,7 +143,8 @@ def test_max_requests_is_never_exceeded_by_retries(tmp_path: Path) -> None:
 
 def test_a_server_that_never_answers_fails_a_chunk_after_two_timeouts_not_max_attempts(tmp_path: Path) -> None:
     with FakeChat() as fake:
-        fake.script(*["hang"] * 10)
+        hang: list[FaultKind] = ["hang"] * 10
+        fake.script(*hang)
         env = _openai_env(tmp_path, fake, "max_attempts = 4\nrequest_timeout = 1.0\nretry_delay = 0.01\n"
                                           "retry_max_delay = 0.02\nconcurrency = 1\n")
         now = run(["now", "--max-requests", "2"], env).check(rc=1)
