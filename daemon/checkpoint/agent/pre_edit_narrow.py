@@ -45,7 +45,7 @@ FILE_BYTES = 2 << 20
 PATCH_FILES = 3
 WINDOW_TURNS = 200  # Store.edits_in_window's limit
 AGENT_CONTEXT_MARK = "Checkpoint context:"
-TEAM_AGENT = "team"
+TEAM_SESSION_PREFIX = "team:"  # model.TEAM_SESSION_PREFIX: an item known from a decision record
 HOLDS_BACKFILL = "item_holds"
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -321,7 +321,8 @@ def _item_line(conn: sqlite3.Connection, item: Item, lines: str | None) -> str |
     statement, session, shown_id = item.line
     if not statement:
         return None
-    if item.record is not None and (item.agent == TEAM_AGENT or (item.state == "accepted" and not item.accepted_here)):
+    if item.session_id.startswith(TEAM_SESSION_PREFIX) or (
+            item.record is not None and item.state == "accepted" and not item.accepted_here):
         raise Fallback  # a decision record's line (its path, its author's claim): the full path renders it
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
     notes = [f"{_said_on(conn, item)} in a {agent} session ({session})"]

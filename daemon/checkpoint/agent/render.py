@@ -18,7 +18,7 @@ import json
 import re
 from datetime import UTC, datetime
 
-from checkpoint.model import TEAM_AGENT, ItemRecord, ItemState
+from checkpoint.model import ItemRecord, ItemState
 from checkpoint.redact import Redactor
 
 # What a recorded field is shown as, defined below the front ends (the run layer renders statements
@@ -28,6 +28,7 @@ from checkpoint.shown_text import ID_CHARS, SESSION_CHARS, STATEMENT_CHARS, show
 from checkpoint.shown_text import clean as clean
 from checkpoint.shown_text import field as field
 from checkpoint.shown_text import whole_sentences as whole_sentences
+from checkpoint.team.provenance import is_team_item, shared_phrase
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EMAIL = re.compile(r"\s*<[^>]*>")
@@ -75,8 +76,8 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
     if not statement:
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
-    if item.record is not None and item.agent == TEAM_AGENT:  # known only from a teammate's decision record
-        notes = [f"{said_on(item)} in the repository's decision record {quoted(item.record, redactor, 200)}"]
+    if is_team_item(item):  # known only from a teammate's decision record, not from a session
+        notes = [f"{said_on(item)}, {clean(shared_phrase(item), redactor, 200)}"]
     else:
         notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, SESSION_CHARS)})"]
     who = accepted_by(item, redactor)

@@ -207,7 +207,7 @@ def test_the_narrow_path_answers_byte_for_byte_as_the_full_hook(tmp_path: Path,
 
 def test_the_constants_the_narrow_path_copies_are_the_full_hooks() -> None:
     from checkpoint.agent import tool_input
-    from checkpoint.model import AGENT_CONTEXT_MARK
+    from checkpoint.model import AGENT_CONTEXT_MARK, TEAM_SESSION_PREFIX
     from checkpoint.store import queries
 
     assert (pre_edit_narrow.STDIN_BYTES, pre_edit_narrow.BUSY_SECONDS, pre_edit_narrow.PRE_EDIT_SECONDS) == (
@@ -216,6 +216,7 @@ def test_the_constants_the_narrow_path_copies_are_the_full_hooks() -> None:
         pre_edit.REMINDER_CHARS, pre_edit.CANDIDATES, pre_edit.FILE_BYTES)
     assert pre_edit_narrow.PATCH_FILES == tool_input.PATCH_FILES
     assert pre_edit_narrow.AGENT_CONTEXT_MARK == AGENT_CONTEXT_MARK
+    assert pre_edit_narrow.TEAM_SESSION_PREFIX == TEAM_SESSION_PREFIX
     limit = inspect.signature(queries.QueriesMixin.edits_in_window).parameters["limit"].default
     assert limit == pre_edit_narrow.WINDOW_TURNS
 
