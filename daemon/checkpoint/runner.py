@@ -12,7 +12,9 @@ Knows nothing about editors or terminals: front ends print or send the report (m
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +29,7 @@ from checkpoint.extract.prompt import quoted_header_files, turn_labels
 from checkpoint.extract.retry import CHUNK_REQUESTS, ChunkRequests, RequestAllowance
 from checkpoint.model import TOOL_OUTPUT_ONLY, ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
+from checkpoint.shown_text import render_agent_lines
 from checkpoint.store import LeaseLost, Store
 
 if TYPE_CHECKING:
@@ -276,10 +279,18 @@ def extract_due(
             store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
                              report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost,
                              attributed=report.items_attributed, dropped=report.items_dropped)
+    _render_agent_lines(store, redactor)  # items stored by others (decision records), or a new redactor
     report.left_chunks, report.left_tokens = store.due_summary(session_id)
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
     return report
+
+
+def _render_agent_lines(store: Store, redactor: redact.Redactor, session_id: str | None = None) -> None:
+    """The new items' statements as an agent is shown them, for the pre-edit hook's narrow path
+    (shown_text). Not done (a locked database) only sends the hook down its full path."""
+    with contextlib.suppress(sqlite3.Error):
+        render_agent_lines(store, redactor, session_id)
 
 
 def _with_requests(allowance: RequestAllowance | None, extractor: Extractor, chunk: ChunkInput) -> Extraction:
@@ -363,6 +374,7 @@ def _settle(
             store.record_usage(chunk.session_id, spent)
             report.lose(chunk, "answer")
             return spent
+        _render_agent_lines(store, redactor, chunk.session_id)
         report.items_attributed += attributed
         report.items_dropped.update(dropped)
         report.captured += 1
