@@ -12,7 +12,9 @@ Knows nothing about editors or terminals: front ends print or send the report (m
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,8 +28,10 @@ from checkpoint.extract.held import held_for_review
 from checkpoint.extract.item_files import item_files
 from checkpoint.extract.one_off import one_off
 from checkpoint.extract.prompt import quoted_header_files, turn_labels
+from checkpoint.extract.retry import CHUNK_REQUESTS, ChunkRequests, RequestAllowance
 from checkpoint.model import TOOL_OUTPUT_ONLY, ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
+from checkpoint.shown_text import render_agent_lines
 from checkpoint.store import LeaseLost, Store
 
 if TYPE_CHECKING:
@@ -220,6 +224,8 @@ def extract_due(
     priced = isinstance(extractor, Priced)
     in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
     width = max(1, options.concurrency)
+    # Every request, retries included, within max_requests (the budget check above counts one per chunk).
+    allowance = RequestAllowance(budget.max_requests) if budget.max_requests is not None else None
     renewed = store.clock()
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
         try:
@@ -237,6 +243,8 @@ def extract_due(
                     for _, more in in_flight.values():
                         committed.add(more)
                     refusal = budget.refuses_usage(committed, expected)
+                    if not refusal and allowance is not None and not allowance.take():  # retries spent it
+                        refusal = f"request budget of {budget.max_requests:,} reached"
                     if refusal:
                         report.stopped_by = refusal  # the claimed chunk is released below, unharmed
                         break
@@ -245,7 +253,7 @@ def extract_due(
                         chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
                     tried.add(chunk.chunk_id)
                     report.tried += 1
-                    in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
+                    in_flight[pool.submit(_with_requests, allowance, extractor, chunk)] = (chunk, expected)
                 if not in_flight:
                     break
                 done, _ = wait(in_flight, timeout=lease_seconds / 3, return_when=FIRST_COMPLETED)
@@ -279,10 +287,38 @@ def extract_due(
             store.finish_run(report.run_id, report.tried, report.captured, report.failed, report.items_added,
                              report.usage, report.stopped_by, resplit=report.resplit, lost=report.lost,
                              attributed=report.items_attributed, dropped=report.items_dropped)
+    _render_agent_lines(store, redactor)  # items stored by others (decision records), or a new redactor
     report.left_chunks, report.left_tokens = store.due_summary(session_id)
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
     return report
+
+
+def _render_agent_lines(store: Store, redactor: redact.Redactor, session_id: str | None = None) -> None:
+    """The new items' statements as an agent is shown them, for the pre-edit hook's narrow path
+    (shown_text). Not done (a locked database) only sends the hook down its full path."""
+    with contextlib.suppress(sqlite3.Error):
+        render_agent_lines(store, redactor, session_id)
+
+
+def _with_requests(allowance: RequestAllowance | None, extractor: Extractor, chunk: ChunkInput) -> Extraction:
+    """The chunk's extraction, its retries drawing on the run's request allowance (extract/retry.py)."""
+    if allowance is None:
+        return extractor.extract(chunk)
+    gate = ChunkRequests(allowance)
+    token = CHUNK_REQUESTS.set(gate)
+    sent: int | None = None  # what a priced extractor reports it sent; the others count one a chunk
+    try:
+        extraction = extractor.extract(chunk)
+        sent = extraction.usage.requests
+        return extraction
+    except ExtractionError as exc:
+        sent = exc.usage.requests
+        raise
+    finally:
+        CHUNK_REQUESTS.reset(token)
+        if sent is not None and isinstance(extractor, Priced):
+            allowance.refund(gate.taken - sent)
 
 
 def _redact_chunk(
@@ -346,6 +382,7 @@ def _settle(
             store.record_usage(chunk.session_id, spent)
             report.lose(chunk, "answer")
             return spent
+        _render_agent_lines(store, redactor, chunk.session_id)
         report.items_attributed += attributed
         report.items_dropped.update(dropped)
         report.captured += 1

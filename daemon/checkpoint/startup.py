@@ -22,6 +22,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         enabled = gc.isenabled()
         gc.disable()
         try:
+            if given == ["hook", "pre-edit"]:
+                # Before every edit the agent makes: the narrow path (standard library only, settings
+                # and statements prepared by the writers), which hands what it does not handle to the
+                # full hook below.
+                import os
+
+                from checkpoint.agent.pre_edit_narrow import main as pre_edit_main
+
+                return pre_edit_main(sys.stdin.buffer, sys.stdout, os.environ)
             from checkpoint.agent.hooks import main as hook_main
 
             return hook_main(given[1:])

@@ -100,3 +100,34 @@ async def test_another_writers_first_commit_after_the_daemon_started_shows_in_it
         assert status["sessions_total"] == len(corpus.turns)
     finally:
         await daemon.stop()
+
+
+async def test_another_processes_capture_of_sessions_the_status_holds_reaches_it(tmp_path: Path) -> None:
+    """The daemon keeps each session's counts and re-reads only the sessions the database's change
+    feed names (status_counts.py): a `checkpoint now` in another process, which changes the chunks of
+    sessions the daemon already counted (no new session, no new turn), reaches its status."""
+    import subprocess
+    import sys
+
+    corpus = synth.write_corpus(tmp_path / "t", sessions=3, turns=6, chars=2_000, seed=5)
+    roots = [corpus.claude_root, corpus.codex_root]
+    db = tmp_path / "db" / "checkpoint.db"
+    folder = tmp_path / "window"
+    folder.mkdir()
+    env = server_env(tmp_path / "home", db, roots, CHECKPOINT_CHUNK_TOKENS="500")
+    settings = {"checkpoint": {"scope": "all", "extraction": "manual"}}
+    daemon = await Daemon.start(env, [folder], settings)
+    try:
+        counted = await daemon.wait_status(
+            lambda s: s["sessions_total"] == len(corpus.turns) and s["totals"]["turns"] > 0, timeout=30,
+            what="every session counted")
+        turns = counted["totals"]["turns"]
+        assert counted["totals"]["captured"] == 0
+        now = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "checkpoint", "now"], env=env,
+                                      capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert now.returncode == 0, now.stderr
+        status = await daemon.wait_status(lambda s: s["totals"]["captured"] == turns, timeout=30,
+                                          what="the other process's captures")
+        assert status["totals"]["pending"] == 0 and status["sessions_total"] == len(corpus.turns)
+    finally:
+        await daemon.stop()

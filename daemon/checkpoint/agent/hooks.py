@@ -110,6 +110,9 @@ def _tools() -> str:
 
 
 def _pre_edit(settings: config.Settings, data: dict[str, Any]) -> str | None:
+    from checkpoint.agent.hook_settings import remember
+
+    remember(settings.db, settings.agent_reminders, settings.redact, settings.redact_patterns)  # for the narrow path
     if not settings.agent_reminders:
         return None
     import time

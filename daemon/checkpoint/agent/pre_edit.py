@@ -15,15 +15,14 @@ shown may be gone from the agent's context. The whole text is at most REMINDER_C
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import time
 from pathlib import Path
 
-from checkpoint.agent.problems import state_dir
+from checkpoint.agent.reminder_ledger import Shown, read_ledger, write_ledger
+from checkpoint.agent.reminder_ledger import forget_ledger as forget_ledger_at
 from checkpoint.agent.render import field, item_line, quoted, statement_text
 from checkpoint.agent.tool_input import EditTarget
 from checkpoint.agent.workspace import workspace_folders
@@ -35,8 +34,12 @@ from checkpoint.store import Store
 REMINDER_CHARS = 1_500
 CANDIDATES = 40  # items read per edit; more never fit in REMINDER_CHARS
 FILE_BYTES = 2 << 20  # a file larger than this is not read for lines
-LEDGER_KEEP_DAYS = 7  # ledgers of sessions untouched this long are removed (when a new one starts)
 GONE_LOOKED_UP = 5  # items shown before and no longer current that are looked up to say why
+
+
+def forget_ledger(db: Path, session_id: str) -> None:
+    """Everything shown in this session may be shown again (its context was compacted or cleared)."""
+    forget_ledger_at(str(db), session_id)
 
 
 def spellings(path: str) -> tuple[str, ...]:
@@ -83,60 +86,6 @@ def digest(item: ItemRecord) -> str:
     """What was shown of an item: it is shown again when this changes."""
     return hashlib.blake2b(f"{item.kind.value}|{item.state.value}|{item.statement}".encode(),
                            digest_size=6).hexdigest()
-
-
-# -- the ledger ------------------------------------------------------------------------------------
-
-Shown = dict[str, dict[str, str]]  # resolved file path -> {item id: digest}
-
-
-def ledger_path(db: Path, session_id: str) -> Path:
-    key = hashlib.blake2b(session_id.encode(), digest_size=10).hexdigest()
-    return state_dir(db) / "reminders" / f"{key}.json"
-
-
-def read_ledger(db: Path, session_id: str | None) -> Shown:
-    if session_id is None:
-        return {}
-    try:
-        data = json.loads(ledger_path(db, session_id).read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {str(f): {str(i): str(d) for i, d in ids.items()} for f, ids in data.items() if isinstance(ids, dict)}
-
-
-def write_ledger(db: Path, session_id: str | None, shown: Shown) -> None:
-    if session_id is None:
-        return
-    path = ledger_path(db, session_id)
-    fresh = not path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(shown, fh, ensure_ascii=False)
-    os.replace(tmp, path)
-    if fresh:
-        _prune(path.parent)
-
-
-def forget_ledger(db: Path, session_id: str) -> None:
-    """Everything shown in this session may be shown again (its context was compacted or cleared)."""
-    with contextlib.suppress(OSError):
-        ledger_path(db, session_id).unlink()
-
-
-def _prune(folder: Path) -> None:
-    cutoff = time.time() - LEDGER_KEEP_DAYS * 86_400
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            try:
-                if entry.stat().st_mtime < cutoff:
-                    os.unlink(entry.path)
-            except OSError:
-                continue
 
 
 # -- the reminder ----------------------------------------------------------------------------------
@@ -191,7 +140,7 @@ def reminder(store: Store, db: Path, target: EditTarget, redactor: Redactor, too
              limit: int = REMINDER_CHARS) -> str | None:
     """The reminder for an edit of `target`'s files, or None when nothing (new) concerns them; records
     what it shows in the session's ledger."""
-    ledger = read_ledger(db, target.session_id)
+    ledger = read_ledger(str(db), target.session_id)
     texts: list[str] = []
     room = limit
     for path in target.paths:
@@ -203,7 +152,7 @@ def reminder(store: Store, db: Path, target: EditTarget, redactor: Redactor, too
             break
     if not texts:
         return None
-    write_ledger(db, target.session_id, ledger)
+    write_ledger(str(db), target.session_id, ledger)
     return "\n".join(texts)
 
 

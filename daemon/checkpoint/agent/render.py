@@ -18,38 +18,20 @@ import json
 import re
 from datetime import UTC, datetime
 
-from checkpoint.model import TEAM_AGENT, ItemRecord, ItemState, plain_text
+from checkpoint.model import ItemRecord, ItemState
 from checkpoint.redact import Redactor
 
-STATEMENT_CHARS = 400
+# What a recorded field is shown as, defined below the front ends (the run layer renders statements
+# with them for the pre-edit hook's narrow path): re-exported here, where the agent front ends read them.
+from checkpoint.shown_text import AS_DATA as AS_DATA
+from checkpoint.shown_text import ID_CHARS, SESSION_CHARS, STATEMENT_CHARS, shown_statement
+from checkpoint.shown_text import clean as clean
+from checkpoint.shown_text import field as field
+from checkpoint.shown_text import whole_sentences as whole_sentences
+from checkpoint.team.provenance import is_team_item, shared_phrase
+
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-# A sentence ends at . ! ? (maybe closed by a quote or bracket) before a space or the end.
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
-
-
-# What an agent could read as markup, and what it is shown as: a tag (`</system-reminder>`,
-# `</additionalContext>`) would close the context an agent reads the text in, a code fence would end
-# a block; angle quotes and a prime read the same to a person and close nothing.
-AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
 _EMAIL = re.compile(r"\s*<[^>]*>")
-
-
-def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
-    """Text from a transcript or a record as an agent is shown it (a statement, a title, an excerpt):
-    data, never markup. Redacted (again: a pattern may have been added since it was stored), no control
-    characters, no tag or code fence (`AS_DATA`), cut. Newlines stay (an excerpt keeps its lines,
-    inside a JSON string)."""
-    if text is None:
-        return None
-    text = plain_text(redactor.redact(text).text).translate(AS_DATA)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def field(text: str, redactor: Redactor, limit: int = 300) -> str:
-    """A recorded field (a file, a path, a name) on one line: `clean`, whitespace runs as one space,
-    only printable characters (no line or paragraph separator either)."""
-    one = " ".join((clean(text, redactor, limit) or "").split())
-    return "".join(ch for ch in one if ch.isprintable())
 
 
 def quoted(text: str, redactor: Redactor, limit: int = 300) -> str:
@@ -78,27 +60,10 @@ def said_on(item: ItemRecord) -> str:
     return f"recorded {datetime.fromtimestamp(item.created_at, UTC).strftime('%Y-%m-%d')}"
 
 
-def whole_sentences(text: str, chars: int = STATEMENT_CHARS) -> str:
-    """`text` cut to the whole sentences that fit in `chars`; a trailing fragment that introduces
-    what was cut ("... as follows:") goes. A single sentence longer than `chars` is cut at a word and
-    ends with "…". Empty when nothing but such a fragment is left."""
-    text = text.strip()
-    while text.endswith(":"):
-        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-        text = text[: ends[-1]].strip() if ends else ""
-    if len(text) <= chars:
-        return text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, chars + 1) if m.end() <= chars]
-    if ends:
-        return text[: ends[-1]]
-    cut = text[: chars - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
-
-
 def statement_text(item: ItemRecord, redactor: Redactor, chars: int = STATEMENT_CHARS) -> str:
     """The item's statement as the agent reads it: redacted, on one line, printable, no markup, whole
     sentences."""
-    return whole_sentences(field(item.statement, redactor, chars * 2), chars)
+    return shown_statement(item.statement, redactor, chars)
 
 
 def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
@@ -111,14 +76,14 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
     if not statement:
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
-    if item.record is not None and item.agent == TEAM_AGENT:  # known only from a teammate's decision record
-        notes = [f"{said_on(item)} in the repository's decision record {quoted(item.record, redactor, 200)}"]
+    if is_team_item(item):  # known only from a teammate's decision record, not from a session
+        notes = [f"{said_on(item)}, {clean(shared_phrase(item), redactor, 200)}"]
     else:
-        notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, 8)})"]
+        notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, SESSION_CHARS)})"]
     who = accepted_by(item, redactor)
     if who:
         notes.append(f"accepted by {who}")
     if lines:
         notes.append(field(lines, redactor, 40))
-    return (f"- {item.kind.value.capitalize()} {field(item.id, redactor, 64)}, {', '.join(notes)}: "
+    return (f"- {item.kind.value.capitalize()} {field(item.id, redactor, ID_CHARS)}, {', '.join(notes)}: "
             f"{json.dumps(statement, ensure_ascii=False)}")

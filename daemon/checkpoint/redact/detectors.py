@@ -42,6 +42,10 @@ class Detector:
     named: frozenset[str] = frozenset()  # runs at the name of an assignment holding one of these keywords
     check: Check | None = None  # a match must also pass this
     specific: bool = True  # a known format (wins over a generic assignment when both match)
+    # An RE2 pattern the text as stored must hold for the detector to run, matched in the gate's one
+    # set: for a regex whose anchors are in nearly every text (Vault's `s.`, the `ac` of a Twilio
+    # account SID). It must find every text the detector (on the lowered, unescaped view) can match.
+    gate: str | None = None
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:

@@ -190,16 +190,20 @@ class Gate:
                 self._bare[d.trigger] = (-1 - len(self._bare), prefilter)
             return (self._bare[d.trigger][0],)
 
-        self._whole = [(d, need(own[id(d)])) for d in whole]
-        self._triggered = [(d, need(own[id(d)], trigger[id(d)]) + bare(d)) for d in triggered]
-        self._named = [(d, need(own[id(d)])) for d in named]
+        def gated(d: Detector) -> tuple[int, ...]:
+            return () if d.gate is None else (self._needs.setdefault(d.gate, len(self._needs)),)
+
+        self._whole = [(d, need(own[id(d)]) + gated(d)) for d in whole]
+        self._triggered = [(d, need(own[id(d)], trigger[id(d)]) + bare(d) + gated(d)) for d in triggered]
+        self._named = [(d, need(own[id(d)]) + gated(d)) for d in named]
         # A keyword is found where its assignment candidate may be (`view_prefilter`), not wherever the
         # word is: most texts that hold `key` assign nothing to it.
         views = {kw: view_prefilter(source, 0) for kw, source in ASSIGNMENT_CANDIDATES.items()}
         self._keywords = [(kw, need(key) if view is None else (self._needs.setdefault(view, len(self._needs)),))
                           for (kw, key), view in zip(keyword.items(), views.values(), strict=True)]
         # What RE2 cannot look for in a text that is not UTF-8 (a lone surrogate): counted found in one.
-        self._loose = frozenset(self._needs[v] for v in views.values() if v is not None)
+        self._loose = frozenset([*(self._needs[v] for v in views.values() if v is not None),
+                                 *(self._needs[d.gate] for d in (*whole, *triggered, *named) if d.gate)])
         self._set: Any = None
         if self._needs:
             options = re2.Options()

@@ -162,6 +162,7 @@ PASTED: list[tuple[str, str, dict[str, Any], str]] = [
     # ... or near the account SID, the client's first argument: found in the same pass as the SID (looked
     # for near the word twilio only, it took a second pass, which saw the word in the SID's placeholder).
     ("twilio_auth_token", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
-     {"lower": True, "trigger": r"ac[0-9a-f]{32}", "before": 200, "after": 400, "check": _twilio_check},
+     {"lower": True, "trigger": r"ac[0-9a-f]{32}", "before": 200, "after": 400, "check": _twilio_check,
+      "gate": r"(?i)ac[0-9a-f]{32}"},  # the SID's shape: its anchor `ac` is in nearly every text
      "Twilio auth tokens next to the account SID (Client('AC...', '<token>'))"),
 ]

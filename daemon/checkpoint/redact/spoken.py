@@ -122,7 +122,8 @@ def spoken() -> list[tuple[str, str, dict[str, Any], str]]:
          "a password said in plain language (the password X, password is X): detect-secrets knows assignments only"),
         ("google_oauth_secret", r"(?<![A-Za-z0-9_])GOCSPX-[A-Za-z0-9_\-]{24,64}(?![A-Za-z0-9_])", {},
          "Google OAuth client secrets: detect-secrets has no Google detector"),
-        ("vault_token", r"s\.[A-Za-z0-9]{24}(?![A-Za-z0-9_.\-])", {"check": _mixed},
+        # gate: the token's own shape (its anchor `s.` is in nearly every text: "this.", "is.")
+        ("vault_token", r"s\.[A-Za-z0-9]{24}(?![A-Za-z0-9_.\-])", {"check": _mixed, "gate": r"s\.[A-Za-z0-9]{24}"},
          "old-style Vault service tokens (s. and 24 characters): gitleaks' vault rule, which detect-secrets lacks"),
         ("aws_secret_access_key", r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
          {"trigger": r"aws|a[ks]ia[0-9a-z]{16}", "before": 300, "after": 300, "check": _aws_secret},

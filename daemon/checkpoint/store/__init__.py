@@ -13,12 +13,14 @@ ingest (files and turns), chunks (the chunk ledger's writes and what is due), it
 with their chunk, triage), queries (reads), agent_reads (bounded reads for the MCP server and the
 hooks), scope (which sessions belong to workspace folders: the one rule), search (full-text, over
 items), supersessions (an item replaced by a later one), shared (decision records of a repository as items),
-forgetting, runs (usage and the record of each run).
+forgetting, runs (usage and the record of each run), agent_lines (statements as an agent is shown
+them, for the pre-edit hook's narrow path).
 """
 
 from __future__ import annotations
 
 from checkpoint.config import LEASE_SECONDS
+from checkpoint.store.agent_lines import AgentLinesMixin
 from checkpoint.store.agent_reads import AgentReadsMixin
 from checkpoint.store.chunks import ChunksMixin
 from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message, read_only_file
@@ -76,6 +78,6 @@ __all__ = [
 
 class Store(
     IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, SaidMixin, QueriesMixin,
-    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, StoreBase,
+    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, AgentLinesMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

@@ -47,6 +47,26 @@ def derive_workspaces(c: sqlite3.Connection) -> None:
               " WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = items.session_id AND s.workspace IS NOT NULL)")
 
 
+# The tables a session's counts are read from, and the column naming the session.
+_COUNTED = (("sessions", "id"), ("chunks", "session_id"), ("drops", "session_id"), ("session_usage", "session_id"),
+            ("problems", "session_id"), ("redactions", "session_id"), ("files", "session_id"))
+
+
+def _change_triggers(table: str, key: str) -> tuple[str, ...]:
+    """After each insert, update and delete of `table`: its session's next number in session_changes."""
+    out = []
+    for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old"), ("UPDATE", "old")):
+        name = f"{table}_{event.lower()}_{row}_changes"
+        out.append(
+            f"CREATE TRIGGER {name} AFTER {event} ON {table} WHEN {row}.{key} IS NOT NULL"
+            + (f" AND old.{key} IS NOT new.{key}" if event == "UPDATE" and row == "old" else "")
+            + f" BEGIN INSERT INTO session_changes (session_id, seq) SELECT {row}.{key},"
+            " coalesce((SELECT max(seq) FROM session_changes), 0) + 1 WHERE 1"
+            " ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq; END"
+        )
+    return tuple(out)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         # the initial schema
@@ -454,6 +474,55 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE items ADD COLUMN record_by TEXT",
             "UPDATE items SET accepted_here = 1 WHERE state = 'accepted' AND session_id NOT LIKE 'team:%'",
             "UPDATE items SET held = -1 WHERE session_id LIKE 'team:%'",
+        ),
+    ),
+    Migration(
+        # Each item's statement as an agent is shown it (checkpoint.shown_text), rendered by the writer
+        # under the key of its redactor, for the pre-edit hook's narrow path (standard library only).
+        # A statement that changes, or an item deleted, takes its line with it.
+        "agent lines",
+        (
+            """
+            CREATE TABLE agent_lines (
+                item_id TEXT PRIMARY KEY,
+                redaction TEXT NOT NULL,  -- shown_text.redaction_key of the redactor that rendered it
+                source TEXT NOT NULL,  -- shown_text.source_digest of the statement it was rendered from
+                statement TEXT NOT NULL,
+                session TEXT NOT NULL,  -- the session's short id as shown
+                item TEXT NOT NULL  -- the item's id as shown
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TRIGGER agent_lines_statement AFTER UPDATE OF statement ON items BEGIN
+                DELETE FROM agent_lines WHERE item_id = old.id;
+            END
+            """,
+            """
+            CREATE TRIGGER agent_lines_item_gone AFTER DELETE ON items BEGIN
+                DELETE FROM agent_lines WHERE item_id = old.id;
+            END
+            """,
+        ),
+    ),
+    Migration(
+        # The change feed: every write to what a session's counts are read from (session_counts)
+        # raises that session's number in one sequence, by triggers, whichever process writes. A
+        # reader keeps the counts it read and re-reads only `WHERE seq > last` (status_counts.py):
+        # the daemon's status costs what changed, not the whole history. Writers hold the write lock,
+        # so max(seq) + 1 only grows. And the indexes that re-read asks for.
+        "session changes",
+        (
+            """
+            CREATE TABLE session_changes (
+                session_id TEXT PRIMARY KEY,
+                seq INTEGER NOT NULL
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX session_changes_seq ON session_changes (seq)",
+            "CREATE INDEX files_session ON files (session_id) WHERE session_id IS NOT NULL",
+            "CREATE INDEX problems_session ON problems (session_id) WHERE session_id IS NOT NULL",
+            "CREATE INDEX chunks_session_failed ON chunks (session_id) WHERE state = 'failed'",
+            *(trigger for table, key in _COUNTED for trigger in _change_triggers(table, key)),
         ),
     ),
     Migration(

@@ -89,12 +89,12 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
 
     def session_counts(self, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
         """Turns captured / pending / failed per session. A turn is captured only when every chunk
-        holding it is captured; failed when one of them failed; pending otherwise."""
-        where = ""
-        args: list[Any] = []
+        holding it is captured; failed when one of them failed; pending otherwise. Given ids, every
+        table is read for those sessions only (by index: the daemon re-reads the few that changed)."""
+        where, only, args = "", "", []
         if session_ids is not None:
-            where = f" WHERE id IN ({','.join('?' * len(session_ids))})"
-            args = list(session_ids)
+            marks = ",".join("?" * len(session_ids))
+            where, only, args = f" WHERE id IN ({marks})", f" AND session_id IN ({marks})", list(session_ids)
         sessions = {
             r[0]: SessionCounts(id=r[0], agent=r[1], title=r[2], cwd=r[3], turns=r[4], watermark=r[5], last_ts=r[6])
             for r in self.conn.execute(
@@ -103,8 +103,16 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
                 args,
             )
         }
+        if not sessions:
+            return []
+        by_rank = (
+            f"SELECT session_id, {_TURN_RANK} AS r, last_seq - first_seq + 1 AS n FROM chunks WHERE parts = 1{only}"
+            " UNION ALL"
+            f" SELECT session_id, max({_TURN_RANK}) AS r, 1 AS n FROM chunks WHERE parts > 1{only}"
+            " GROUP BY session_id, first_seq"
+        )
         for session_id, worst, n in self.conn.execute(
-            f"SELECT session_id, r, sum(n) FROM ({_TURNS_BY_RANK}) GROUP BY session_id, r"
+            f"SELECT session_id, r, sum(n) FROM ({by_rank}) GROUP BY session_id, r", [*args, *args]
         ):
             s = sessions.get(session_id)
             if s is None:
@@ -117,19 +125,19 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
         for s in sessions.values():
             s.pending = s.turns - s.captured - s.failed
         for session_id, cause in self.conn.execute(
-            f"SELECT session_id, cause FROM chunks WHERE state = '{ChunkState.FAILED}' AND cause IS NOT NULL"
-            " GROUP BY session_id, cause"
+            f"SELECT session_id, cause FROM chunks WHERE state = '{ChunkState.FAILED}' AND cause IS NOT NULL{only}"
+            " GROUP BY session_id, cause", args
         ):
             if session_id in sessions:
                 sessions[session_id].causes.append(cause)
         for session_id, policy, records, chars in self.conn.execute(
-            "SELECT session_id, policy, records, chars FROM drops"
+            f"SELECT session_id, policy, records, chars FROM drops WHERE 1{only}", args
         ):
             if session_id in sessions:
                 sessions[session_id].dropped[policy] = {"records": records, "chars": chars}
         for row in self.conn.execute(
             "SELECT session_id, requests, input_tokens, output_tokens, cache_creation_input_tokens,"
-            " cache_read_input_tokens, cost_usd FROM session_usage"
+            f" cache_read_input_tokens, cost_usd FROM session_usage WHERE 1{only}", args
         ):
             if row[0] in sessions:
                 sessions[row[0]].usage = Usage(
@@ -137,11 +145,13 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
                     cache_read_input_tokens=row[5], cost_usd=row[6],
                 )
         for session_id, n in self.conn.execute(
-            "SELECT session_id, count(*) FROM problems GROUP BY session_id"
+            f"SELECT session_id, count(*) FROM problems WHERE session_id IS NOT NULL{only} GROUP BY session_id", args
         ):
             if session_id in sessions:
                 sessions[session_id].problems = n
-        for session_id, kind, n in self.conn.execute("SELECT session_id, kind, count FROM redactions ORDER BY kind"):
+        for session_id, kind, n in self.conn.execute(
+            f"SELECT session_id, kind, count FROM redactions WHERE 1{only} ORDER BY kind", args
+        ):
             if session_id in sessions:
                 sessions[session_id].redacted[kind] = n
         for hold in self.holds(session_ids):
@@ -149,11 +159,20 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
                 sessions[hold.session_id].held.append(hold)
         for session_id, mtime_ns in self.conn.execute(
             "SELECT session_id, max(mtime_ns) FROM files WHERE missing = 0"
-            " AND session_id IS NOT NULL GROUP BY session_id"
+            f" AND session_id IS NOT NULL{only} GROUP BY session_id", args
         ):
             if session_id in sessions:
                 sessions[session_id].newest_file_mtime = mtime_ns / 1e9
         return list(sessions.values())
+
+    def session_changes(self, after: int) -> tuple[int, list[str]]:
+        """The change feed (migration "session changes"): the sessions whose counts may have changed
+        since number `after`, and the newest number (read first: counts read after it are as new)."""
+        last = int(self.conn.execute("SELECT coalesce(max(seq), 0) FROM session_changes").fetchone()[0])
+        if last <= after:
+            return last, []
+        return last, [str(r[0]) for r in self.conn.execute(
+            "SELECT session_id FROM session_changes WHERE seq > ? AND seq <= ?", (after, last))]
 
     def sessions_older_than(self, mtime: float, agents: Collection[str]) -> list[str]:
         """Sessions whose newest transcript of these agents still on disk was last written before

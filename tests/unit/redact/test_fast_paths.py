@@ -90,3 +90,18 @@ def test_the_prefilter_renders_the_view_as_stored() -> None:
     assert hit(r"a(?=b)c", "ac")  # an assertion is left out: the prefilter may say yes for nothing
     assert gate.view_prefilter(r"(a)\1", 0) == "(?:[aA])"  # up to what cannot be rendered
     assert gate.view_prefilter(r"(?i:a)b", 0) is None  # a flag group: nothing
+
+
+def test_prose_full_of_s_dot_and_ac_reaches_neither_the_vault_nor_the_twilio_detector() -> None:
+    """Their anchors (`s.`, `ac`) are in nearly every text: each is gated by its token's own shape
+    (Detector.gate), so plain prose costs them nothing, and a token still goes."""
+    import checkpoint.redact as redact
+
+    redactor = redact.redactor(True)
+    prose = "This is it. Yes. Back in place, we access each account as planned. " * 20
+    plan = redactor._gate.plan(prose)
+    running = {d.kind for d in (*plan.whole, *plan.triggered)} if plan is not None else set()
+    assert not running & {"vault_token", "twilio_auth_token"}
+    token = "s.Ab3dE5gH7jK9mN1pQ3sT5vW7"
+    assert redactor.redact(f"{prose}The vault token is {token} now.").text.endswith(
+        "The vault token is [REDACTED:vault_token] now.")

@@ -31,6 +31,7 @@ from checkpoint.server.feature import Feature
 from checkpoint.server.features.status.workspace_sessions import SentSessions
 from checkpoint.server.folders import Folder, Folders
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary, SessionStatus
+from checkpoint.status_counts import CountsCache
 from checkpoint.status_model import read_status
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
@@ -56,16 +57,17 @@ def digest(sessions: list[dict[str, Any]]) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Folder]) -> dict[str, Any]:
+def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Folder],
+                   counts: CountsCache | None = None) -> dict[str, Any]:
     """The status's session keys: the workspace folders' sessions (`listed`, each with its
     `workspace`, whole: the caller sends what changed), how many there are in all, a digest of the
-    others and their failing causes."""
+    others and their failing causes. `counts`: the kept counts, which keep each one's dict too."""
     listed: list[SessionStatus] = []
     others: list[dict[str, Any]] = []
     causes: list[dict[str, Any]] = []
     for session in sessions:
         folder = belongs.get(session.id)
-        shown = session.as_dict()
+        shown = counts.as_dict(session) if counts is not None else session.as_dict()
         shown["workspace"] = folder.uri if folder else None
         if folder:
             listed.append(cast("SessionStatus", shown))
@@ -78,14 +80,16 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
             "other_causes": causes}
 
 
-def snapshot(store: Store, folders: Folders, scope: str) -> tuple[dict[str, Any], Any]:
+def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | None = None,
+             ) -> tuple[dict[str, Any], Any]:
     """(totals over the sessions in scope, the workspace's sessions, problems and item counts in
-    scope; a version of the items table)."""
+    scope; a version of the items table). `counts`: the counts kept from the status before, re-read
+    for the sessions changed since (status_counts.py)."""
     belongs = folders.sessions(store)
     ids = None if scope == "all" else list(belongs)
-    status = read_status(store, ids)
+    status = read_status(store, ids, counts=counts)
     out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
-    out.update(split_sessions(status.sessions, belongs))
+    out.update(split_sessions(status.sessions, belongs, counts))
     if ids is not None:
         out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
                            or (p.session_id is None and folders.folder_of(p.path))]
@@ -107,6 +111,7 @@ class StatusFeature(Feature):
         self.last_error: str | None = None
         self.last_sent: dict[str, Any] | None = None  # without its workspace_sessions
         self.sent_sessions = SentSessions()
+        self.counts = CountsCache()  # used on the read worker's thread only
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
         self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
         events = server.events
@@ -137,7 +142,7 @@ class StatusFeature(Feature):
             "last_error": self.last_error,
         }
         try:
-            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope)
+            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope, self.counts)
         except (StoreUnavailable, sqlite3.Error, OSError) as exc:
             # A full disk, a read-only, foreign or corrupt database, a newer schema: the editor is
             # told why in the status (and once in a message), not left with no status at all.
