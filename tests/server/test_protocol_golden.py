@@ -207,12 +207,17 @@ def test_the_protocol_names_are_written_for_the_extension() -> None:
     commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT,
                 "supersede": protocol.CMD_SUPERSEDE, "share": protocol.CMD_SHARE}
     assert set(commands.values()) == set(protocol.COMMANDS)  # a new command is added here too
+    editor_commands = {"openTurn": protocol.EDITOR_OPEN_TURN, "acceptItem": protocol.EDITOR_ACCEPT,
+                       "dismissItem": protocol.EDITOR_DISMISS, "openRecord": protocol.EDITOR_OPEN_RECORD}
+    assert set(editor_commands.values()) == set(protocol.EDITOR_COMMANDS)
     names = {
         "server_name": protocol.SERVER_NAME,
         "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS,
                     "search": protocol.CHECKPOINT_SEARCH, "sessions": protocol.CHECKPOINT_SESSIONS,
                     "workspaceSessions": protocol.CHECKPOINT_WORKSPACE_SESSIONS},
         "commands": commands,
+        # the extension's own commands the daemon links to (hover actions, a diagnostic's code)
+        "editor_commands": editor_commands,
         "diagnostic_source": protocol.DIAGNOSTIC_SOURCE,
     }
     GOLDEN.mkdir(parents=True, exist_ok=True)

@@ -227,6 +227,8 @@ export const SourceShape = object({
   /** 1-based line in it. */
   line: number,
   timestamp: nullable(string),
+  /** Who said it: 'user' (the person) or 'assistant' (the agent); absent from an older daemon. */
+  role: optional(nullable(string)),
   uri: string,
 });
 export type Source = TypeOf<typeof SourceShape>;
@@ -357,6 +359,8 @@ export const DiagnosticDataShape = object({
   stale: optional(boolean),
   /** Held for review, not accepted: no agent is shown the item until it is. */
   held: optional(boolean),
+  /** How its lines were found: those the session wrote, those naming what it names, or one line. */
+  mark: optional(literal('edited', 'named', 'line')),
 });
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
 

@@ -7,7 +7,9 @@ so one reader of the JSON serves the CLI and the editor alike.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, NotRequired, Required, TypedDict
+from urllib.parse import quote
 
 SERVER_NAME = "checkpoint"
 
@@ -61,9 +63,30 @@ sentence that says why. Result: ShareResult."""
 
 COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE, CMD_SHARE)
 
+# -- the editor's own commands, which the daemon links to (hover actions, a diagnostic's code) ------
+# VS Code commands of the extension (its package.json declares them), not workspace/executeCommand
+# ids: a link runs them in the editor, which shows the turn or asks before accepting a held item.
+# Arguments: [item_id]. Clients without command links (Neovim) use the code actions instead.
+
+EDITOR_OPEN_TURN = "checkpoint.openTurn"
+EDITOR_ACCEPT = "checkpoint.acceptItem"
+EDITOR_DISMISS = "checkpoint.dismissItem"
+EDITOR_OPEN_RECORD = "checkpoint.openRecord"
+EDITOR_COMMANDS = (EDITOR_OPEN_TURN, EDITOR_ACCEPT, EDITOR_DISMISS, EDITOR_OPEN_RECORD)
+
+
+def command_link(command: str, *arguments: str) -> str:
+    """A `command:` URI that runs an editor command with these arguments when clicked."""
+    return f"command:{command}?{quote(json.dumps(list(arguments)))}"
+
+
 DIAGNOSTIC_SOURCE = "checkpoint"
-"""`source` of every diagnostic the daemon publishes; its `code` is the item id and its `data` is
-{"item_id": ..., "session_id": ..., "kind": ...}, plus "superseded_by" (an item id) on a superseded
+"""`source` of every diagnostic the daemon publishes. Its `code` is the item's kind ("decision",
+"constraint", "question") with a codeDescription linking to EDITOR_OPEN_TURN for the item; its
+range is a few lines at most, never a whole file; its `data` is
+{"item_id": ..., "session_id": ..., "kind": ..., "mark": "edited" | "named" | "line"} (how its lines
+were found: those the session wrote, those naming what the statement names, or the file's first line
+of code, then at Information severity at most), plus "superseded_by" (an item id) on a superseded
 item's diagnostic, which is also tagged DiagnosticTag.Deprecated, and "stale": true when the lines it
 was anchored to were deleted or rewritten since the session."""
 
