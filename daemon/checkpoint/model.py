@@ -373,7 +373,7 @@ class ItemRecord(NamedTuple):
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
             "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
-            "origin": self.origin, "record": self.record, "held": self.held,
+            "origin": self.origin, "record": self.record, "held": self.held, "agent": self.agent,
         }
 
 

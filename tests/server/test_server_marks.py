@@ -3,7 +3,7 @@ lines of a long file and rewrites another. The real daemon (heuristic extractor)
 diagnostic per item per file: on the three edited lines; in the rewritten file on the line naming
 what the statement names, else one line (the file's first line of code) at Information severity at
 most. The hover on a line is one short card per item with who and when in relative time and its
-actions as command links, at most MAX_CARDS of them."""
+actions as command links, at most MAX_CARDS of them. Open Turn's request gives the turn's words."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.anchor import MAX_MARK_LINES
 from checkpoint.server.cards import MAX_CARDS
-from checkpoint.server.protocol import CMD_NOW
+from checkpoint.server.items import plain
+from checkpoint.server.protocol import CHECKPOINT_TURN, CMD_ACCEPT, CMD_NOW, CMD_REOPEN
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -124,3 +126,26 @@ async def test_the_hover_is_one_short_card_per_item_bounded(daemon: Daemon, work
     shown = many.contents.value.split("\n\n---\n\n")
     assert len(shown) == MAX_CARDS + 1 and shown[-1] == "*1 more on this line: see Problems or the Checkpoint panel*"
     assert all(card.count("[Open Turn](") == 1 for card in shown[:-1])
+
+
+async def test_the_turn_is_given_as_it_was_said_with_the_turns_around_it(daemon: Daemon, workspace: Path) -> None:
+    [edited] = await daemon.wait_diagnostics((workspace / "src" / "long.py").as_uri(), lambda d: len(d) == 1)
+    answer = plain(await daemon.client.protocol.send_request_async(CHECKPOINT_TURN, {"item": _item_id(edited)}))
+    assert answer["item"]["id"] == _item_id(edited)
+    cited = [t for t in answer["turns"] if t["cited"]]
+    assert [t["text"] for t in cited] == ["We'll use marker-total for compute_total because cents add up."]
+    assert cited[0]["role"] == "assistant" and cited[0]["line"] == 2 and cited[0]["uri"].startswith("file://")
+    assert cited[0]["timestamp"].startswith("2026-01-05T10:")
+    # the prompt before it, in session order
+    first = answer["turns"][0]
+    assert (first["role"], first["text"]) == ("user", "Make the total exact")
+    with pytest.raises(JsonRpcInvalidParams, match="no item nope"):
+        await daemon.client.protocol.send_request_async(CHECKPOINT_TURN, {"item": "nope"})
+
+
+async def test_an_accept_or_a_dismiss_is_undone_by_reopening(daemon: Daemon, workspace: Path) -> None:
+    [edited] = await daemon.wait_diagnostics((workspace / "src" / "long.py").as_uri(), lambda d: len(d) == 1)
+    item_id = _item_id(edited)
+    assert (await daemon.command(CMD_ACCEPT, item_id))["state"] == "accepted"
+    assert await daemon.command(CMD_REOPEN, item_id) == {"id": item_id, "state": "new", "changed": True}
+    assert [i["state"] for i in await daemon.items(state="any") if i["id"] == item_id] == ["new"]

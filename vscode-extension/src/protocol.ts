@@ -266,6 +266,8 @@ export const ItemShape = object({
   origin: optional(literal('local', 'shared')),
   /** The decision record's path, relative to the repository's top folder (a shared item). */
   record: optional(nullable(string)),
+  /** The session's agent ("claude", "codex", "team" for a record): absent from an older daemon. */
+  agent: optional(nullable(string)),
 });
 export type Item = TypeOf<typeof ItemShape>;
 
@@ -363,6 +365,34 @@ export const DiagnosticDataShape = object({
   mark: optional(literal('edited', 'named', 'line')),
 });
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
+
+/** A turn of Open Turn's answer: one the item cites (whole, up to a limit) or one around it (its start). */
+export const TurnTextShape = object({
+  id: string,
+  role: string,
+  text: string,
+  /** The turn's whole length in characters. */
+  length: number,
+  cited: boolean,
+  timestamp: nullable(string),
+  path: nullable(string),
+  line: nullable(number),
+  uri: nullable(string),
+});
+export type TurnText = TypeOf<typeof TurnTextShape>;
+
+/** A `checkpoint/turn` answer: the item and its turns in session order. */
+export const TurnResultShape = object({ item: ItemShape, turns: array(TurnTextShape) });
+export type TurnResult = TypeOf<typeof TurnResultShape>;
+
+/** A `checkpoint/turn` answer, checked. */
+export function turnResultOf(result: unknown): TurnResult {
+  const answer = result as TurnResult | null;
+  if (answer && typeof answer === 'object' && answer.item && Array.isArray(answer.turns)) {
+    return answer;
+  }
+  throw new Error(`unexpected answer to ${Methods.turn}: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
 
 /** The items of a `checkpoint/items` answer, whether it came as `{items: [...]}` or a bare list. */
 export function itemsOf(result: unknown): Item[] {

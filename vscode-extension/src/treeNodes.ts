@@ -359,6 +359,9 @@ export function itemContext(item: Item): string {
   if (item.origin === 'shared') {
     flags.push('shared'); // its record is in the repository already: no "Share with the Team"
   }
+  if (item.held && item.state !== 'accepted') {
+    flags.push('held'); // needs review: its Accept asks first
+  }
   return flags.join(' ');
 }
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, search, sessions, supersede, triage
+from checkpoint.server import items, search, sessions, supersede, triage, turn_view
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
 from checkpoint.server.extraction import ExtractionFeature
@@ -21,10 +21,12 @@ from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
     CHECKPOINT_SESSIONS,
+    CHECKPOINT_TURN,
     CHECKPOINT_WORKSPACE_SESSIONS,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
+    CMD_REOPEN,
     CMD_SHARE,
     CMD_SUPERSEDE,
     ItemsResult,
@@ -34,6 +36,7 @@ from checkpoint.server.protocol import (
     ShareResult,
     SupersedeResult,
     TriageResult,
+    TurnResult,
     WorkspaceSessionsResult,
 )
 from checkpoint.server.server import CheckpointServer
@@ -182,6 +185,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def checkpoint_accept(ls: CheckpointServer, *args: object) -> TriageResult:
         return await _triage(args, ItemState.ACCEPTED)
 
+    @server.command(CMD_REOPEN)
+    async def checkpoint_reopen(ls: CheckpointServer, *args: object) -> TriageResult:
+        return await _triage(args, ItemState.NEW)
+
     @server.command(CMD_SUPERSEDE)
     async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
         try:
@@ -207,6 +214,14 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
         query = _parsed(items.parse_query, params)
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
+
+    @server.feature(CHECKPOINT_TURN)
+    async def checkpoint_turn(params: Any = None) -> TurnResult:
+        item_id = _parsed(turn_view.parse_query, params)
+        try:
+            return await server.read_worker.call(turn_view.turn_of, server.folders, item_id)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
 
     @server.feature(CHECKPOINT_SESSIONS)
     async def checkpoint_sessions(params: Any = None) -> SessionsResult:

@@ -38,6 +38,11 @@ CHECKPOINT_SEARCH = "checkpoint/search"
 """Client -> server request. Params: SearchQuery (or the query as a bare string). Result:
 SearchResponse, the items best first; an empty query answers empty `terms` and no items."""
 
+CHECKPOINT_TURN = "checkpoint/turn"
+"""Client -> server request. Params: {"item": item_id} (or the id bare). Result: TurnResult, the
+item and the turns it cites (whole, up to 20,000 characters each) with the turns around them in the
+exchange (their start): what VS Code's Open Turn renders. An unknown id is InvalidParams."""
+
 # -- workspace/executeCommand ids -------------------------------------------------------------------
 
 CMD_NOW = "checkpoint.now"
@@ -48,6 +53,10 @@ CMD_DISMISS = "checkpoint.dismiss"
 
 CMD_ACCEPT = "checkpoint.accept"
 """Arguments: [item_id]. Result: TriageResult."""
+
+CMD_REOPEN = "checkpoint.reopen"
+"""Arguments: [item_id]. The item is new again (neither accepted nor dismissed): the editor's Undo of
+an Accept or a Dismiss. Result: TriageResult."""
 
 CMD_SUPERSEDE = "checkpoint.supersede"
 """Arguments: [SupersedeArgs] or [old_id, new_id]. `new` supersedes `old` (kept, marked; a dismissed
@@ -61,7 +70,7 @@ repository of the workspace folder it belongs to (not committed); with `undo`, r
 committed. A refusal (a secret found, no repository, a committed record) is InvalidParams with the
 sentence that says why. Result: ShareResult."""
 
-COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE, CMD_SHARE)
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_REOPEN, CMD_SUPERSEDE, CMD_SHARE)
 
 # -- the editor's own commands, which the daemon links to (hover actions, a diagnostic's code) ------
 # VS Code commands of the extension (its package.json declares them), not workspace/executeCommand
@@ -253,6 +262,23 @@ class Item(TypedDict):
 
 class ItemsResult(TypedDict):
     items: list[Item]
+
+
+class TurnText(TypedDict):
+    id: str
+    role: str  # "user", "assistant" (or another role a reader keeps)
+    text: str  # a cited turn whole (up to a limit), a turn around it its start
+    length: int  # the turn's whole length in characters
+    cited: bool  # one the item cites; the others are around it
+    timestamp: str | None
+    path: str | None  # the transcript file and 1-based line: on the cited turns
+    line: int | None
+    uri: str | None
+
+
+class TurnResult(TypedDict):
+    item: Item
+    turns: list[TurnText]  # in session order
 
 
 class NowResult(TypedDict):
