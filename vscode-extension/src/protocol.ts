@@ -173,7 +173,12 @@ export const StatusMessageShape = object({
   /** Sessions the user asked to forget. */
   forgotten: array(object({ session_id: string, forgotten_at: number, turns: number })),
   /** by_kind leaves dismissed items out. */
-  items: object({ by_kind: recordOf(ItemKindShape, number), by_state: recordOf(ItemStateShape, number) }),
+  items: object({
+    by_kind: recordOf(ItemKindShape, number),
+    by_state: recordOf(ItemStateShape, number),
+    /** Held for review, neither accepted nor dismissed: what needs the user's review (absent from an older daemon). */
+    held: optional(number),
+  }),
   running: boolean,
   progress: nullable(RunProgressShape),
   extraction: literal('auto', 'manual'),

@@ -198,7 +198,7 @@ class Status(TypedDict):
     other_causes: list[OtherCause]  # failing causes of sessions not listed (at most 20)
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
     usage: dict[str, float]  # the sessions' usage added up
-    items: dict[str, dict[str, int]]  # {"by_kind": {...}, "by_state": {...}}; by_kind omits dismissed
+    items: dict[str, Any]  # {"by_kind": {...}, "by_state": {...}, "held": n}; by_kind omits dismissed; held: to review
     running: bool
     progress: RunProgress | None
     extraction: Literal["auto", "manual"]

@@ -327,5 +327,8 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
             if state != ItemState.DISMISSED:
                 by_kind[kind] = by_kind.get(kind, 0) + n
         changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
-        return ItemSummary(by_kind=by_kind, by_state=by_state, changed_at=changed)
+        held = self.conn.execute(
+            "SELECT count(*) FROM items" + (where + " AND" if where else " WHERE") + " held = 1 AND state = 'new'", args
+        ).fetchone()[0]
+        return ItemSummary(by_kind=by_kind, by_state=by_state, changed_at=changed, held=held)
 
