@@ -39,10 +39,10 @@ describe('toTreeItem', () => {
     expect(t.contextValue).toBe('checkpoint.item state-new files source');
   });
 
-  it('opens the transcript on click when the item names no files, and shows its state', () => {
+  it('opens the turn on click when the item names no files, and shows its state', () => {
     const node: Node = { type: 'item', item: item({ files: [], state: 'accepted' }) };
     const t = toTreeItem(node);
-    expect(t.command?.command).toBe('checkpoint.openTranscript');
+    expect(t.command?.command).toBe('checkpoint.openTurn');
     expect(t.description).toBe('accepted');
     expect(t.contextValue).toBe('checkpoint.item state-accepted source');
   });
