@@ -202,7 +202,17 @@ describe('Checkpoint Now', () => {
     expect(deps.tree.refresh).toHaveBeenCalled();
     expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
       'Checkpoint: 1 chunks tried: 1 captured, 0 failed; 2 new items.',
+      'Show Items',
     );
+  });
+
+  it('offers Set API Key when a run failed for want of a key', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.executeCommand.mockResolvedValue({
+      run: { tried: 1, captured: 0, failed: 1, items_added: 0, failures: [{ cause: 'no API key: set ANTHROPIC_API_KEY' }] },
+    });
+    await checkpointNow(asDeps, undefined);
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0]?.slice(1)).toEqual(['Set API Key', 'Show Log']);
   });
 
   it('passes the session id when run on a session in the panel', async () => {
