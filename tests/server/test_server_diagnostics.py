@@ -67,7 +67,7 @@ def expected(item: dict[str, Any], transcript: Transcript, start: int, end: int,
         related_information=(types.DiagnosticRelatedInformation(
             location=types.Location(uri=transcript.path.as_uri(),
                                     range=types.Range(types.Position(1, 0), types.Position(1, 0))),
-            message=f"Add a cache getter ({transcript.session_id[:8]}), turn {turn['uuid']} at {turn['timestamp']}",
+            message=f"said in Add a cache getter ({transcript.session_id[:8]}), {turn['timestamp'][:10]}",
         ),),  # the client structures sequences as tuples
         data={"item_id": item["id"], "session_id": transcript.session_id, "kind": item["kind"], "mark": "edited"},
     )

@@ -28,6 +28,7 @@ from checkpoint.server.protocol import (
 MAX_CARDS = 3  # more items on one line: the rest are counted, not shown (Problems lists them all)
 STATEMENT_WIDTH = 160
 KIND_TITLE = {"decision": "Decision", "constraint": "Constraint", "question": "Open question"}
+_KIND_ORDER = {kind: n for n, kind in enumerate(KIND_TITLE)}  # a line's cards: held first, then by kind
 HELD_LABEL = "Needs review"
 # The agents' names as their users know them (the store keeps the reader's short name).
 AGENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "copilot": "Copilot CLI",
@@ -131,9 +132,10 @@ def card(item: ItemRecord, now: float, newer: str | None = None) -> str:
 
 
 def cards(items: Sequence[tuple[ItemRecord, str | None]], now: float | None = None) -> str:
-    """The hover of a line: a card per item (held ones first), at most MAX_CARDS, then a count."""
+    """The hover of a line: a card per item (held ones first, then decisions, constraints, questions),
+    at most MAX_CARDS, then a count."""
     at = time.time() if now is None else now
-    ordered = sorted(items, key=lambda pair: not pair[0].held_back)
+    ordered = sorted(items, key=lambda pair: (not pair[0].held_back, _KIND_ORDER.get(pair[0].kind, len(_KIND_ORDER))))
     shown = [card(item, at, newer) for item, newer in ordered[:MAX_CARDS]]
     more = len(ordered) - MAX_CARDS
     if more > 0:
