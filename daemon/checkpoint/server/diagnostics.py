@@ -123,7 +123,8 @@ def diagnostic(placement: Placement, content: Content, settings: DiagnosticsSett
             location=types.Location(uri=file_uri(src.path), range=_line(max(0, src.line - 1))),
             # one short line: where it was said (the turn's id and exact time are in the card and the turn view)
             message=(f"decision record {item.record}" if item.origin == ORIGIN_SHARED and item.record else
-                     f"said in {_short(session_label(item), 60)}" + (f", {src.timestamp[:10]}" if src.timestamp else "")),
+                     f"said in {_short(session_label(item), 60)}"
+                     + (f", {src.timestamp[:10]}" if src.timestamp else "")),
         )
         for src in item.sources
     ]
