@@ -102,6 +102,10 @@ export const ContextValues = {
   recordProblem: `${PREFIX}.recordProblem`,
 } as const;
 
+/** Context keys the manifest's `when` clauses read. `empty`: 'workspace' or 'all' while the panel
+ * has no session to list (its welcome view shows), else ''. */
+export const ContextKeys = { empty: `${PREFIX}.empty` } as const;
+
 /** The status bar item's id (VS Code keeps its visibility per id). */
 export const STATUS_BAR_ITEM_ID = `${PREFIX}.status`;
 
