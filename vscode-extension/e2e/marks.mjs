@@ -178,7 +178,7 @@ export async function checkMarks(page, { check, waitFor, screenshot, runFromPale
           continue;
         }
         const body = await frame.locator('body').innerText({ timeout: 500 }).catch(() => '');
-        if (body.includes('cents add up') && body.includes('Make the total exact') && body.includes('Raw transcript line')) {
+        if (body.includes('cents add up') && body.includes('Make the total exact') && body.includes('Raw transcript:')) {
           return body;
         }
       }

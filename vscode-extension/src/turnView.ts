@@ -104,8 +104,10 @@ export function renderTurn(result: TurnResult, now: Date = new Date()): string {
       if (turn.length > turn.text.length) {
         lines.push(`*… ${turn.length - turn.text.length} more characters in the transcript.*`, '');
       }
-      if (turn.uri && turn.line) {
-        lines.push(`[Raw transcript line ${turn.line}](${turn.uri}#L${turn.line})`, '');
+      if (turn.path && turn.line) {
+        // The preview opens no file: link (markdown-it refuses the scheme): the raw line is named, and
+        // the panel's Open Transcript goes there.
+        lines.push(`Raw transcript: \`${turn.path.replace(/`/g, '')}\`, line ${turn.line} (Open Transcript in the panel goes there).`, '');
       }
     } else {
       const cut = turn.length > turn.text.length ? ' …' : '';

@@ -22,13 +22,13 @@ function answer(): TurnResult {
 }
 
 describe('the turn as it was said', () => {
-  it('names the speakers and when, bolds the statement, links the raw line', () => {
+  it('names the speakers and when, bolds the statement, names the raw line', () => {
     const page = renderTurn(answer(), NOW);
     expect(page).toContain('## Claude Code, 3 days ago');
     expect(page).toContain('> OK\\. **Use SQLite for the queue** because it survives restarts\\.');
     expect(page).toContain('### You (around it)');
     expect(page).toContain('*… 842 more characters in the transcript.*');
-    expect(page).toContain('[Raw transcript line 7](file:///t/s.jsonl#L7)');
+    expect(page).toContain('Raw transcript: `/t/s.jsonl`, line 7');
     expect(page.indexOf('You (around it)')).toBeLessThan(page.indexOf('Claude Code, 3 days ago'));
   });
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from checkpoint.model import Role
 from checkpoint.server.items import QueryError, find_item, plain
 from checkpoint.server.protocol import TurnResult, TurnText
 from checkpoint.server.workspace import Folders, file_uri
@@ -40,8 +41,10 @@ def turn_of(store: Store, folders: Folders, item_id: str) -> TurnResult:
     if cited:
         seqs = {c.seq for c in cited}
         window = store.turn_window(item["session_id"], item["turn_ids"], limit=AROUND)
-        before = [t for t in window if t.seq < min(seqs) and t.text.strip()][-AROUND:]
-        after = [t for t in window if t.seq > max(seqs) and t.text.strip()][:AROUND]
+        # what the person and the agent said around it; tool calls and results are not words
+        said = [t for t in window if t.role in (Role.USER, Role.ASSISTANT) and t.text.strip()]
+        before = [t for t in said if t.seq < min(seqs)][-AROUND:]
+        after = [t for t in said if t.seq > max(seqs)][:AROUND]
         around = {t.id: t for t in (*before, *after)}
         turns += [{"id": t.id, "role": t.role.value, "text": t.text[:CONTEXT_CHARS], "length": len(t.text),
                    "cited": False, "timestamp": None, "path": None, "line": None, "uri": None}
