@@ -15,7 +15,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint.server.diagnostics import STALE
+from checkpoint.server.features.diagnostics import STALE
 from checkpoint.server.protocol import CMD_NOW, CMD_SUPERSEDE, EDITOR_OPEN_TURN, command_link
 from tests.support.lsp_support import Daemon, Transcript, server_env
 

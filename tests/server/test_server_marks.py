@@ -17,9 +17,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.anchor import MAX_MARK_LINES
-from checkpoint.server.cards import MAX_CARDS
-from checkpoint.server.items import plain
+from checkpoint.server.features.diagnostics.cards import MAX_CARDS
 from checkpoint.server.protocol import CHECKPOINT_TURN, CMD_ACCEPT, CMD_NOW, CMD_REOPEN
+from checkpoint.server.requests.items import plain
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")

@@ -1,0 +1,288 @@
+"""Items as diagnostics on the files they concern, and hover on them.
+
+An item concerns the files its session changed around it (the item's `files`): one diagnostic per
+item per file, on a few lines at most, never the whole file (anchor.mark): the lines the session
+wrote there when a short run of them can still be found in the file's current text (re-anchored
+whenever the document is opened, changed or saved), else the lines naming what the statement names,
+else the file's first line of code at Information severity at most, saying so when the lines it
+wrote were deleted or rewritten since the session. Its relatedInformation points at the transcript
+lines it came from; its code is the item's kind, linking to the item's turn; its data names the
+item, so code actions and the items panel can find it. A superseded item is tagged Deprecated
+(struck through) and names the item that replaced it. The hover is one short card per item
+(cards.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from checkpoint import anchor
+from checkpoint.model import ORIGIN_SHARED, FileEdit, ItemRecord
+from checkpoint.server.coalesce import Coalescer
+from checkpoint.server.events import ItemsChanged
+from checkpoint.server.feature import Feature
+from checkpoint.server.features.diagnostics.cards import cards, md_text  # noqa: F401  (md_text: the one escaper)
+from checkpoint.server.features.diagnostics.file_reads import Budget, Content, FileReads, Unread
+from checkpoint.server.folders import Folders, file_uri, item_path, path_of
+from checkpoint.server.protocol import DIAGNOSTIC_SOURCE, EDITOR_OPEN_TURN, command_link
+from checkpoint.store import Store
+
+if TYPE_CHECKING:
+    from checkpoint import config
+    from checkpoint.server.server import CheckpointServer
+    from checkpoint.server.settings import DiagnosticsSettings, ServerSettings
+
+RECHECK_DELAY = 0.15  # typing in a document re-anchors once it pauses this long
+_KIND_TITLE = {"decision": "Decision", "constraint": "Constraint", "question": "Open question"}
+# An item held for review (checkpoint.extract.held), not accepted yet: said on its diagnostic, whose
+# code actions offer the Accept that releases it to agents.
+HELD_MARK = " [held for review: no agent is shown it until you accept it]"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One item on one file, with the texts the session wrote to that file around the item."""
+
+    item: ItemRecord
+    path: str
+    written: tuple[str, ...]
+    newer: ItemRecord | None = None  # the item that superseded this one, when it is still shown
+
+
+def placements(store: Store, folders: Folders) -> dict[str, list[Placement]]:
+    """Every item that is not dismissed, per URI of a workspace file it concerns."""
+    out: dict[str, list[Placement]] = {}
+    items = store.items()
+    by_id = {i.id: i for i in items}
+    for item in items:
+        edits: list[FileEdit] | None = None
+        seen: set[str] = set()
+        for path in item.files:
+            real = item_path(path, item.cwd)
+            uri = folders.uri_for(real) if real else None
+            if uri is None or uri in seen:  # outside the workspace, or the same file spelled again
+                continue
+            seen.add(uri)
+            if edits is None:
+                edits = store.edits_in_window(item.session_id, item.turn_ids)
+            written = tuple(e.text for e in edits if item_path(e.path, item.cwd) == real)
+            newer = by_id.get(item.superseded_by) if item.superseded_by else None
+            out.setdefault(uri, []).append(Placement(item, path, written, newer))
+    return out
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+STALE = "the code this decision was about has changed since the session"
+
+
+def mark_range(content: str, where: anchor.Mark) -> types.Range:
+    """The lines of a mark; a one-line mark starts at the line's first character, not its indent."""
+    lines = content.splitlines()
+    last = lines[where.end] if where.end < len(lines) else ""
+    first = lines[where.start] if where.start < len(lines) else ""
+    indent = _utf16_len(first) - _utf16_len(first.lstrip()) if where.start == where.end else 0
+    return types.Range(types.Position(where.start, indent), types.Position(where.end, _utf16_len(last)))
+
+
+def newer_label(placement: Placement) -> str:
+    item = placement.item
+    if placement.newer is not None:
+        return f"{_short(placement.newer.statement)} ({placement.newer.id})"
+    return f"item {item.superseded_by}"
+
+
+def _short(text: str, width: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _line(number: int) -> types.Range:
+    return types.Range(types.Position(number, 0), types.Position(number, 0))
+
+
+def session_label(item: ItemRecord) -> str:
+    title = item.session_title
+    short = item.session_id[:8]
+    return f"{title} ({short})" if title else f"session {short}"
+
+
+def diagnostic(placement: Placement, content: Content, settings: DiagnosticsSettings) -> types.Diagnostic | None:
+    item = placement.item
+    severity = settings.severity_of(item.kind)
+    if severity is None:
+        return None
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=file_uri(src.path), range=_line(max(0, src.line - 1))),
+            # one short line: where it was said (the turn's id and exact time are in the card and the turn view)
+            message=(f"decision record {item.record}" if item.origin == ORIGIN_SHARED and item.record else
+                     f"said in {_short(session_label(item), 60)}"
+                     + (f", {src.timestamp[:10]}" if src.timestamp else "")),
+        )
+        for src in item.sources
+    ]
+    unread = content if isinstance(content, Unread) else None
+    text = content if isinstance(content, str) else None
+    where = anchor.mark(text, placement.written, item.statement) if text is not None else None
+    message = f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}"
+    data: dict[str, object] = {"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value,
+                               "mark": where.how.value if where else anchor.How.LINE.value}
+    if where is None or where.how is anchor.How.LINE:
+        # nothing in the file says where it belongs: one quiet mark on one line, never a warning
+        severity = max(severity, types.DiagnosticSeverity.Information)
+    if unread is not None:
+        message += f" ({unread.reason})"  # on line 0: where it was written could not be looked for
+        data["unread"] = unread.reason
+    elif where is not None and placement.written and not where.found_written:
+        message += f" ({STALE})"  # the lines it was anchored to were deleted or rewritten: said, not silent
+        data["stale"] = True
+    if item.superseded_by:
+        message += f" [superseded by {newer_label(placement)}]"
+        data["superseded_by"] = item.superseded_by
+    if item.held_back:
+        message += HELD_MARK
+        data["held"] = True
+    return types.Diagnostic(
+        range=mark_range(text, where) if text is not None and where else types.Range(
+            types.Position(0, 0), types.Position(0, 0)),
+        message=message,
+        tags=[types.DiagnosticTag.Deprecated] if item.superseded_by else None,
+        severity=severity,
+        code=item.kind.value,  # the kind, as a linter's rule code; it links to the item
+        code_description=types.CodeDescription(href=command_link(EDITOR_OPEN_TURN, item.id)),
+        source=DIAGNOSTIC_SOURCE,
+        related_information=related or None,
+        data=data,
+    )
+
+
+def diagnose_all(
+    by_uri: dict[str, list[Placement]], open_texts: dict[str, str], settings: DiagnosticsSettings, reads: FileReads
+) -> dict[str, list[types.Diagnostic]]:
+    """Diagnostics per URI. Files neither open nor on disk get none: the editor cannot show them."""
+    out: dict[str, list[types.Diagnostic]] = {}
+    budget = Budget()
+    for uri, group in by_uri.items():
+        content: Content = open_texts.get(uri)
+        if content is None:
+            path = path_of(uri)
+            content = reads.read(path, budget) if path else None
+            if content is None:
+                continue
+        out[uri] = [d for p in group if (d := diagnostic(p, content, settings)) is not None]
+    return out
+
+
+class Diagnostics(Feature):
+    """Depends on no other feature; recomputes whenever an `ItemsChanged` event says to."""
+
+    def __init__(self, server: CheckpointServer) -> None:
+        super().__init__(server)
+        self.by_uri: dict[str, list[Placement]] = {}
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.reads = FileReads()
+        self._refresher = Coalescer(self._refresh, server.run_task, "diagnostics", server.stopping.is_set)
+        self._rechecks: dict[str, asyncio.TimerHandle] = {}
+        server.events.subscribe(ItemsChanged, lambda _: self.refresh())
+
+    async def initialized(self) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute from the store (items changed), coalesced."""
+        self._refresher.request()
+
+    async def _refresh(self) -> None:
+        settings = self.server.daemon_settings.diagnostics
+        if not settings.enabled:
+            self.by_uri = {}
+            self._publish_all({})
+            return
+        self.by_uri = await self.server.read_worker.call(placements, self.server.folders)
+        texts = self._open_texts()
+        fresh = await asyncio.to_thread(diagnose_all, self.by_uri, texts, settings, self.reads)
+        self._publish_all(fresh)
+
+    def _open_texts(self) -> dict[str, str]:
+        return {uri: doc.source for uri, doc in self.server.workspace.text_documents.items()}
+
+    def _publish_all(self, fresh: dict[str, list[types.Diagnostic]]) -> None:
+        for uri in set(self.published) | set(fresh):
+            self._publish(uri, fresh.get(uri, []))
+
+    def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        old = self.published.get(uri)
+        if old == diagnostics or (old is None and not diagnostics):
+            return
+        if diagnostics:
+            self.published[uri] = diagnostics
+        else:
+            self.published.pop(uri, None)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+    # -- documents --------------------------------------------------------------------------------
+
+    def document_changed(self, uri: str) -> None:
+        if uri not in self.by_uri:
+            return
+        pending = self._rechecks.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        loop = asyncio.get_running_loop()
+        self._rechecks[uri] = loop.call_later(RECHECK_DELAY, self._recheck, uri)
+
+    def _recheck(self, uri: str) -> None:
+        self._rechecks.pop(uri, None)
+        group = self.by_uri.get(uri)
+        if not group or not self.server.daemon_settings.diagnostics.enabled:
+            return
+        doc = self.server.workspace.text_documents.get(uri)
+        content: Content = doc.source if doc is not None else self.reads.read(path_of(uri) or "")
+        settings = self.server.daemon_settings.diagnostics
+        fresh = [d for p in group if (d := diagnostic(p, content, settings)) is not None]
+        self._publish(uri, fresh)
+
+    # -- hover ------------------------------------------------------------------------------------
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        line = params.position.line
+        hits = [d for d in self.published.get(uri, []) if d.range.start.line <= line <= d.range.end.line]
+        if not hits:
+            return None
+        placed = {p.item.id: p for p in self.by_uri.get(uri, [])}
+        ids = [i for d in hits if isinstance(d.data, dict) and (i := d.data.get("item_id")) in placed]
+        if not ids:
+            return None
+        shown = [(placed[i].item, newer_label(placed[i]) if placed[i].item.superseded_by else None) for i in ids]
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=cards(shown)),
+            range=hits[0].range,
+        )
+
+    def item(self, item_id: str) -> ItemRecord | None:
+        for group in self.by_uri.values():
+            for p in group:
+                if p.item.id == item_id:
+                    return p.item
+        return None
+
+    def settings_changed(self, engine: config.Settings, daemon: ServerSettings) -> None:
+        self.refresh()
+
+    def folders_changed(self) -> None:
+        self.refresh()
+
+    def shutdown(self) -> None:
+        for handle in self._rechecks.values():
+            handle.cancel()
+        self._rechecks.clear()
