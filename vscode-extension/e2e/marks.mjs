@@ -189,4 +189,17 @@ export async function checkMarks(page, { check, waitFor, screenshot, runFromPale
     await page.locator('.part.panel').first().click({ position: { x: 10, y: 10 } });
     return words.replace(/\s+/g, ' ').slice(0, 200);
   });
+
+  await check('the status item says Checkpoint and counts decisions and items to review', async () => {
+    const item = page.locator('.statusbar-item', { hasText: /Checkpoint: \d+ decisions?/ }).first();
+    await item.waitFor({ timeout: 15_000 });
+    const text = ((await item.textContent()) ?? '').trim();
+    if (!/Checkpoint: \d+ decisions? · 1 to review/.test(text)) {
+      throw new Error(`the status item reads "${text}", without the held item to review`);
+    }
+    await item.hover();
+    await page.waitForTimeout(1_500); // the tooltip
+    await screenshot(page, 'status-item.png');
+    return text;
+  });
 }
