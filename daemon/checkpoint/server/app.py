@@ -23,10 +23,12 @@ from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
     CHECKPOINT_SESSIONS,
+    CHECKPOINT_TURN,
     CHECKPOINT_WORKSPACE_SESSIONS,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
+    CMD_REOPEN,
     CMD_SHARE,
     CMD_SUPERSEDE,
     ItemsResult,
@@ -36,9 +38,10 @@ from checkpoint.server.protocol import (
     ShareResult,
     SupersedeResult,
     TriageResult,
+    TurnResult,
     WorkspaceSessionsResult,
 )
-from checkpoint.server.requests import items, search, sessions, supersessions, triage
+from checkpoint.server.requests import items, search, sessions, supersessions, triage, turn_view
 from checkpoint.server.server import CheckpointServer
 from checkpoint.store import SupersessionRefused
 from checkpoint.team.share import ShareRefused
@@ -183,6 +186,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def checkpoint_accept(ls: CheckpointServer, *args: object) -> TriageResult:
         return await _triage(args, ItemState.ACCEPTED)
 
+    @server.command(CMD_REOPEN)
+    async def checkpoint_reopen(ls: CheckpointServer, *args: object) -> TriageResult:
+        return await _triage(args, ItemState.NEW)
+
     @server.command(CMD_SUPERSEDE)
     async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
         try:
@@ -208,6 +215,14 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
         query = _parsed(items.parse_query, params)
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
+
+    @server.feature(CHECKPOINT_TURN)
+    async def checkpoint_turn(params: Any = None) -> TurnResult:
+        item_id = _parsed(turn_view.parse_query, params)
+        try:
+            return await server.read_worker.call(turn_view.turn_of, server.folders, item_id)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
 
     @server.feature(CHECKPOINT_SESSIONS)
     async def checkpoint_sessions(params: Any = None) -> SessionsResult:
