@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from checkpoint.config import LEASE_SECONDS
 from checkpoint.store.agent_reads import AgentReadsMixin
+from checkpoint.store.checks import CheckRow, ChecksMixin
 from checkpoint.store.chunks import ChunksMixin
 from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message, read_only_file
 from checkpoint.store.edits import EditsMixin
@@ -49,6 +50,7 @@ __all__ = [
     "LEASE_SECONDS",
     "MIGRATIONS",
     "PROBLEMS_PER_FILE",
+    "CheckRow",
     "CursorMoved",
     "FileRow",
     "Ingested",
@@ -75,6 +77,6 @@ __all__ = [
 
 class Store(
     IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
-    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, StoreBase,
+    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, ChecksMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""
