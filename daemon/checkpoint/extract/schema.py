@@ -15,6 +15,27 @@ from checkpoint.answer import ItemDraft
 from checkpoint.model import ItemKind
 
 
+class AnswerCheck(BaseModel):
+    """What code breaks the item (checkpoint.checks): a name that must not appear, or an ast-grep pattern."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    uses: str | None = Field(default=None, description="a library, module or function that must no longer appear")
+    calls_only: bool = Field(default=False, description="true: only calls of it break the item, imports do not")
+    language: str | None = Field(default=None, description="the pattern's language: python, typescript, go, rust")
+    pattern: str | None = Field(default=None, description="an ast-grep pattern of the code that breaks the item")
+    paths: list[str] = Field(default_factory=list, description="globs of the files it holds for; empty: all")
+
+    def as_check(self) -> dict[str, Any] | None:
+        """The check as checkpoint.checks.model reads it (ItemDraft drops one it cannot read)."""
+        paths = {"paths": self.paths} if self.paths else {}
+        if self.pattern and self.language:
+            return {"lang": self.language, "rule": {"pattern": self.pattern}, **paths}
+        if self.uses:
+            return {"uses": self.uses.strip().strip("`"), **({"calls": True} if self.calls_only else {}), **paths}
+        return None
+
+
 class AnswerItem(BaseModel):
     """One item as the model returns it. Statement is one line; the rest is provenance."""
 
@@ -31,6 +52,7 @@ class AnswerItem(BaseModel):
         default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
     )
     supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
+    check: AnswerCheck | None = Field(default=None, description="what code breaks it, when it names code")
 
     @model_validator(mode="before")
     @classmethod
@@ -111,6 +133,7 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 same_as=item.same_as or None,
                 supersedes=item.supersedes or None,
                 supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
+                check=item.check.as_check() if item.check else None,
             )
         except ValidationError:
             continue  # nothing left once control characters are gone: not an item (the others stand)
