@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from checkpoint.model import SharedDecision
 from checkpoint.repository import Repository
+
+if TYPE_CHECKING:
+    from checkpoint.store import Store
 
 KEY = "checks"
 FENCE = "---"
@@ -92,3 +95,20 @@ def record_text(check_json: dict[str, object], accepted: bool) -> str:
     """A check's line in a record (the check's own keys, then its state when accepted on its own)."""
     data = {**check_json, **({"state": "accepted"} if accepted else {})}
     return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+
+
+def shared_lines(store: Store, item_id: str, existing: str | None) -> list[str]:
+    """The `checks:` lines of an item's record: those the record has (a teammate's, by hand) and the
+    item's checks here that are not dismissed, each once."""
+    from checkpoint.checks.model import CheckProblem, read_check
+
+    lines = dict.fromkeys(text for _, text in check_lines(existing)) if existing else {}
+    for row in store.checks_of_item(item_id):
+        if row.state == "dismissed":
+            continue
+        try:
+            check = read_check(row.text)
+        except CheckProblem:
+            continue
+        lines[record_text(check.as_json(), row.state == "accepted")] = None
+    return list(lines)

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 import checkpoint
 from checkpoint import config, pipeline, status_model
+from checkpoint.cli.check import add_parser as add_check_parser
+from checkpoint.cli.check import check_command, status_lines
 from checkpoint.cli.items import ATTRIBUTED, accept_command, items_command, print_item, supersede_command
 from checkpoint.cli.names import NoSuchSession, one_session
 from checkpoint.cli.team import read_records, share_command
@@ -149,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
     search.add_argument("--json", action="store_true", help="stable machine-readable output")
+    add_check_parser(sub, _common)
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
     _common(serve)
     sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
@@ -260,6 +263,8 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
         return share_command(store, settings, args)
     if args.command == "accept":
         return accept_command(store, settings, args)
+    if args.command == "check":
+        return check_command(store, settings, args)
     return items_command(store, settings, args)
 
 
@@ -512,6 +517,8 @@ def _status(store: Store, settings: config.Settings, as_json: bool) -> int:
         print("Problems of the agent hooks and captures (newest first; `checkpoint status --json` lists 50):")
         for agent_problem in hook_problems:
             print(plain_text(f"  {_local_time(agent_problem.at)} {agent_problem.where}: {agent_problem.message}"))
+    for line in status_lines(store, settings, os.getcwd()):  # checks that cannot act (checkpoint.checks)
+        print(line)
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
         return 0
