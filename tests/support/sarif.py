@@ -83,7 +83,7 @@ SARIF_2_1_0: dict[str, Any] = {
 def sarif_problems(log: Any) -> list[str]:
     """Every way the log breaks the schema, and the references inside a run (ruleId/ruleIndex) that the
     schema alone cannot check."""
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped]  # installed with the MCP SDK; no stubs
 
     problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
                 for e in jsonschema.Draft7Validator(SARIF_2_1_0).iter_errors(log)]
