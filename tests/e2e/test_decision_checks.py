@@ -122,3 +122,32 @@ def test_a_decision_said_in_a_session_is_enforced_here_in_a_teammates_clone_and_
     assert run(["now", "--json", "--concurrency", "1"], env).check().json()["run"] is not None
     assert json.loads(checkpoint(app, env, "items", "--all", "--json"))["items"]
     assert sarif_lines(json.loads(checkpoint(app, env, "check", "--all-files", "--format", "sarif"))) == []
+
+
+def test_the_pre_edit_hook_names_the_decision_and_the_line_an_edit_would_break(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    git(tmp_path, "init", "-q", str(app))
+    home = tmp_path / "home"
+    projects = home / ".claude" / "projects"
+    env = cli_env(home, CHECKPOINT_DB=str(tmp_path / "checkpoint.db"), CHECKPOINT_SOURCES=str(projects),
+                  CHECKPOINT_EXTRACTOR="heuristic")
+    t = Transcript(projects, app)
+    t.write(t.user(SAID))
+    assert run(["now", "--json", "--concurrency", "1"], env).check().json()["run"] is not None
+    [item] = json.loads(checkpoint(app, env, "items", "--json"))["items"]
+    checkpoint(app, env, "accept", item["id"])
+    call = json.dumps({"session_id": "agent-1", "cwd": str(app), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+                       "tool_input": {"file_path": str(app / "src" / "api.py"), "old_string": "import os",
+                                      "new_string": "import os\nimport requests"}})
+
+    def hook(extra: dict[str, str]) -> dict[str, Any]:
+        done = subprocess.run([CHECKPOINT, "hook", "pre-edit"], input=call, cwd=app, env={**env, **extra},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        out: dict[str, Any] = json.loads(done.stdout)["hookSpecificOutput"]
+        return out
+
+    told = hook({})
+    assert f"`import requests` breaks decision {item['id']}" in told["additionalContext"]
+    assert "line 2 of the new text" in told["additionalContext"] and "permissionDecision" not in told
+    assert hook({"CHECKPOINT_AGENT_CHECK_ASK": "1"})["permissionDecision"] == "ask"

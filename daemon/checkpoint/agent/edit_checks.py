@@ -1,0 +1,64 @@
+"""Before an edit: the accepted checks (checkpoint.checks) run over the text the edit would write (an
+Edit's or MultiEdit's new strings, a Write's content, a patch's added lines), so that the agent hears
+which decision a line it is about to write breaks, and where, before it writes it.
+
+Only text the agent is about to write is checked (not the whole file: what is there already is
+`checkpoint check`'s and the editor's), with the checks that act in the cwd's repository (this
+machine's and the shared records'). Nothing here blocks an edit: a problem drops the finding and the
+edit goes ahead."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from checkpoint.agent.tool_input import EditTarget
+from checkpoint.model import AGENT_CONTEXT_MARK, plain_text
+from checkpoint.redact import Redactor
+from checkpoint.store import Store
+
+MAX_FINDINGS = 5
+MAX_CHARS = 900
+
+
+def _relative(path: str, root: str) -> str | None:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return os.path.relpath(real, top).replace(os.sep, "/")
+
+
+def edit_findings(store: Store, target: EditTarget, decisions_dir: str, redactor: Redactor) -> str | None:
+    """What the edit would write that breaks an accepted decision, as context for the agent; None: nothing."""
+    if not target.texts:
+        return None
+    from checkpoint.checks.active import gather
+    from checkpoint.checks.engine import Engine
+    from checkpoint.repository import repository_of
+
+    gathered = gather(store, target.cwd, decisions_dir)
+    if not gathered.active:
+        return None
+    repository = repository_of(target.cwd)
+    root = repository.root if repository else target.cwd
+    engine = Engine(gathered.active)
+    checks = {c.id: c for c in gathered.active}
+    lines: list[str] = []
+    for path, text in target.texts:
+        relative = _relative(path, root)
+        if relative is None:
+            continue
+        for hit in engine.scan(relative, text)[:MAX_FINDINGS - len(lines)]:
+            check = checks[hit.check_id]
+            said = json.dumps(redactor.redact(plain_text(check.statement)).text[:200], ensure_ascii=False)
+            written = redactor.redact(plain_text(hit.text)).text[:160]
+            lines.append(f"- {relative}, line {hit.line} of the new text: `{written}` breaks {check.kind} "
+                         f"{check.item_id} {said} (accepted; {check.check.describe()})")
+        if len(lines) >= MAX_FINDINGS:
+            break
+    if not lines:
+        return None
+    head = (f"{AGENT_CONTEXT_MARK} this edit would write code that an accepted decision of this workspace rules "
+            "out (Checkpoint's checks). Write it the decided way instead, or ask the developer whether the "
+            "decision still holds:")
+    return "\n".join([head, *lines])[:MAX_CHARS]
