@@ -62,3 +62,44 @@ def edit_findings(store: Store, target: EditTarget, decisions_dir: str, redactor
             "out (Checkpoint's checks). Write it the decided way instead, or ask the developer whether the "
             "decision still holds:")
     return "\n".join([head, *lines])[:MAX_CHARS]
+
+
+MAX_FILE_HITS = 50
+
+
+def file_findings(store: Store | None, folder: str, path: str, decisions_dir: str,
+                  redactor: Redactor) -> dict[str, object]:
+    """For the MCP tool `check_file`: what in a file of the workspace breaks which accepted decision.
+    Raises ValueError (a sentence) for a path outside the workspace or a file that cannot be read."""
+    from checkpoint.checks.active import gather
+    from checkpoint.checks.engine import MAX_FILE_BYTES, Engine
+    from checkpoint.repository import repository_of
+
+    repository = repository_of(folder)
+    root = repository.root if repository else folder
+    full = path if os.path.isabs(path) else os.path.join(root, path)
+    relative = _relative(full, root)
+    if relative is None:
+        raise ValueError(f"{path} is not inside the workspace {root}")
+    try:
+        with open(full, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"{relative} cannot be read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"{relative} is over {MAX_FILE_BYTES} bytes: not checked")
+    gathered = gather(store, folder, decisions_dir)
+    engine = Engine(gathered.active)
+    hits = engine.scan(relative, raw.decode("utf-8", "replace"))
+    checks = {c.id: c for c in gathered.active}
+    return {
+        "file": relative,
+        "checks": len(gathered.active),
+        "hits": [{"line": h.line, "column": h.column, "text": redactor.redact(plain_text(h.text)).text[:200],
+                  "item": h.item_id, "kind": checks[h.check_id].kind,
+                  "statement": redactor.redact(plain_text(checks[h.check_id].statement)).text[:300],
+                  "check": checks[h.check_id].check.describe(), "shared_in": checks[h.check_id].source}
+                 for h in hits[:MAX_FILE_HITS]],
+        "hits_left_out": max(0, len(hits) - MAX_FILE_HITS),
+        "checks_that_cannot_act": len(engine.issues) + len(gathered.issues),
+    }

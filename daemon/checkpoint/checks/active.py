@@ -13,6 +13,7 @@ a dismissal first, and `checkpoint share` writes it into the record afterwards.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from dataclasses import dataclass, field
 
 from checkpoint.checks.engine import ActiveCheck, CheckIssue
@@ -77,7 +78,11 @@ def gather(store: Store | None, folder: str, decisions_dir: str) -> Gathered:
                                      "accepted" if found.accepted else "proposed")
     if store is not None:
         where = workspace_key(repository.root if repository else folder)
-        for row in store.checks_in(where):
+        try:
+            rows = store.checks_in(where)
+        except sqlite3.OperationalError:  # a read-only database from before checks: the records' alone
+            rows = []
+        for row in rows:
             if not acts(row):
                 by_id.pop(row.id, None)
                 if _retired(row):
