@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -117,6 +118,26 @@ def _patterns(rule: object) -> Iterable[str]:
             yield from _patterns(value)
 
 
+_IDENTIFIER = re.compile(r"\$*[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+def needle(check: Check, lang: str) -> str | None:
+    """Text every match of the check holds, so a file without it is not parsed for it (None: no such
+    text is known). A name used is spelled in the import or the call; a pattern's longest identifier
+    (not a metavariable) is in the code it matches, when the rule is that pattern alone."""
+    if check.shape == "uses":
+        assert check.name is not None
+        if lang == "go":
+            return check.name.rsplit("/", 1)[-1]
+        return check.name.replace("-", "_") if lang == "rust" else check.name
+    rule = check.rule or {}
+    pattern = rule.get("pattern")
+    if set(rule) - {"inside", "has", "precedes", "follows", "stopBy"} != {"pattern"} or not isinstance(pattern, str):
+        return None  # `not`, `any`, `kind`... : a match may hold no literal the rule names
+    words = [w for w in _IDENTIFIER.findall(pattern) if not w.startswith("$")]
+    return max(words, key=len) if words else None
+
+
 def _compile_rules(check: Check, lang: str) -> Finder:
     """A finder for one language; raises CheckProblem when the rule cannot be compiled."""
     from ast_grep_py import SgRoot
@@ -175,7 +196,7 @@ class Engine:
 
     checks: Sequence[ActiveCheck]
     issues: list[CheckIssue] = field(default_factory=list)
-    _ast: dict[str, list[tuple[ActiveCheck, Finder]]] = field(default_factory=dict)
+    _ast: dict[str, list[tuple[ActiveCheck, Finder, str | None]]] = field(default_factory=dict)
     _regex: list[tuple[ActiveCheck, Any]] = field(default_factory=list)
     _failed: set[str] = field(default_factory=set)
 
@@ -187,7 +208,8 @@ class Engine:
                     self._regex.append((active, _compile_regex(active.check.regex)))
                     continue
                 for lang in languages_of(active.check):
-                    self._ast.setdefault(lang, []).append((active, _compile_rules(active.check, lang)))
+                    self._ast.setdefault(lang, []).append((active, _compile_rules(active.check, lang),
+                                                           needle(active.check, lang)))
             except CheckProblem as exc:
                 self._issue(active, str(exc))
 
@@ -199,7 +221,7 @@ class Engine:
     def wants(self, path: str) -> bool:
         """Whether any check could read this file (before it is read)."""
         lang = language_of_file(path)
-        if lang and any(matches_paths(a.check, path) for a, _ in self._ast.get(lang, ())):
+        if lang and any(matches_paths(a.check, path) for a, _, _ in self._ast.get(lang, ())):
             return True
         return any(matches_paths(a.check, path) for a, _ in self._regex)
 
@@ -211,8 +233,9 @@ class Engine:
         hits: list[Hit] = []
         deadline = time.monotonic() + FILE_SECONDS
         lang = language_of_file(path)
-        wanted = [(a, f) for a, f in self._ast.get(lang or "", ()) if a.id not in self._failed
-                  and matches_paths(a.check, path)]
+        # a check whose needle the text lacks cannot match: the file is not parsed for it
+        wanted = [(a, f) for a, f, n in self._ast.get(lang or "", ()) if a.id not in self._failed
+                  and (n is None or n in text) and matches_paths(a.check, path)]
         if wanted and lang:
             from ast_grep_py import SgRoot
 

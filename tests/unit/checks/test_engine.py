@@ -110,3 +110,17 @@ def test_globs_match_names_anywhere_and_paths_from_the_top() -> None:
     assert matches_paths(check, "Justfile") and matches_paths(check, "sub/Justfile")
     assert matches_paths(check, "src/a/b.py") and not matches_paths(check, "tests/a.py")
     assert not matches_paths(check, "vendor.py")
+
+
+def test_the_needle_is_text_every_match_holds_or_none() -> None:
+    from checkpoint.checks.engine import needle
+
+    assert needle(read_check({"uses": "example.com/requests"}), "go") == "requests"
+    assert needle(read_check({"uses": "serde-json"}), "rust") == "serde_json"
+    assert needle(read_check({"lang": "python", "rule": {"pattern": "$CLIENT.get_session($$$)"}}), "python") == (
+        "get_session")
+    inside = {"pattern": "print($A)", "inside": {"kind": "function_definition"}}
+    assert needle(read_check({"lang": "python", "rule": inside}), "python") == "print"
+    assert needle(read_check({"lang": "python", "rule": {"kind": "call"}}), "python") is None
+    assert needle(read_check({"lang": "python", "rule": {"any": [{"pattern": "a_b($A)"}, {"pattern": "c_d"}]}}),
+                  "python") is None
