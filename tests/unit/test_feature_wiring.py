@@ -13,6 +13,7 @@ import pytest
 import checkpoint.server
 from checkpoint.server import events
 from checkpoint.server.app import build_features
+from checkpoint.server.checks import CheckDiagnostics
 from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.extraction import ExtractionFeature
 from checkpoint.server.server import CheckpointServer
@@ -21,7 +22,7 @@ from checkpoint.server.team import TeamRecords
 from checkpoint.server.watcher import Watcher
 
 SERVER_DIR = Path(checkpoint.server.__file__).parent
-FEATURE_MODULES = {"status", "watcher", "extraction", "diagnostics"}
+FEATURE_MODULES = {"status", "watcher", "extraction", "diagnostics", "checks"}
 
 
 def _runtime_imports(tree: ast.Module) -> set[str]:
@@ -75,7 +76,7 @@ def server(tmp_path: Path) -> Iterator[CheckpointServer]:
 def test_features_are_built_with_what_they_depend_on_and_hooked_in_order(server: CheckpointServer) -> None:
     built = build_features(server)
     assert [type(f) for f in server.features] == [StatusFeature, Watcher, ExtractionFeature, Diagnostics,
-                                                     TeamRecords]
+                                                     TeamRecords, CheckDiagnostics]
     assert built.extraction.watcher is built.watcher
     assert built.status.extraction is built.extraction
 
