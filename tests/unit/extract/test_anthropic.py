@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
@@ -440,10 +439,8 @@ def test_several_chunks_are_in_flight_and_the_watermark_is_the_confirmed_prefix(
 
     extractor = make_extractor(fake, replace(settings, max_attempts=6))
     extractor.extract = counting.__get__(extractor)  # type: ignore[method-assign]
-    start = time.monotonic()
     report = runner.extract_due(store, extractor, runner.RunOptions(concurrency=3))
     assert report.ok and peak[0] == 3
-    assert time.monotonic() - start < 20
     for s in store.session_counts():
         assert s.captured == s.turns and s.watermark == s.turns
     assert store.chunk_states() == {ChunkState.CAPTURED: store.chunk_states().total()}
