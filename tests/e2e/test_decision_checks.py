@@ -88,7 +88,7 @@ def test_a_decision_said_in_a_session_is_enforced_here_in_a_teammates_clone_and_
     assert log["runs"][0]["results"][0]["level"] == "warning"  # a decision; a constraint's would be an error
     text = subprocess.run([CHECKPOINT, "check"], cwd=app, env=env, capture_output=True, text=True, timeout=120)
     assert text.returncode == 1 and text.stdout.startswith(f"src/api.py:2:1: breaks the decision {item['id'][:8]}")
-    assert "3 lines in 1 file break 1 check" in text.stderr
+    assert "3 lines in 1 file against 1 check" in text.stderr
     assert checkpoint(app, env, "check", "src/client.py") == ""  # the file that uses httpx: clean
     checkpoint(app, env, "check", "--format", "xml", rc=2)
 

@@ -35,7 +35,7 @@ def message(check: ActiveCheck) -> str:
 def summary(run: CheckRun) -> str:
     files = {h.path for h in run.hits}
     if run.hits:
-        return (f"{plural(len(run.hits), 'line')} in {plural(len(files), 'file')} break "
+        return (f"{plural(len(run.hits), 'line')} in {plural(len(files), 'file')} against "
                 f"{plural(len({h.check_id for h in run.hits}), 'check')}")
     return f"clean: {plural(len(run.checks), 'check')} over {plural(run.files, 'file')}"
 

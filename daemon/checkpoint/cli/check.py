@@ -234,5 +234,5 @@ def status_lines(store: Store, settings: config.Settings, where: str) -> list[st
     issues = [*gathered.issues, *Engine(gathered.active).issues]
     if not issues:
         return []
-    return [f"Checks that cannot act ({len(issues)}; fix or dismiss them: `checkpoint check dismiss ID`):",
+    return [f"Checks that cannot act ({len(issues)}; fix the record's line, or `checkpoint check dismiss ID`):",
             *(plain_text(f"  {i.check_id} (item {i.item_id}): {i.message}") for i in issues)]
