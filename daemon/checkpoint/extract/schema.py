@@ -16,21 +16,18 @@ from checkpoint.model import ItemKind
 
 
 class AnswerCheck(BaseModel):
-    """What code breaks the item (checkpoint.checks): a name that must not appear, or an ast-grep pattern."""
+    """What code breaks the item (checkpoint.checks): a name that must not appear. Kept small: it is in
+    every request's schema (a local model's grammar too); rules and regexes are given by hand."""
 
     model_config = ConfigDict(extra="ignore")
 
-    uses: str | None = Field(default=None, description="a library, module or function that must no longer appear")
-    calls_only: bool = Field(default=False, description="true: only calls of it break the item, imports do not")
-    language: str | None = Field(default=None, description="the pattern's language: python, typescript, go, rust")
-    pattern: str | None = Field(default=None, description="an ast-grep pattern of the code that breaks the item")
-    paths: list[str] = Field(default_factory=list, description="globs of the files it holds for; empty: all")
+    uses: str = Field(description="the library, module or function that must no longer appear")
+    calls_only: bool = Field(default=False, description="only calls of it break the item")
+    paths: list[str] = Field(default_factory=list, description="file globs; empty: all")
 
     def as_check(self) -> dict[str, Any] | None:
         """The check as checkpoint.checks.model reads it (ItemDraft drops one it cannot read)."""
         paths = {"paths": self.paths} if self.paths else {}
-        if self.pattern and self.language:
-            return {"lang": self.language, "rule": {"pattern": self.pattern}, **paths}
         if self.uses:
             return {"uses": self.uses.strip().strip("`"), **({"calls": True} if self.calls_only else {}), **paths}
         return None
@@ -52,7 +49,7 @@ class AnswerItem(BaseModel):
         default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
     )
     supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
-    check: AnswerCheck | None = Field(default=None, description="what code breaks it, when it names code")
+    check: AnswerCheck | None = Field(default=None, description="what code breaks it")
 
     @model_validator(mode="before")
     @classmethod

@@ -97,7 +97,7 @@ def test_the_strict_schema_is_what_strict_mode_takes_and_read_answer_still_reads
     assert set(item) == set(STRICT_SCHEMA["$defs"]["AnswerItem"]["required"])
     assert [d.statement for d in read_answer({"items": [item]})] == ["Use TOML."]
     # a check as strict mode sends it (every field present): read into the draft's check
-    check = {"uses": "yaml", "calls_only": False, "language": None, "pattern": None, "paths": []}
+    check = {"uses": "yaml", "calls_only": False, "paths": []}
     assert set(check) == set(STRICT_SCHEMA["$defs"]["AnswerCheck"]["required"])
     assert [d.check for d in read_answer({"items": [{**item, "check": check}]})] == [{"uses": "yaml"}]
 
