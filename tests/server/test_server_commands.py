@@ -12,8 +12,8 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint.server.items import plain
 from checkpoint.server.protocol import CHECKPOINT_SEARCH, CMD_ACCEPT, CMD_DISMISS, CMD_NOW
+from checkpoint.server.requests.items import plain
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, server_env
 

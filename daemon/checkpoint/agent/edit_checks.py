@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 
+from checkpoint.agent.render import clean
 from checkpoint.agent.tool_input import EditTarget
-from checkpoint.model import AGENT_CONTEXT_MARK, plain_text
+from checkpoint.model import AGENT_CONTEXT_MARK
 from checkpoint.redact import Redactor
 from checkpoint.store import Store
 
@@ -50,8 +51,8 @@ def edit_findings(store: Store, target: EditTarget, decisions_dir: str, redactor
             continue
         for hit in engine.scan(relative, text)[:MAX_FINDINGS - len(lines)]:
             check = checks[hit.check_id]
-            said = json.dumps(redactor.redact(plain_text(check.statement)).text[:200], ensure_ascii=False)
-            written = redactor.redact(plain_text(hit.text)).text[:160]
+            said = json.dumps(clean(check.statement, redactor, 200), ensure_ascii=False)
+            written = clean(hit.text, redactor, 160)
             lines.append(f"- {relative}, line {hit.line} of the new text: `{written}` breaks {check.kind} "
                          f"{check.item_id} {said} (accepted; {check.check.describe()})")
         if len(lines) >= MAX_FINDINGS:
@@ -95,9 +96,9 @@ def file_findings(store: Store | None, folder: str, path: str, decisions_dir: st
     return {
         "file": relative,
         "checks": len(gathered.active),
-        "hits": [{"line": h.line, "column": h.column, "text": redactor.redact(plain_text(h.text)).text[:200],
+        "hits": [{"line": h.line, "column": h.column, "text": clean(h.text, redactor, 200),
                   "item": h.item_id, "kind": checks[h.check_id].kind,
-                  "statement": redactor.redact(plain_text(checks[h.check_id].statement)).text[:300],
+                  "statement": clean(checks[h.check_id].statement, redactor, 300),
                   "check": checks[h.check_id].check.describe(), "shared_in": checks[h.check_id].source}
                  for h in hits[:MAX_FILE_HITS]],
         "hits_left_out": max(0, len(hits) - MAX_FILE_HITS),

@@ -35,10 +35,10 @@ from mcp.types import CallToolResult, JSONRPCError, JSONRPCRequest, JSONRPCRespo
 from pydantic import ValidationError
 
 from checkpoint import __version__, config, redact
-from checkpoint.agent import answers
+from checkpoint.agent import answers, render
 from checkpoint.agent.workspace import workspace_folders
 from checkpoint.model import ItemKind, session_title
-from checkpoint.store import ItemPage, Store, StoreUnavailable
+from checkpoint.store import Store, StoreUnavailable
 from checkpoint.team.sync import refresh
 
 log = logging.getLogger("checkpoint.mcp")
@@ -174,9 +174,8 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         folders = workspaces(workspace)
         try:
             with reading() as store:
-                page = answers.released(store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
-                                                           limit=_limit(limit), released_only=True),
-                                        store.holds_backfill_due())
+                page = store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
+                                          limit=_limit(limit), released_only=True)
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.search_items(
                     query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True).total,
                     "match")
@@ -196,9 +195,9 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 kinds = [k for k in [_kind(kind)] if k]
-                page = answers.released(store.workspace_items(
+                page = store.workspace_items(
                     folders, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=_limit(limit),
-                    released_only=True), store.holds_backfill_due())
+                    released_only=True)
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.workspace_items(
                     everywhere, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=1,
                     released_only=True).total, "recorded")
@@ -213,17 +212,15 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         an excerpt of every transcript turn it came from (redacted, each cut to about 1,200 characters)."""
         if not id.strip():
             raise ToolError("id is empty: search_decisions or list_decisions give the ids")
-        backfill_due = False
         try:
             with reading() as store:
                 item = store.item(id.strip())
-                backfill_due = store.holds_backfill_due()
                 excerpts = store.item_excerpts(item.id, answers.EXCERPT_CHARS) if item else []
         except _NoDatabase:
             item = None
         if item is None:
             raise ToolError(f"no item with id {answers.echo(id)}; search_decisions or list_decisions give the ids")
-        if item.held_back or not answers.released(ItemPage(items=(item,), total=1), backfill_due).items:
+        if item.held_back:
             # Held for the developer's review (checkpoint.extract.held): neither it nor its sources until accepted.
             raise ToolError(f"item {item.id} is held for the developer's review and is not shown until accepted")
         shown = excerpts[: answers.SOURCES_SHOWN * 2]
@@ -249,7 +246,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             except _NoDatabase:  # a clone with no captures: the shared records' checks still act
                 found = file_findings(None, folders[0], path, settings.decisions_dir, redactor)
         except ValueError as exc:
-            raise ToolError(answers.clean(str(exc), redactor, 300) or "the file cannot be checked") from None
+            raise ToolError(render.clean(str(exc), redactor, 300) or "the file cannot be checked") from None
         return answers.dumps("check_file", found)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
@@ -270,10 +267,10 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "workspace": folders[0],
             "total": {"sessions": len(sessions), **total},
             "sessions": [{"id": s.id, "agent": s.agent,
-                          "title": answers.clean(session_title(s.title, s.cwd), redactor, 120),
+                          "title": render.clean(session_title(s.title, s.cwd), redactor, 120),
                           "cwd": s.cwd, "last_activity": s.last_ts, "turns": s.turns, "captured": s.captured,
                           "pending": s.pending, "failed": s.failed,
-                          "failure_causes": [answers.clean(c, redactor, 300) for c in s.causes[:3]]}
+                          "failure_causes": [render.clean(c, redactor, 300) for c in s.causes[:3]]}
                          for s in shown],
             "sessions_left_out": len(sessions) - len(shown),
             **hint,

@@ -3,7 +3,8 @@ here) and the repository's decision records (what a teammate shared: a clone wit
 own enforces them). One rule says when a check acts, whatever its source:
 
 - never when the check is dismissed, its item dismissed or superseded, or its item held for review
-  (reads as an instruction planted for an agent) and not accepted;
+  (reads as an instruction planted for an agent) and not accepted here (a record's item: held by
+  the same rule, whatever status the record claims);
 - otherwise when its item is accepted, or the check itself is.
 
 A check both places know (same item, same check) is judged by the store: it hears of a supersession or
@@ -35,7 +36,7 @@ class Gathered:
 def acts(row: CheckRow) -> bool:
     if row.state == "dismissed" or row.superseded or row.item_state == "dismissed":
         return False
-    if row.held and row.item_state != "accepted":
+    if row.held:  # held for review and not accepted by this user
         return False
     return row.item_state == "accepted" or row.state == "accepted"
 
@@ -47,9 +48,16 @@ def record_acts(decision: SharedDecision, check_accepted: bool) -> bool:
     return status == "accepted" or check_accepted
 
 
+def held_record(decision: SharedDecision) -> bool:
+    """A record's statement that reads as an instruction planted for an agent (checkpoint.extract.held):
+    its checks never act, whatever status its author wrote (a record's status is a claim)."""
+    from checkpoint.extract.held import item_review_reason
+
+    return item_review_reason(decision.statement, decision.rationale) is not None
+
+
 def _retired(row: CheckRow) -> bool:
-    return row.state == "dismissed" or row.superseded or row.item_state == "dismissed" or (
-        row.held and row.item_state != "accepted")
+    return row.state == "dismissed" or row.superseded or row.item_state == "dismissed" or row.held
 
 
 def gather(store: Store | None, folder: str, decisions_dir: str) -> Gathered:
@@ -68,6 +76,9 @@ def gather(store: Store | None, folder: str, decisions_dir: str) -> Gathered:
             except CheckProblem as exc:
                 bad = hashlib.blake2b(f"{d.id}|{found.text}".encode(), digest_size=6).hexdigest()
                 out.issues.append(CheckIssue(bad, d.id, f"{d.path}:{found.line}: {exc}", d.path))
+                continue
+            if held_record(d):  # reads as an instruction planted for an agent: held, as its item is
+                out.retired += 1
                 continue
             if not record_acts(d, found.accepted):
                 out.retired += 1 if d.superseded_by or d.state.value == "dismissed" else 0

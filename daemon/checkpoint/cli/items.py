@@ -1,10 +1,9 @@
-"""The CLI's item commands: `items`, `supersede`, `accept`, and how one item is printed."""
+"""The CLI's item commands: `items`, `accept`, and how one item is printed (`supersede` is supersessions.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 
 from checkpoint import config
@@ -33,39 +32,6 @@ def print_item(item: ItemRecord) -> None:
         print(plain_text(f"    files: {', '.join(item.files[:5])}"))
     attributed = ATTRIBUTED if item.cited is Citation.CHUNK else ""
     print(plain_text(f"    from: session {item.session_id[:8]} · {where} · {item.extractor}{attributed}"))
-
-
-def supersede_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
-    from checkpoint.store import SupersessionRefused
-
-    old = one_item(store, args.old)
-    new = one_item(store, args.new) if args.new else None
-    if old is None or (args.new and new is None):
-        return 2
-    if args.undo:
-        removed = store.unsupersede(old, new)
-        reflect_changes(store, settings, [i for i in (old, new) if i])
-        if args.json:
-            print(json.dumps({"old_id": old, "new_id": new, "undone": removed}))
-        elif removed:
-            print(f"Item {old} is no longer superseded" + (f" by {new}." if new else f" ({plural(removed, 'link')})."))
-        else:
-            print(f"Item {old} was not superseded" + (f" by {new}." if new else "."))
-        return 0
-    if new is None:
-        print("checkpoint supersede: give the item that replaces OLD (or --undo)", file=sys.stderr)
-        return 2
-    try:
-        changed = store.supersede(old, new, reason=args.reason)
-    except SupersessionRefused as exc:
-        print(plain_text(f"checkpoint supersede: refused: {exc}."), file=sys.stderr)
-        return 2
-    reflect_changes(store, settings, [old, new])
-    if args.json:
-        print(json.dumps({"old_id": old, "new_id": new, "changed": changed}))
-    else:
-        print(f"Item {old} is superseded by {new}." if changed else f"Item {old} was already superseded by {new}.")
-    return 0
 
 
 def items_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:

@@ -32,11 +32,11 @@ from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.models import Fit, Window, chunk_budget, output_reserve
+from checkpoint.extract.answer_schema import STRICT_SCHEMA, MalformedAnswer, read_answer
+from checkpoint.extract.model_windows import Fit, Window, chunk_budget, output_reserve
 from checkpoint.extract.openai_http import KEY_VARIABLE, Reply, base_url, is_local, listed_models, request
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import STRICT_SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 

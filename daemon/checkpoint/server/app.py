@@ -12,13 +12,15 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, search, sessions, supersede, triage
-from checkpoint.server.checks import CheckDiagnostics
-from checkpoint.server.checks import code_actions as check_actions
-from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
-from checkpoint.server.extraction import ExtractionFeature
-from checkpoint.server.extractor_slot import ExtractorSlot
+from checkpoint.server.features.checks import CheckDiagnostics
+from checkpoint.server.features.checks import code_actions as check_actions
+from checkpoint.server.features.diagnostics import Diagnostics
+from checkpoint.server.features.extraction import ExtractionFeature
+from checkpoint.server.features.extraction.extractor_slot import ExtractorSlot
+from checkpoint.server.features.status import StatusFeature
+from checkpoint.server.features.team import TeamRecords
+from checkpoint.server.features.watcher import Watcher
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
@@ -38,10 +40,8 @@ from checkpoint.server.protocol import (
     TriageResult,
     WorkspaceSessionsResult,
 )
+from checkpoint.server.requests import items, search, sessions, supersessions, triage
 from checkpoint.server.server import CheckpointServer
-from checkpoint.server.status import StatusFeature
-from checkpoint.server.team import TeamRecords
-from checkpoint.server.watcher import Watcher
 from checkpoint.store import SupersessionRefused
 from checkpoint.team.share import ShareRefused
 
@@ -191,8 +191,8 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     @server.command(CMD_SUPERSEDE)
     async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
         try:
-            parsed = supersede.parse_arguments(args)
-            result = await server.read_worker.call(supersede.apply, parsed)
+            parsed = supersessions.parse_arguments(args)
+            result = await server.read_worker.call(supersessions.apply, parsed)
         except (ValueError, SupersessionRefused) as exc:
             raise JsonRpcInvalidParams(f"checkpoint.supersede: {exc}") from exc
         verb = "no longer superseded" if parsed.get("undo") else f"superseded by {parsed.get('new')}"

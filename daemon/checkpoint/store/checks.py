@@ -25,7 +25,7 @@ class CheckRow(NamedTuple):  # not a dataclass: see checkpoint.store.records
     statement: str  # the item's
     kind: str
     item_state: str  # new, accepted, dismissed
-    held: bool
+    held: bool  # held for review (or not judged yet) and not accepted by this user: acts never
     superseded: bool
     record: str | None  # the item's decision record, when it is shared
 
@@ -35,7 +35,8 @@ class CheckRow(NamedTuple):  # not a dataclass: see checkpoint.store.records
 
 
 _SELECT = (
-    "SELECT k.id, k.item_id, k.rule, k.state, k.said_by, k.created_at, i.statement, i.kind, i.state, i.held,"
+    "SELECT k.id, k.item_id, k.rule, k.state, k.said_by, k.created_at, i.statement, i.kind, i.state,"
+    " i.held != 0 AND i.accepted_here = 0,"
     " EXISTS (SELECT 1 FROM supersessions s WHERE s.old_id = i.id), i.record"
     " FROM checks k JOIN items i ON i.id = k.item_id"
 )

@@ -235,4 +235,5 @@ def parse(source: str, path: str) -> SharedDecision | RecordProblem:
         id=item_id, kind=ItemKind(kind), statement=statement, rationale=rationale,
         files=tuple(lists["files"] or ()), state=STATES[status.lower().split(" ")[0]], status=status, date=date,
         supersedes=tuple(lists["supersedes"] or ()), superseded_by=tuple(lists["superseded_by"] or ()), path=path,
+        decision_makers=makers if isinstance(makers := fields.get("decision-makers", ""), str) else ", ".join(makers),
     )

@@ -19,10 +19,10 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import SCHEMA, Answer
 from checkpoint.extract.anthropic import AnthropicExtractor
-from checkpoint.extract.models import price_of
+from checkpoint.extract.model_windows import price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT
-from checkpoint.extract.schema import SCHEMA, Answer
 from checkpoint.model import ChunkInput, ChunkState, FileCursor, Role, ScannedTurn, TurnDraft, TurnSlice
 from checkpoint.status_model import read_status
 from checkpoint.store import LeaseLost, Store

@@ -14,7 +14,7 @@ import pytest
 
 from checkpoint.config import Settings
 from checkpoint.extract.choose import FOR_A_MODEL, OFFLINE_SAID, choose_extractor
-from checkpoint.extract.registry import claude_not_found, codex_not_found
+from checkpoint.extract.missing_commands import claude_not_found, codex_not_found
 from tests.support.fake_chat import FakeChat
 
 

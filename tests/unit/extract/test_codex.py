@@ -14,11 +14,11 @@ import pytest
 
 from checkpoint.config import Settings, load
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import SCHEMA, STRICT_SCHEMA, read_answer, strict_schema
 from checkpoint.extract.choose import choose_extractor
 from checkpoint.extract.codex import CodexExtractor, classify
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.schema import SCHEMA, STRICT_SCHEMA, read_answer, strict_schema
 from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice
 from tests.support.agent_clis import agent_cli, clean_env
 from tests.support.fake_openai import FakeOpenAI, parse_request, provider_overrides, strict_schema_problem

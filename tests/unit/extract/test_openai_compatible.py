@@ -14,10 +14,10 @@ import pytest
 from checkpoint import runner
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import STRICT_SCHEMA
 from checkpoint.extract.openai_compatible import JSON_MODE_SYSTEM, OpenAICompatibleExtractor
 from checkpoint.extract.openai_http import is_local
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.schema import STRICT_SCHEMA
 from checkpoint.model import ChunkInput, Role, TurnSlice, Usage
 from tests.support.fake_chat import SCHEMA_REFUSAL, FakeChat
 
