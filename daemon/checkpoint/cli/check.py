@@ -225,13 +225,18 @@ def _run(store: Store, settings: config.Settings, args: argparse.Namespace) -> i
     return 1 if run.hits else 0
 
 
-def status_lines(store: Store, settings: config.Settings, where: str) -> list[str]:
-    """For `checkpoint status`: the checks that cannot act, one line each (none: nothing said)."""
+def check_issues(store: Store, settings: config.Settings, where: str) -> list[Any]:
+    """The checks that cannot act for the repository `where` is in (checks.engine.CheckIssue)."""
     from checkpoint.checks.active import gather as gather_checks
     from checkpoint.checks.engine import Engine
 
     gathered = gather_checks(store, where, settings.decisions_dir)
-    issues = [*gathered.issues, *Engine(gathered.active).issues]
+    return [*gathered.issues, *Engine(gathered.active).issues]
+
+
+def status_lines(store: Store, settings: config.Settings, where: str) -> list[str]:
+    """For `checkpoint status`: the checks that cannot act, one line each (none: nothing said)."""
+    issues = check_issues(store, settings, where)
     if not issues:
         return []
     return [f"Checks that cannot act ({len(issues)}; fix the record's line, or `checkpoint check dismiss ID`):",

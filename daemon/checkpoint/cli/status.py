@@ -7,7 +7,7 @@ import os
 import sys
 
 from checkpoint import config, status_model
-from checkpoint.cli.check import status_lines
+from checkpoint.cli.check import check_issues, status_lines
 from checkpoint.cli.printing import in_days, print_table, print_totals, redactions, usage_line
 from checkpoint.model import plain_text, plural
 from checkpoint.store import Store
@@ -20,6 +20,7 @@ def status_command(store: Store, settings: config.Settings, as_json: bool) -> in
     if as_json:
         out = status.as_dict()
         out["agent_problems"] = [p.as_json() for p in agent_problems(settings.db, limit=50)]
+        out["check_problems"] = [i.as_json() for i in check_issues(store, settings, os.getcwd())]
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     sessions, at_risk, forgotten = status.sessions, status.at_risk, status.forgotten
