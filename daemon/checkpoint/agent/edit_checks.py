@@ -42,7 +42,7 @@ def edit_findings(store: Store, target: EditTarget, decisions_dir: str, redactor
         return None
     repository = repository_of(target.cwd)
     root = repository.root if repository else target.cwd
-    engine = Engine(gathered.active)
+    engine = Engine(gathered.active, lazy=True)
     checks = {c.id: c for c in gathered.active}
     lines: list[str] = []
     for path, text in target.texts:
@@ -90,7 +90,7 @@ def file_findings(store: Store | None, folder: str, path: str, decisions_dir: st
     if len(raw) > MAX_FILE_BYTES:
         raise ValueError(f"{relative} is over {MAX_FILE_BYTES} bytes: not checked")
     gathered = gather(store, folder, decisions_dir)
-    engine = Engine(gathered.active)
+    engine = Engine(gathered.active, lazy=True)
     hits = engine.scan(relative, raw.decode("utf-8", "replace"))
     checks = {c.id: c for c in gathered.active}
     return {

@@ -192,13 +192,18 @@ def matches_paths(check: Check, path: str) -> bool:
 
 @dataclass
 class Engine:
-    """The active checks compiled once; `scan` runs them over one file's text."""
+    """The active checks compiled once; `scan` runs them over one file's text. `lazy`: an ast-grep rule
+    is compiled when a file of its language first holds its needle (the pre-edit hook and the MCP tool
+    check one file: neither loads the grammars of the other languages, nor ast-grep for a text that no
+    check's needle is in); a rule that cannot be compiled is then said when it is first wanted."""
 
     checks: Sequence[ActiveCheck]
+    lazy: bool = False
     issues: list[CheckIssue] = field(default_factory=list)
-    _ast: dict[str, list[tuple[ActiveCheck, Finder, str | None]]] = field(default_factory=dict)
+    _ast: dict[str, list[tuple[ActiveCheck, Finder | None, str | None]]] = field(default_factory=dict)
     _regex: list[tuple[ActiveCheck, Any]] = field(default_factory=list)
     _failed: set[str] = field(default_factory=set)
+    _finders: dict[tuple[str, str], Finder] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for active in self.checks:
@@ -208,10 +213,19 @@ class Engine:
                     self._regex.append((active, _compile_regex(active.check.regex)))
                     continue
                 for lang in languages_of(active.check):
-                    self._ast.setdefault(lang, []).append((active, _compile_rules(active.check, lang),
-                                                           needle(active.check, lang)))
+                    finder = None if self.lazy else _compile_rules(active.check, lang)
+                    self._ast.setdefault(lang, []).append((active, finder, needle(active.check, lang)))
             except CheckProblem as exc:
                 self._issue(active, str(exc))
+
+    def _finder(self, active: ActiveCheck, lang: str) -> Finder | None:
+        found = self._finders.get((active.id, lang))
+        if found is None:
+            try:
+                found = self._finders[(active.id, lang)] = _compile_rules(active.check, lang)
+            except CheckProblem as exc:
+                self._issue(active, str(exc))
+        return found
 
     def _issue(self, active: ActiveCheck, message: str, path: str | None = None) -> None:
         if active.id not in self._failed:  # one problem per check, not one per file
@@ -234,8 +248,13 @@ class Engine:
         deadline = time.monotonic() + FILE_SECONDS
         lang = language_of_file(path)
         # a check whose needle the text lacks cannot match: the file is not parsed for it
-        wanted = [(a, f) for a, f, n in self._ast.get(lang or "", ()) if a.id not in self._failed
-                  and (n is None or n in text) and matches_paths(a.check, path)]
+        wanted: list[tuple[ActiveCheck, Finder]] = []
+        for a, f, n in self._ast.get(lang or "", ()):
+            if a.id in self._failed or (n is not None and n not in text) or not matches_paths(a.check, path):
+                continue
+            finder = f if f is not None else self._finder(a, lang or "")
+            if finder is not None:
+                wanted.append((a, finder))
         if wanted and lang:
             from ast_grep_py import SgRoot
 

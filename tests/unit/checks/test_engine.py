@@ -124,3 +124,11 @@ def test_the_needle_is_text_every_match_holds_or_none() -> None:
     assert needle(read_check({"lang": "python", "rule": {"kind": "call"}}), "python") is None
     assert needle(read_check({"lang": "python", "rule": {"any": [{"pattern": "a_b($A)"}, {"pattern": "c_d"}]}}),
                   "python") is None
+
+
+def test_a_lazy_engine_compiles_a_rule_when_first_wanted_and_finds_the_same() -> None:
+    checks = [active("c", {"uses": "requests"}), active("bad", {"lang": "go", "rule": {"kind": "no_such_kind"}})]
+    lazy = Engine(checks, lazy=True)
+    assert lazy.issues == []  # nothing compiled yet
+    assert lines(lazy, "a.py", "import requests\n") == lines(Engine(checks), "a.py", "import requests\n") == [("c", 1)]
+    assert lines(lazy, "m.go", "package m\n") == [] and [i.check_id for i in lazy.issues] == ["bad"]
