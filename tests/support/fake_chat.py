@@ -33,12 +33,14 @@ Faults (queued with `fake.script(...)`, one per chat request, in order)
     "prose"                200, a sentence instead of JSON, finish_reason "stop"
     "too_long"             400 "the request exceeds the available context size" whatever its size
     "drop"                 the connection closed without an answer
+    "hang"                 no answer at all until the fake stops (a server slower than any timeout)
 """
 
 from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -48,7 +50,7 @@ from typing import Literal
 from tests.support.fake_anthropic import planted_decisions
 from tests.support.fake_http import JSON, FakeHandler, FakeServer, hard_close, read_body, write_json
 
-FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop"]
+FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop", "hang"]
 _SHORTHANDS: dict[int, FaultKind] = {500: "server_error"}
 SCHEMA_REFUSAL = "Either json_schema or grammar can be specified, but not both"
 
@@ -108,6 +110,7 @@ class FakeChat(FakeServer[RequestRecord]):
         self.latency = latency
         self.responder: Responder = responder or default_responder
         self._faults: deque[FaultKind] = deque()
+        self._released = threading.Event()  # set when the fake stops: every "hang" ends
 
     @property
     def base_url(self) -> str:
@@ -124,6 +127,9 @@ class FakeChat(FakeServer[RequestRecord]):
     @property
     def completions(self) -> list[RequestRecord]:
         return [r for r in self.requests if r.method == "POST" and r.path == "/v1/chat/completions"]
+
+    def _drain(self) -> None:
+        self._released.set()
 
     # ------------------------------------------------------------------------------------------ serving
 
@@ -180,6 +186,10 @@ class FakeChat(FakeServer[RequestRecord]):
             self._json(h, rec, 400, _too_long(rec.tokens, self.context_tokens or rec.tokens))
             return
         if fault == "drop":
+            hard_close(h)
+            return
+        if fault == "hang":
+            self._released.wait()
             hard_close(h)
             return
         request = _parse(body)

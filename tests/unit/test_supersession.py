@@ -143,7 +143,7 @@ def test_the_cli_supersedes_by_hand_hides_the_old_item_unless_all_and_undoes(
     assert cli.main(["supersede", new, old, *db]) == 2
     assert "would make a loop" in capsys.readouterr().err
     assert cli.main(["supersede", "zz", new, *db]) == 2
-    assert "No item 'zz'" in capsys.readouterr().err
+    assert "checkpoint: no item 'zz'" in capsys.readouterr().err
     assert cli.main(["items", *db]) == 0
     out = capsys.readouterr().out
     assert "Use Redis" not in out and "1 superseded item not shown" in out

@@ -39,6 +39,7 @@ from checkpoint.agent import answers, render
 from checkpoint.agent.workspace import workspace_folders
 from checkpoint.model import ItemKind, session_title
 from checkpoint.store import Store, StoreUnavailable
+from checkpoint.team.provenance import shared_by
 from checkpoint.team.sync import refresh
 
 log = logging.getLogger("checkpoint.mcp")
@@ -212,20 +213,28 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         an excerpt of every transcript turn it came from (redacted, each cut to about 1,200 characters)."""
         if not id.strip():
             raise ToolError("id is empty: search_decisions or list_decisions give the ids")
+        ambiguous: list[str] = []
         try:
             with reading() as store:
-                item = store.item(id.strip())
+                matches = store.item_ids(id.strip())  # the id, or a prefix that names one item (as the CLI takes)
+                item = store.item(matches[0]) if len(matches) == 1 else None
+                ambiguous = matches if len(matches) > 1 else []
                 excerpts = store.item_excerpts(item.id, answers.EXCERPT_CHARS) if item else []
         except _NoDatabase:
             item = None
+        if ambiguous:
+            raise ToolError(f"{answers.echo(id)} begins {len(ambiguous)} item ids: give more of the id")
         if item is None:
             raise ToolError(f"no item with id {answers.echo(id)}; search_decisions or list_decisions give the ids")
         if item.held_back:
             # Held for the developer's review (checkpoint.extract.held): neither it nor its sources until accepted.
             raise ToolError(f"item {item.id} is held for the developer's review and is not shown until accepted")
         shown = excerpts[: answers.SOURCES_SHOWN * 2]
+        # A shared item: the decision record it is in, and who shared it (its decision-makers, no e-mail).
+        shared = {"shared": {"record": render.clean(item.record, redactor, 300),
+                             "by": render.clean(shared_by(item), redactor, 200)}} if item.record else {}
         return answers.dumps("get_decision", {
-            "item": answers.item_json(item, redactor),
+            "item": answers.item_json(item, redactor) | shared,
             "excerpts": [answers.excerpt_json(e, redactor) for e in shown],
             "excerpts_left_out": len(excerpts) - len(shown),
         })

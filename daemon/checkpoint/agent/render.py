@@ -18,8 +18,9 @@ import json
 import re
 from datetime import UTC, datetime
 
-from checkpoint.model import TEAM_AGENT, ItemRecord, ItemState, plain_text
+from checkpoint.model import ItemRecord, ItemState, plain_text
 from checkpoint.redact import Redactor
+from checkpoint.team.provenance import is_team_item, shared_phrase
 
 STATEMENT_CHARS = 400
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -111,8 +112,8 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
     if not statement:
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
-    if item.record is not None and item.agent == TEAM_AGENT:  # known only from a teammate's decision record
-        notes = [f"{said_on(item)} in the repository's decision record {quoted(item.record, redactor, 200)}"]
+    if is_team_item(item):  # known only from a teammate's decision record, not from a session
+        notes = [f"{said_on(item)}, {clean(shared_phrase(item), redactor, 200)}"]
     else:
         notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, 8)})"]
     who = accepted_by(item, redactor)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from checkpoint import config
 from checkpoint.backfills import run_due
+from checkpoint.cli import model_serve
 from checkpoint.cli.check import check_command
 from checkpoint.cli.forget import forget_command
 from checkpoint.cli.items import accept_command, items_command
@@ -40,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"checkpoint: `{args.command}` runs through the `checkpoint` command (checkpoint.startup), "
               "not the CLI's main", file=sys.stderr)
         return 2
+    if args.command == "model":
+        return model_serve.serve_command(args)
     if getattr(args, "kind", None) not in (None, *KINDS):
         print(f"checkpoint: error in the options: --kind: unknown kind {args.kind!r} (allowed: {', '.join(KINDS)})",
               file=sys.stderr)

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 
 from checkpoint import config, pipeline, status_model
-from checkpoint.cli.names import one_session
+from checkpoint.cli.names import id_width, one_session
 from checkpoint.cli.printing import (
     money,
     print_scan,
@@ -34,7 +34,7 @@ def now_command(store: Store, settings: config.Settings, args: argparse.Namespac
     turns_before = {s.id: s.turns for s in store.session_counts()}
     items_before = store.item_counts()
     choice = choose_extractor(settings)
-    print(choice.sentence, file=out)
+    print(choice.brief or choice.sentence, file=out)
     show_progress = sys.stderr.isatty()
 
     def progress(report: RunReport) -> None:
@@ -114,6 +114,7 @@ def now_command(store: Store, settings: config.Settings, args: argparse.Namespac
         print()
         more = f", `checkpoint items` lists all {len(new_items)}" if len(new_items) > 10 else ""
         print(f"Captured in this run{more}:")
+        width = id_width(store.session_ids(""))  # as wide as tells every stored session apart
         for item in new_items[:10]:
-            print(f"  {item.kind.value:<10}  {short(item.statement, 96)}  [{plain_text(provenance(item))}]")
+            print(f"  {item.kind.value:<10}  {short(item.statement, 96)}  [{plain_text(provenance(item, width))}]")
     return 0 if report.ok else 1

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import checkpoint
+from checkpoint.cli import model_serve
 from checkpoint.cli.check import add_parser as add_check_parser
+from checkpoint.cli.suggest import SuggestingParser
 from checkpoint.extract import registry
 from checkpoint.model import ItemKind
 
@@ -43,14 +45,16 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="checkpoint",
         description="Keep the decisions, constraints and open questions of your coding-agent sessions.",
     )
     # The VS Code extension runs `checkpoint --version` to use a `checkpoint` on PATH only when it is its own version.
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls")
+    scan = sub.add_parser("scan", help="ingest new turns and form chunks; no model calls",
+                          description="Read what is new in every transcript root (incrementally), store the "
+                                      "turns (secrets redacted) and form chunks; no model is called.")
     _common(scan)
     scan.add_argument("--json", action="store_true", help="print a machine-readable report (messages go to stderr)")
     now = sub.add_parser(
@@ -72,14 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run budget: tokens billed, input, cache and output (env CHECKPOINT_MAX_TOKENS)")
     now.add_argument("--max-cost", type=float, metavar="USD", help="run budget: US dollars (env CHECKPOINT_MAX_COST)")
     now.add_argument("--concurrency", type=int, help="chunks in flight at once")
-    status = sub.add_parser("status", help="captured, pending and failed turns per session")
+    status = sub.add_parser("status", help="captured, pending and failed turns per session",
+                            description="Turns captured, pending and failed per session, with the causes of "
+                                        "failures, sessions at risk, what was redacted and spent, and problems.")
     _common(status)
     status.add_argument("--json", action="store_true", help="stable machine-readable output")
-    items = sub.add_parser("items", help="captured decisions, constraints and open questions")
+    items = sub.add_parser("items", help="captured decisions, constraints and open questions",
+                           description="The captured decisions, constraints and open questions, each with its id "
+                                       "and where it was said (session, transcript file and line), or the "
+                                       "decision record it was shared in.")
     _common(items)
     items.add_argument("--json", action="store_true", help="stable machine-readable output")
     items.add_argument("--session", help="only this session")
-    items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
+    items.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}", help="only items of this kind")
     items.add_argument("--all", action="store_true", help="also the items a later one superseded (marked so)")
     items.add_argument("--workspace", type=Path, metavar="DIR",
                        help="only items of DIR's workspace: its repository (every worktree), else DIR and below")
@@ -102,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(accept)
     accept.add_argument("id", metavar="ID", help="the item to accept")
+    accept.add_argument("--json", action="store_true", help="machine-readable output")
     supersede = sub.add_parser(
         "supersede", help="mark an item as superseded by a later one (or undo that)",
         description="Record that item NEW replaces item OLD (a decision reversed or changed). OLD is kept, "
@@ -126,13 +136,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(search)
     search.add_argument("query", metavar="QUERY", nargs="+", help="words to find")
-    search.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}")
+    search.add_argument("--kind", metavar="{" + ",".join(KINDS) + "}", help="only items of this kind")
     search.add_argument("--workspace", type=Path, metavar="DIR",
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
     search.add_argument("--json", action="store_true", help="stable machine-readable output")
     add_check_parser(sub, _common)
-    serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor")
+    serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor",
+                           description="The daemon behind the editor extensions, speaking LSP over stdio: it "
+                                       "watches the transcript roots, extracts in the background and publishes "
+                                       "diagnostics (docs/protocol.md). Started by an editor, not by hand.")
     _common(serve)
     sub.add_parser("mcp", help="an MCP server over stdio: read-only tools that search and list the captured items")
     hook = sub.add_parser(
@@ -152,4 +165,5 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("session", metavar="SESSION", help="session id, or a prefix that names one session")
     forget.add_argument("--undo", action="store_true", help="read the forgotten session in again at the next scan")
     forget.add_argument("--json", action="store_true", help="machine-readable output")
+    model_serve.add_parser(sub)
     return parser

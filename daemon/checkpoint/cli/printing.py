@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from checkpoint import pipeline
 from checkpoint.cli.items import ATTRIBUTED
+from checkpoint.cli.names import id_width
 from checkpoint.model import Citation, ItemRecord, SessionCounts, Totals, Usage, plain_text, plural, session_title
 
 
@@ -34,9 +35,9 @@ def where_looked(report: pipeline.ScanReport) -> str:
 
 def print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
     warn(report)
-    if not report.files_seen:
-        print(f"No transcripts found. Looked in: {where_looked(report)}.", file=out)
-        print("Point Checkpoint elsewhere with --source DIR or CHECKPOINT_SOURCES.", file=out)
+    if not report.files_seen:  # a problem to fix: said on stderr, as every other one
+        print(f"No transcripts found. Looked in: {where_looked(report)}.", file=sys.stderr)
+        print("Point Checkpoint elsewhere with --source DIR or CHECKPOINT_SOURCES.", file=sys.stderr)
         return
     print(f"Looked in: {where_looked(report)}.", file=out)
     print(
@@ -89,23 +90,26 @@ def short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def provenance(item: ItemRecord) -> str:
+def provenance(item: ItemRecord, id_chars: int = 8) -> str:
     source = item.sources[0] if item.sources else None
     where = f"{Path(source.path).name}:{source.line}" if source else "?"
-    return f"session {item.session_id[:8]} · {where}{ATTRIBUTED if item.cited is Citation.CHUNK else ''}"
+    return f"session {item.session_id[:id_chars]} · {where}{ATTRIBUTED if item.cited is Citation.CHUNK else ''}"
 
 
 def print_table(sessions: Sequence[SessionCounts], new_items: dict[str, int] | None = None) -> None:
     new_col = f" {'NEW ITEMS':>9}" if new_items is not None else ""
     priced = any(s.usage.requests for s in sessions)
     cost_col = f" {'COST':>9}" if priced else ""
-    print(f"  {'SESSION':<8}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}{new_col}{cost_col}"
+    width = id_width(s.id for s in sessions)
+    print(f"  {'SESSION':<{width}}  {'AGENT':<6} {'TURNS':>6} {'CAPTURED':>8} {'PENDING':>7} {'FAILED':>6}"
+          f"{new_col}{cost_col}"
           "  TITLE")
     for s in sessions:
         title = short(session_title(s.title, s.cwd), 60)
         new = f" {new_items.get(s.id, 0):>9}" if new_items is not None else ""
         cost = f" {money(s.usage.cost_usd):>9}" if priced else ""
-        print(f"  {s.id[:8]:<8}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}{new}{cost}"
+        print(f"  {s.id[:width]:<{width}}  {s.agent:<6} {s.turns:>6} {s.captured:>8} {s.pending:>7} {s.failed:>6}"
+              f"{new}{cost}"
               f"  {title}")
         for cause in s.causes[:3]:
             print(f"      failing: {short(cause, 150)}")

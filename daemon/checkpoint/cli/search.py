@@ -8,6 +8,7 @@ import sys
 
 from checkpoint import config
 from checkpoint.cli.items import print_item
+from checkpoint.cli.names import id_width
 from checkpoint.cli.team import read_records
 from checkpoint.model import plain_text, plural
 from checkpoint.store import Store
@@ -36,8 +37,9 @@ def search_command(store: Store, settings: config.Settings, args: argparse.Names
         return 0
     if result.matched == "any" and len(result.terms) > 1:
         print(plain_text(f"No item has all of {' '.join(result.terms)!r}; items with any of them:"))
+    width = id_width(store.session_ids(""))
     for item, _ in result.hits:
-        print_item(item)
+        print_item(item, width)
     print(f"{plural(len(result.hits), 'item')} found.")
     print(scope)
     return 0

@@ -23,8 +23,16 @@ def status_command(store: Store, settings: config.Settings, as_json: bool) -> in
         out["check_problems"] = [i.as_json() for i in check_issues(store, settings, os.getcwd())]
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    sessions, at_risk, forgotten = status.sessions, status.at_risk, status.forgotten
+    at_risk, forgotten = status.at_risk, status.forgotten
+    # A repository's shared records are held by a session of its own (team:<workspace>, no turns): not
+    # a session anyone ran, so not in the table; its records are counted on a line of their own.
+    teams = [s.cwd or s.id for s in status.sessions if status_model.is_team_session(s.id)]
+    sessions = [s for s in status.sessions if not status_model.is_team_session(s.id)]
     print_totals(sessions, sys.stdout)
+    if teams:
+        shared = sum(1 for i in store.items() if i.record)
+        print(plain_text(f"Shared decision records: {plural(shared, 'item')} read from {', '.join(teams[:3])}"
+                         " (`checkpoint items` says who shared each)."))
     if forgotten:
         print("Forgotten on request (not read again; `checkpoint forget --undo SESSION` reads one in again): "
               + ", ".join(f.session_id for f in forgotten[:10]) + (" …" if len(forgotten) > 10 else ""))
@@ -37,12 +45,14 @@ def status_command(store: Store, settings: config.Settings, as_json: bool) -> in
         print(line)
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
-        return 0
+        if not status.record_problems:
+            return 0
     if at_risk:
         soonest = min(s.deletes_in_days or 0 for s in at_risk)
         print(f"At risk: {plural(len(at_risk), 'session')} with turns not captured whose transcript Claude Code "
               f"deletes soon (the first {in_days(soonest)}); `checkpoint now` extracts them first.")
-    print_table(sessions)
+    if sessions:
+        print_table(sessions)
     redacted = status.redacted
     if redacted:
         print(f"Redacted before storing: {redactions(redacted)}.")
@@ -58,7 +68,7 @@ def status_command(store: Store, settings: config.Settings, as_json: bool) -> in
             agg[0] += counts["records"]
             agg[1] += counts["chars"]
     if dropped:
-        summary = ", ".join(f"{p} {r} records ({c} chars)" for p, (r, c) in sorted(dropped.items()))
+        summary = ", ".join(f"{p} {plural(r, 'record')} ({plural(c, 'char')})" for p, (r, c) in sorted(dropped.items()))
         print(f"Not sent, by policy: {summary}")
     if status.record_problems:
         print(f"Decision records that cannot be read ({len(status.record_problems)}; each is left out until fixed):")

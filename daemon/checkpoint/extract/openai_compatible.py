@@ -67,7 +67,7 @@ def classify(reply: Reply) -> Failed:
     status, message = reply.status, _error_message(reply)
     detail = f": {message}" if message else ""
     if status == 0:
-        return Failed("transient", reply.text)
+        return Failed("transient", reply.text, timed_out=reply.text.startswith("timed out"))
     if status == 413 or (status == 400 and _TOO_LARGE.search(message)):
         return Failed("too_large", f"prompt too long ({status}){detail}")
     if status in (401, 403):

@@ -171,10 +171,11 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def _triage(args: tuple[object, ...], state: ItemState) -> TriageResult:
         try:
             item_id = triage.item_id_argument(args)
+            result = await server.read_worker.call(triage.set_state, item_id, state)
         except ValueError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
-        result = await server.read_worker.call(triage.set_state, item_id, state)
-        server.messages.log(f"item {item_id}: {state.value}" + ("" if result["changed"] else " (no such item)"))
+            raise JsonRpcInvalidParams(f"checkpoint.{'accept' if state is ItemState.ACCEPTED else 'dismiss'}: {exc}") \
+                from exc
+        server.messages.log(f"item {item_id}: {state.value}")
         await features.team.reflect([item_id])
         server.events.publish(ItemsChanged())
         server.events.publish(CountsChanged())

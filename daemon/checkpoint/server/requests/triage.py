@@ -11,7 +11,10 @@ from checkpoint.store import Store
 
 
 def set_state(store: Store, item_id: str, state: ItemState) -> TriageResult:
+    """Raises ValueError for an id that names no item: an answer of `changed: false` read as "it was so already"."""
     changed = store.set_item_state(item_id, state)
+    if not changed:
+        raise ValueError(f"no item {item_id!r} (checkpoint/items lists them with their ids)")
     return {"id": item_id, "state": state.value, "changed": changed}
 
 
