@@ -13,6 +13,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
 from checkpoint.server.events import CountsChanged, ItemsChanged
+from checkpoint.server.features.checks import CheckDiagnostics
+from checkpoint.server.features.checks import code_actions as check_actions
 from checkpoint.server.features.diagnostics import Diagnostics
 from checkpoint.server.features.extraction import ExtractionFeature
 from checkpoint.server.features.extraction.extractor_slot import ExtractorSlot
@@ -77,7 +79,8 @@ def build_features(server: CheckpointServer) -> Features:
     extraction = ExtractionFeature(server, watcher, slot)
     status = StatusFeature(server, extraction)
     team = TeamRecords(server)
-    server.features = [status, watcher, extraction, diagnostics, team]
+    checks = CheckDiagnostics(server, diagnostics)
+    server.features = [status, watcher, extraction, diagnostics, team, checks]
     return Features(status, watcher, extraction, diagnostics, team)
 
 
@@ -149,7 +152,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         items_here = {p.item.id: p.item for p in diagnostics.by_uri.get(uri, [])}
-        return triage.code_actions(params, diagnostics.published.get(uri, []), items_here)
+        doc = server.workspace.text_documents.get(uri)
+        lines = doc.source.split("\n") if doc is not None else []
+        return [*triage.code_actions(params, diagnostics.published.get(uri, []), items_here),
+                *check_actions(params, diagnostics.published.get(uri, []), lines)]
 
     # -- commands and requests --------------------------------------------------------------------
 

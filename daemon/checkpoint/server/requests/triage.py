@@ -49,6 +49,8 @@ def code_actions(
         wanted = [d for d in published if d.range.start.line <= last and first <= d.range.end.line]
     actions: list[types.CodeAction] = []
     for diag in wanted:
+        if str(diag.code).startswith("check:"):  # a line breaking a check (server/features/checks): its own fix
+            continue
         item_id = item_id_of(diag)
         item = items.get(item_id)
         what = _short(item.statement) if item else item_id

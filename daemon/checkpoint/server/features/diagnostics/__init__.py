@@ -187,6 +187,8 @@ class Diagnostics(Feature):
         super().__init__(server)
         self.by_uri: dict[str, list[Placement]] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}
+        # diagnostics another feature adds to a file's set (server/checks.py: lines that break a check)
+        self.extra: dict[str, list[types.Diagnostic]] = {}
         self.reads = FileReads()
         self._refresher = Coalescer(self._refresh, server.run_task, "diagnostics", server.stopping.is_set)
         self._rechecks: dict[str, asyncio.TimerHandle] = {}
@@ -214,10 +216,20 @@ class Diagnostics(Feature):
         return {uri: doc.source for uri, doc in self.server.workspace.text_documents.items()}
 
     def _publish_all(self, fresh: dict[str, list[types.Diagnostic]]) -> None:
-        for uri in set(self.published) | set(fresh):
+        for uri in set(self.published) | set(fresh) | set(self.extra):
             self._publish(uri, fresh.get(uri, []))
 
+    def set_extra(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        """Another feature's diagnostics for a file, published with the items' (LSP keeps one set a file)."""
+        if diagnostics:
+            self.extra[uri] = diagnostics
+        else:
+            self.extra.pop(uri, None)
+        own = [d for d in self.published.get(uri, []) if not str(d.code).startswith("check:")]
+        self._publish(uri, own)
+
     def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        diagnostics = [*diagnostics, *self.extra.get(uri, [])]
         old = self.published.get(uri)
         if old == diagnostics or (old is None and not diagnostics):
             return
