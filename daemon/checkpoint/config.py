@@ -135,6 +135,9 @@ class Settings:
     agent_context: bool = True
     agent_capture: bool = True
     agent_reminders: bool = True
+    # an edit that an accepted decision's check finds breaking it: the agent is told (always), and with
+    # this on, the user is asked before the edit runs (PreToolUse permissionDecision "ask"; never a deny)
+    agent_check_ask: bool = False
     # where shared decision records live in a repository (checkpoint.team), relative to its top folder
     decisions_dir: str = DECISIONS_DIR
 
@@ -311,6 +314,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_AGENT_CONTEXT": "agent_context",
     "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
     "CHECKPOINT_AGENT_REMINDERS": "agent_reminders",
+    "CHECKPOINT_AGENT_CHECK_ASK": "agent_check_ask",
     "CHECKPOINT_DECISIONS_DIR": "decisions_dir",
 }
 

@@ -133,13 +133,30 @@ def _pre_edit(settings: config.Settings, data: dict[str, Any]) -> str | None:
         store.give_up_at(time.monotonic() + PRE_EDIT_SECONDS)
         redactor = redact.redactor(settings.redact, settings.redact_patterns)
         text = reminder(store, settings.db, target, redactor, _tools())
+        found = _edit_findings(store, settings, target, redactor)
     except HookProblem:
         raise
     except Exception as exc:  # sqlite3.OperationalError ("database is locked", "interrupted") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:
         store.close()
+    if found:
+        ask = "It would break an accepted decision (see the context)" if settings.agent_check_ask else None
+        return answer(target, "\n".join(t for t in (found, text) if t), ask)
     return answer(target, text) if text else None
+
+
+def _edit_findings(store: Any, settings: config.Settings, target: Any, redactor: Any) -> str | None:
+    """The accepted checks over the text the edit would write (checkpoint.agent.edit_checks); a check
+    that fails drops the finding, never the reminder or the edit."""
+    from checkpoint.agent.edit_checks import edit_findings
+
+    try:
+        return edit_findings(store, target, settings.decisions_dir, redactor)
+    except (OverBudget, KeyboardInterrupt):
+        raise
+    except Exception:
+        return None
 
 
 def _read_records(settings: config.Settings, folders: list[str]) -> None:

@@ -5,7 +5,8 @@ an agent what Checkpoint captured, with where each item came from.
 - list_decisions(workspace?, file?, kind?, include_dismissed?, limit?): a workspace's items, accepted
   first, newest first;
 - get_decision(id): one item with an excerpt of every turn it came from;
-- checkpoint_status(workspace?): captured / pending / failed turns of the workspace's sessions.
+- checkpoint_status(workspace?): captured / pending / failed turns of the workspace's sessions;
+- check_file(path, workspace?): the file's lines that accepted decisions' checks find (checkpoint.checks).
 
 A workspace is a folder and the folders below it; the default is the server's cwd (an agent starts
 its MCP servers in the session's folder). Every answer is JSON text (checkpoint.agent.answers),
@@ -263,6 +264,25 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
                 for hit in result.hits]
         return answers.dumps("search_said", {"passages": hits, "shown": len(hits), "query": answers.echo(query),
                                              "searched": _scope(folders)})
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def check_file(path: str, workspace: str | None = None) -> str:
+        """What in a file breaks which accepted decision: the file's lines that the checks of the
+        workspace's accepted decisions and constraints find (a library they replaced still imported, a
+        call they forbid), each with the item's id and statement. `path`: absolute, or relative to the
+        workspace's top folder. Nothing is run: the checks are patterns."""
+        from checkpoint.agent.edit_checks import file_findings
+
+        folders = workspaces(workspace)
+        try:
+            try:
+                with reading() as store:
+                    found = file_findings(store, folders[0], path, settings.decisions_dir, redactor)
+            except _NoDatabase:  # a clone with no captures: the shared records' checks still act
+                found = file_findings(None, folders[0], path, settings.decisions_dir, redactor)
+        except ValueError as exc:
+            raise ToolError(render.clean(str(exc), redactor, 300) or "the file cannot be checked") from None
+        return answers.dumps("check_file", found)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def checkpoint_status(workspace: str | None = None) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import checkpoint
 from checkpoint.cli import model_serve
+from checkpoint.cli.check import add_parser as add_check_parser
 from checkpoint.cli.suggest import SuggestingParser
 from checkpoint.extract import registry
 from checkpoint.model import ItemKind
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--said", action="store_true",
                         help="search what the user and the assistant said in every session (no model needed; "
                              "any language: a few characters of a Chinese or Japanese sentence find it)")
+    add_check_parser(sub, _common)
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor",
                            description="The daemon behind the editor extensions, speaking LSP over stdio: it "
                                        "watches the transcript roots, extracts in the background and publishes "

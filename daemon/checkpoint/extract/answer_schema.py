@@ -15,6 +15,24 @@ from checkpoint.answer import ItemDraft
 from checkpoint.model import ItemKind
 
 
+class AnswerCheck(BaseModel):
+    """What code breaks the item (checkpoint.checks): a name that must not appear. Kept small: it is in
+    every request's schema (a local model's grammar too); rules and regexes are given by hand."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    uses: str = Field(description="the library, module or function that must no longer appear")
+    calls_only: bool = Field(default=False, description="only calls of it break the item")
+    paths: list[str] = Field(default_factory=list, description="file globs; empty: all")
+
+    def as_check(self) -> dict[str, Any] | None:
+        """The check as checkpoint.checks.model reads it (ItemDraft drops one it cannot read)."""
+        paths = {"paths": self.paths} if self.paths else {}
+        if self.uses:
+            return {"uses": self.uses.strip().strip("`"), **({"calls": True} if self.calls_only else {}), **paths}
+        return None
+
+
 class AnswerItem(BaseModel):
     """One item as the model returns it. Statement is one line; the rest is provenance."""
 
@@ -35,6 +53,7 @@ class AnswerItem(BaseModel):
                                 "decision or constraint answers")
     lasting: bool = Field(default=True, description="true: holds for the project from now on; false: an order "
                           "about the task at hand only (\"when you're done\", \"for now\", \"don't stop until\")")
+    check: AnswerCheck | None = Field(default=None, description="what code breaks it")
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +136,7 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
                 lasting=item.lasting,
                 answers=item.answers or None,
+                check=item.check.as_check() if item.check else None,
             )
         except ValidationError:
             continue  # nothing left once control characters are gone: not an item (the others stand)

@@ -214,11 +214,9 @@ class OpenAICompatibleExtractor:
         usage = Usage()
         chunk = self.fitted(chunk)
         fit = self.measure(model, chunk)
-        if not fit.ok:  # never sent: re-split to what fits beside the known items' share
-            planned = Fit(model, fit.tokens, self.window, self.reserve, False,
-                          self._parts(chunk) + self.known_budget())
+        if not fit.ok:  # never sent: re-split to what new chunks are planned at (beside the known items' share)
             raise ExtractionError(f"openai: {fit.describe()}; re-splitting", too_large=True,
-                                  fit_tokens=planned.fit_tokens(chunk.token_estimate), usage=usage)
+                                  fit_tokens=max(MIN_CHUNK_TOKENS, int(self.chunk_budget() * 0.9)), usage=usage)
         outcome = self.retry.run(lambda: self._once(model, chunk, usage), self.sleep)
         if not isinstance(outcome, Failed):
             return outcome

@@ -526,6 +526,26 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     Migration(
+        # Checks on items (checkpoint.checks): what code breaks a decision or constraint, as data (an
+        # ast-grep rule, a name used, or a re2 regex; JSON). Proposed until accepted (or its item is);
+        # it acts by its item's fate: a superseded or dismissed item's checks retire with it.
+        "item checks",
+        (
+            """
+            CREATE TABLE checks (
+                id TEXT PRIMARY KEY,           -- checks.model.check_id: the item and the check's text
+                -- forgetting a session deletes the items only it said: their checks go with them
+                item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                rule TEXT NOT NULL,            -- the check as JSON
+                state TEXT NOT NULL DEFAULT 'proposed',  -- proposed, accepted, dismissed
+                said_by TEXT NOT NULL,         -- model, heuristic or user
+                created_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX checks_item ON checks (item_id)",
+        ),
+    ),
+    Migration(
         # An item that is an order about the task at hand ("when you're done", "for now": `lasting` 0,
         # checkpoint.extract.one_off) stays in its session and reaches no later session, reminder, MCP
         # answer (unless asked for) or shared record. Items from before were all taken as lasting.

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from checkpoint import config
+from checkpoint.checks.records import shared_lines, with_checks
 from checkpoint.model import ItemRecord, ItemState, SharedDecision
 from checkpoint.redact import redactor
 from checkpoint.repository import Repository, repository_of
@@ -165,7 +166,10 @@ def share(store: Store, item_id: str, folder: str, settings: config.Settings) ->
     origin = (f"Said in a {agent} session on {_said_day(item)}; captured by Checkpoint ({item.extractor} extractor) on "
               f"{_day(item.created_at)}; shared by {makers} on {today}.")
     path = Path(repository.root) / relative
-    _write(path, render(decision, RecordText(decision_makers=makers, origin=origin)))
+    text = render(decision, RecordText(decision_makers=makers, origin=origin))
+    # the item's checks travel with it: a teammate's `checkpoint check` (CI) enforces them
+    before = path.read_text(encoding="utf-8") if existing and path.is_file() else None
+    _write(path, with_checks(text, shared_lines(store, item.id, before)))
     for old in item.supersedes:
         if old in known:
             _restatus(Path(repository.root) / known[old].path, "superseded", (item.id,))

@@ -30,7 +30,7 @@ from checkpoint.store.search import query_terms
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
 
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")
-TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status", "search_said"}
+TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status", "check_file", "search_said"}
 
 
 class Workspaces:
@@ -409,3 +409,27 @@ def test_search_said_finds_what_was_said_with_its_transcript_line_in_the_workspa
     assert "orjson for speed" in passage["snippet"]
     assert not_here["passages"] == []
     assert [p["session_id"] for p in everywhere["passages"]] == ["sess-beta-1"]
+
+
+def test_check_file_names_the_lines_that_break_a_shared_accepted_decision(tmp_path: Path) -> None:
+    """A clone with no database: the decision record's check finds the file's lines; a path outside the
+    workspace is a tool error."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "docs" / "decisions").mkdir(parents=True)
+    (repo / "docs" / "decisions" / "a.md").write_text(
+        "---\nstatus: accepted\ndate: 2026-12-01\ndecision-makers: A\nid: abcdef0123\nkind: decision\nfiles: []\n"
+        'checks:\n  - {"uses": "requests"}\n---\n\n# We use httpx instead of requests\n')
+    (repo / "src").mkdir()
+    (repo / "src" / "api.py").write_text("import httpx\nimport requests\n")
+
+    async def calls(session: ClientSession) -> Any:
+        return (await session.call_tool("check_file", {"path": "src/api.py"}),
+                await session.call_tool("check_file", {"path": str(tmp_path / "elsewhere.py")}))
+
+    found, outside = with_server(repo, tmp_path / "no.db", tmp_path, calls)
+    body = answer(found)
+    assert body["file"] == "src/api.py" and body["checks"] == 1
+    assert [(h["line"], h["item"], h["statement"]) for h in body["hits"]] == [
+        (2, "abcdef0123", "We use httpx instead of requests")]
+    assert "not inside the workspace" in error_text(outside)

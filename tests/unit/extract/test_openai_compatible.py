@@ -161,8 +161,8 @@ def test_known_items_give_way_to_the_chunk_most_relevant_kept_never_refused(tmp_
     """A window holding the prompt, a full chunk and not all thirty known items: the first ones (the
     store's most relevant) go with the chunk, the rest are left out, and the request fits; a chunk of
     the smallest size fits beside the prompt at any window that holds the instructions and schema."""
-    with FakeChat(context_tokens=4096) as fake:
-        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", openai_context_tokens=4096))
+    with FakeChat(context_tokens=8192) as fake:
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", openai_context_tokens=8192))
         full = replace(CHUNK, token_estimate=extractor.chunk_budget(), known_items=known(30))
         fitted = extractor.fitted(full)
         assert 0 < len(fitted.known_items) < 30
