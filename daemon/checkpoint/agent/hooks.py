@@ -203,10 +203,15 @@ def _pre_edit(settings: config.Settings, data: dict[str, Any], watchdog: Watchdo
 def _read_records(settings: config.Settings, folders: list[str]) -> None:
     """The decision records of the cwd's repository into the store (a teammate's, pulled since): a
     problem is recorded, and the hook goes on with what the store holds."""
+    from checkpoint.store import StoreFault, StoreUnavailable
     from checkpoint.team.sync import refresh
 
     try:
         refresh(settings.db, folders, settings.decisions_dir, busy_seconds=BUSY_SECONDS)
+    except StoreUnavailable as exc:
+        if isinstance(exc, StoreFault):
+            record(settings.db, "hook session-start", f"reading the decision records: {exc}")
+        return  # missing, or not migrated yet (never from a hook): the read that follows says so, once
     except Exception as exc:  # StoreFault, sqlite3.OperationalError ("database is locked") and kin
         record(settings.db, "hook session-start", f"reading the decision records: {exc}")
 

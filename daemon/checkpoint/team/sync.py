@@ -83,11 +83,13 @@ def sync_folders(store: Store, folders: Sequence[str], decisions_dir: str) -> Sy
 
 def refresh(db: Path, folders: Sequence[str], decisions_dir: str, busy_seconds: float = 0.5) -> SyncReport:
     """`sync_folders` for a front end that otherwise only reads (the hooks, the MCP server): the
-    store is opened for writing only when a folder is in a repository. Raises what opening the store
-    raises (StoreUnavailable) and sqlite3 errors (a writer holding the lock past `busy_seconds`)."""
+    store is opened for writing only when a folder is in a repository, and only when it exists at the
+    current schema (neither created nor migrated on an agent's path). Raises what opening the store
+    raises (StoreUnavailable) and sqlite3 errors (a writer holding the lock past `busy_seconds`, which
+    applies from the first statement)."""
     if not repositories(folders):
         return SyncReport(0, 0, 0)
-    store = Store(db, busy_seconds=busy_seconds)
+    store = Store(db, busy_seconds=busy_seconds, migrating=False)
     try:
         return sync_folders(store, folders, decisions_dir)
     finally:
