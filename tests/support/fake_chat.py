@@ -10,7 +10,9 @@ Endpoints
 ---------
     POST /v1/chat/completions   a ChatCompletion JSON (no streaming), with usage and finish_reason
     GET  /v1/models             {"object": "list", "data": [{"id": <model>}]}
-    A key is optional (a local server takes none); `FakeChat(api_key="k")` wants `Bearer k`, else 401.
+    A key is optional (a local server takes none); `FakeChat(api_key="k")` wants `Bearer k`, else 401
+    (which quotes the key presented with `echo_key=True`, as some gateways do); `models_open=True`: the
+    model list is served without a key, as llama.cpp's server does.
 
 Answers
 -------
@@ -108,8 +110,11 @@ class FakeChat(FakeServer[RequestRecord]):
 
     def __init__(self, *, model: str = "fake-local-model", context_tokens: int | None = None,
                  refuse_json_schema: bool = False, api_key: str | None = None, latency: float = 0.0,
-                 responder: Responder | None = None, redirect: tuple[int, str] | None = None) -> None:
+                 responder: Responder | None = None, redirect: tuple[int, str] | None = None,
+                 echo_key: bool = False, models_open: bool = False) -> None:
         super().__init__()
+        self.echo_key = echo_key
+        self.models_open = models_open
         self.redirect = redirect
         self.redirected = 0
         self.model = model
@@ -177,8 +182,10 @@ class FakeChat(FakeServer[RequestRecord]):
             h.end_headers()
             return
         auth = h.headers.get("authorization") or ""
-        if self.api_key is not None and auth != f"Bearer {self.api_key}":
-            self._json(h, rec, 401, _error("Incorrect API key provided.", "invalid_api_key", 401))
+        listing = h.command == "GET" and rec.path == "/v1/models"
+        if self.api_key is not None and auth != f"Bearer {self.api_key}" and not (listing and self.models_open):
+            quoted = f": {auth.removeprefix('Bearer ')}" if self.echo_key else "."
+            self._json(h, rec, 401, _error(f"Incorrect API key provided{quoted}", "invalid_api_key", 401))
             return
         if h.command == "GET" and rec.path == "/v1/models":
             self._json(h, rec, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})

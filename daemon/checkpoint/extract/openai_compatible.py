@@ -44,6 +44,7 @@ from checkpoint.extract.openai_http import (
     listed_models,
     on_this_machine,
     request,
+    said,
 )
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
@@ -68,9 +69,11 @@ _FENCE = re.compile(r"^```(?:json)?\s*\n(?P<body>.*)\n```\s*$", re.DOTALL)
 
 
 def _error_message(reply: Reply) -> str:
+    """The server's error message, as a cause may show it: the key it may echo (a 401 quoting the key
+    presented) and any secret replaced before it is cut short."""
     error = reply.body.get("error") if isinstance(reply.body, dict) else None
     message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
-    return " ".join(str(message or reply.text).split())[:300]
+    return said(str(message or reply.text))[:300]
 
 
 def classify(reply: Reply) -> Failed:

@@ -256,6 +256,11 @@ def request(url: str, payload: dict[str, Any] | None, timeout: float, cap: int =
     return Reply(status, body, _said(text, key), retry_after)
 
 
+def said(text: str) -> str:
+    """Text from the server, as a cause may show it: the configured key and every secret replaced."""
+    return _said(text, os.environ.get(KEY_VARIABLE))
+
+
 def _said(text: str, key: str | None) -> str:
     """Text from or about the server, as a cause may show it: never the key, never a secret."""
     if key:

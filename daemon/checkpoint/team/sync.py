@@ -69,11 +69,27 @@ def repositories(folders: Iterable[str]) -> list[Repository]:
     return list(out.values())
 
 
+def without_secrets(decision: SharedDecision) -> SharedDecision:
+    """A record's text as it may be stored: a teammate's record is text from outside like a transcript,
+    and a key pasted into it is replaced before it reaches the database (and from there the agent,
+    search, the editor), whatever the `redact` setting says."""
+    from checkpoint import redact
+
+    redactor = redact.redactor()
+    statement = redactor.redact(decision.statement).text
+    rationale = redactor.redact(decision.rationale).text if decision.rationale else decision.rationale
+    files = tuple(redactor.redact(f).text for f in decision.files)
+    if (statement, rationale, files) == (decision.statement, decision.rationale, decision.files):
+        return decision
+    return decision._replace(statement=statement, rationale=rationale, files=files)
+
+
 def sync_folders(store: Store, folders: Sequence[str], decisions_dir: str) -> SyncReport:
-    """The records of the repositories these folders are in, into the store."""
+    """The records of the repositories these folders are in, their secrets replaced, into the store."""
     changed = records = problems = 0
     for repository in repositories(folders):
         decisions, bad = read_records(repository, decisions_dir)
+        decisions = [without_secrets(d) for d in decisions]
         report = store.sync_shared(repository.common_dir, repository.root, decisions, bad)
         changed += report.changed
         records += report.records

@@ -154,3 +154,20 @@ def test_a_server_off_this_machine_is_named_in_the_run_line(tmp_path: Path) -> N
             "cost not counted: no price is known for this server; your transcripts, redacted, are sent to "
             "models.example.test) (as configured).") in result.out, result.out
     assert hosts == {"models.example.test"}
+
+
+def test_a_short_key_echoed_in_a_401_is_stored_and_shown_nowhere(tmp_path: Path) -> None:
+    """Issue 37 (finding 10): a key shorter than any key shape (sk-1234), quoted back by the server's 401."""
+    corpus = synth.write_corpus(tmp_path / "src", sessions=2, turns=6, chars=2_000, seed=39)
+    short = "sk-1234"
+    with FakeChat(context_tokens=WINDOW, api_key="the-right-key", echo_key=True, models_open=True) as fake:
+        env = environment(tmp_path, fake, [corpus.claude_root, corpus.codex_root], OPENAI_API_KEY=short)
+        now = run(["now"], env)
+        status = run(["status", "--json"], env).check()
+        echoed = [r for r in fake.requests if r.status == 401]
+    assert echoed and now.rc != 0
+    assert "authentication failed (401): Incorrect API key provided: <OPENAI_API_KEY>" in now.out + now.err
+    db = tmp_path / "db" / "c.db"
+    stored = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+    assert short not in now.out + now.err + status.out + status.err
+    assert short.encode() not in stored
