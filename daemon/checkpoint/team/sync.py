@@ -25,8 +25,19 @@ def records_dir(repository: Repository, decisions_dir: str) -> Path:
     return Path(repository.root) / decisions_dir
 
 
+def inside(path: Path | str, repository: Repository) -> bool:
+    """Whether `path`, its symlinks followed, is in the repository's worktree: a committed symlink
+    (docs/decisions -> ~/.ssh, a record -> /etc/passwd) must not make Checkpoint read or write
+    elsewhere."""
+    root = os.path.realpath(repository.root)
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def record_files(repository: Repository, decisions_dir: str) -> list[Path]:
     folder = records_dir(repository, decisions_dir)
+    if not inside(folder, repository):
+        return []
     try:
         return sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.is_file())
     except OSError:
@@ -40,6 +51,9 @@ def read_records(repository: Repository, decisions_dir: str) -> tuple[list[Share
     seen: dict[str, str] = {}
     for path in record_files(repository, decisions_dir):
         relative = os.path.relpath(path, repository.root)
+        if not inside(path, repository):
+            problems.append(SharedProblem(str(path), 0, "a symlink to a file outside the repository: not read"))
+            continue
         try:
             if path.stat().st_size > MAX_RECORD_BYTES:
                 problems.append(SharedProblem(str(path), 0, f"over {MAX_RECORD_BYTES} bytes: not a decision record"))
