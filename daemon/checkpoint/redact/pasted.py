@@ -141,7 +141,9 @@ def _varied(m: re.Match[str]) -> bool:
 
 
 def _twilio_check(m: re.Match[str]) -> bool:
-    return any(c.isdigit() for c in m.group()) and any(c.isalpha() for c in m.group())
+    """Hex that reads as random (a run of zeros with one letter is a placeholder, not a token)."""
+    value = m.group()
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and len(set(value)) >= 10
 
 
 # (kind, pattern, how it runs, why) for detectors.ADDED

@@ -91,7 +91,7 @@ def prose() -> list[tuple[str, str, dict[str, Any], str]]:
           "after": 200, "group": "secret", "flags": _FLAGS, "check": _weak_password},
          "a weak password said after 'password is' (hunter2): the strength check of the others lets it by"),
         ("passphrase_in_yaml",
-         r"(?m)^[ \t]*(?:-[ \t]+)?[\"']?[\w.-]*(?:passphrase|password|passwd|passwort|pwd|secret)[\"']?[ \t]*:"
+         r"(?m)^[ \t]*(?:-[ \t]+)?[\"']?[\w.-]*(?:passphrase|password|passwd|passwort|secret)[\"']?[ \t]*:"
          r"[ \t]+(?P<secret>[^\s#\"'|>&*!][^\n#]*?)[ \t]*$",
          {"group": "secret", "flags": _FLAGS, "check": _phrase},
          "a YAML passphrase of several words: an assignment's value ends at the first space for the others"),
