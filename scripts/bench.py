@@ -364,9 +364,9 @@ class Bench:
 
     def daemon_starts(self, db: Path, projects: Path) -> list[float]:
         """Start times of the daemon, when there is one (`checkpoint serve`); [] otherwise."""
-        from checkpoint import cli
+        from checkpoint.cli.parser import build_parser
 
-        if importlib.util.find_spec("checkpoint.server") is None or "serve" not in cli.build_parser().format_help():
+        if importlib.util.find_spec("checkpoint.server") is None or "serve" not in build_parser().format_help():
             log("no `checkpoint serve` yet: the daemon start is measured by its CLI proxy only")
             return []
         try:

@@ -39,8 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checkpoint.server.items import plain
 from checkpoint.server.protocol import CHECKPOINT_SESSIONS, CHECKPOINT_WORKSPACE_SESSIONS
+from checkpoint.server.requests.items import plain
 from tests.support import synth
 from tests.support.lsp_support import Daemon, Transcript, server_env
 

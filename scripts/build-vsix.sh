@@ -6,7 +6,8 @@
 #     bash scripts/build-vsix.sh [TARGET]     # TARGET: linux-x64 (default), linux-arm64, darwin-x64,
 #                                             # darwin-arm64, win32-x64; prints the .vsix path last
 #
-# Wheels come from the package index at build time only. pydantic-core, orjson, watchfiles, jiter,
+# Wheels come from the package index at build time only, exactly as locks/vsix.txt pins them (with
+# their hashes; bash scripts/lock.sh refreshes it). pydantic-core, orjson, watchfiles, jiter,
 # rpds-py, google-re2, pyyaml, ... are binary wheels per CPython version, hence one download per
 # version in PYTHONS; pure-Python ones are shared.
 set -euo pipefail
@@ -32,8 +33,8 @@ BUNDLED="$EXT/bundled"
 rm -rf "$BUNDLED"
 mkdir -p "$BUNDLED/wheels"
 
-# The project's wheel, built from this checkout (setuptools from the index, isolated).
-"$PY" -m pip wheel -q --no-deps -w "$BUNDLED/wheels" "$REPO" >&2
+# The project's wheel, built from this checkout with the locked setuptools of the venv (scripts/test.sh).
+"$PY" -m pip wheel -q --no-deps --no-build-isolation -w "$BUNDLED/wheels" "$REPO" >&2
 WHEEL="$(ls "$BUNDLED"/wheels/checkpoint_decisions-*.whl)"  # the distribution checkpoint-decisions
 plat_args=()
 for p in "${PLATFORMS[@]}"; do plat_args+=(--platform "$p"); done
@@ -43,7 +44,8 @@ covered=()
 for v in "${PYTHONS[@]}"; do
   log "wheels for CPython $v on $TARGET"
   if "$PY" -m pip download -q --only-binary=:all: "${plat_args[@]}" --implementation cp \
-    --python-version "$v" -d "$BUNDLED/wheels" "$WHEEL" pip >"$BUNDLED/pip.log" 2>&1; then
+    --python-version "$v" -d "$BUNDLED/wheels" --require-hashes --no-deps -r "$REPO/locks/vsix.txt" \
+    >"$BUNDLED/pip.log" 2>&1; then
     covered+=("$v")
   else
     log "CPython $v left out on $TARGET: $(grep -m1 'No matching distribution' "$BUNDLED/pip.log" || tail -1 "$BUNDLED/pip.log")"

@@ -13,7 +13,7 @@ session's latest items, up to `known_items`), the transcript chunk. Its tokens a
 
 The answer is a short JSON list of items; its size is assumed at --output-ratio of the input (10 %;
 5-15 % is the range shown). The system prompt is shorter than every model's minimum cacheable
-length, so no caching is assumed. Prices are checkpoint.extract.models.KNOWN_MODELS.
+length, so no caching is assumed. Prices are checkpoint.extract.model_windows.KNOWN_MODELS.
 
     python -m scripts.cost [--models M ...] [--chunk-tokens N] [--output-ratio R] [--count-with-api]
 """
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from checkpoint import pipeline
 from checkpoint.config import CHUNK_TOKENS, Settings
-from checkpoint.extract.models import model_facts
+from checkpoint.extract.answer_schema import SCHEMA
+from checkpoint.extract.model_windows import model_facts
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.schema import SCHEMA
 from checkpoint.model import ItemKind, KnownItem
 from checkpoint.store import Store
 from tests.support import synth

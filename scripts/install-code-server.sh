@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Install code-server (VS Code 1.100.3 served to a browser) and Debian's Chromium for the VS Code
-# end-to-end test, from the npm registry and Debian's packages only.
+# end-to-end test, from the npm registry and Debian's packages only. What npm installs is locked:
+# scripts/code-server/package-lock.json (code-server, node-gyp, node-pre-gyp) and
+# scripts/code-server/lib-vscode-npm-shrinkwrap.json for code-server's lib/vscode (the shrinkwrap
+# code-server ships there lacks tslib, so `npm ci` refuses it and `npm install` would resolve it anew).
 #
 # code-server's own install script downloads ripgrep and prebuilt binaries from elsewhere, so it is
 # skipped (--ignore-scripts) and the native modules are built here from source instead.
 #
-# Idempotent: a finished install leaves a marker and the next call returns at once. The install lives
-# outside the repo, in $CHECKPOINT_CODE_SERVER_DIR (default ~/.cache/checkpoint-code-server), and is
-# built in a temporary folder that is moved into place only when complete.
+# Idempotent: a finished install leaves a marker naming the lock's hash and the next call returns at
+# once. The install lives outside the repo, in $CHECKPOINT_CODE_SERVER_DIR (default
+# ~/.cache/checkpoint-code-server), and is built in a temporary folder that is moved into place only
+# when complete.
 #
 #     bash scripts/install-code-server.sh        # prints the path of the code-server launcher last
 set -euo pipefail
 
-VERSION=4.100.3
+LOCK_DIR="$(cd "$(dirname "$0")/code-server" && pwd)"
+VERSION="$(node -p "require('$LOCK_DIR/package.json').dependencies['code-server']")"
+LOCK_HASH="$(cat "$LOCK_DIR/package-lock.json" "$LOCK_DIR/lib-vscode-npm-shrinkwrap.json" | sha256sum | cut -c1-12)"
 DIR="${CHECKPOINT_CODE_SERVER_DIR:-$HOME/.cache/checkpoint-code-server}"
-MARKER="$DIR/.installed-$VERSION"
+MARKER="$DIR/.installed-$VERSION-$LOCK_HASH"
 BIN="$DIR/node_modules/code-server/out/node/entry.js"
 APT_PACKAGES=(build-essential pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev ripgrep chromium)
 
@@ -60,11 +66,14 @@ trap 'rm -rf "$WORK"' EXIT
 log "building code-server $VERSION in $WORK (about four minutes)"
 
 cd "$WORK"
-echo '{"name": "checkpoint-code-server", "private": true}' > package.json
-npm install --no-audit --no-fund --loglevel=error --ignore-scripts "code-server@$VERSION" >&2
+cp "$LOCK_DIR/package.json" "$LOCK_DIR/package-lock.json" .
+npm ci --no-audit --no-fund --loglevel=error --ignore-scripts >&2
+NODE_GYP="$WORK/node_modules/.bin/node-gyp"
+NODE_PRE_GYP="$WORK/node_modules/.bin/node-pre-gyp"
 
 cd "$WORK/node_modules/code-server/lib/vscode"
-npm install --no-audit --no-fund --loglevel=error --omit=dev --ignore-scripts >&2
+cp "$LOCK_DIR/lib-vscode-npm-shrinkwrap.json" npm-shrinkwrap.json
+npm ci --no-audit --no-fund --loglevel=error --omit=dev --ignore-scripts >&2
 mkdir -p node_modules/@vscode/ripgrep/bin
 cp /usr/bin/rg node_modules/@vscode/ripgrep/bin/rg
 # Every native module VS Code's server side needs (kerberos, @parcel/watcher, @vscode/spdlog,
@@ -72,7 +81,7 @@ cp /usr/bin/rg node_modules/@vscode/ripgrep/bin/rg
 while IFS= read -r gyp; do
   mod="$(dirname "$gyp")"
   log "building $mod"
-  (cd "$mod" && npx --yes node-gyp rebuild >/dev/null 2>"$WORK/gyp.log") || {
+  (cd "$mod" && "$NODE_GYP" rebuild >/dev/null 2>"$WORK/gyp.log") || {
     cat "$WORK/gyp.log" >&2
     log "failed to build $mod"
     exit 1
@@ -83,12 +92,12 @@ ln -sfn node_modules node_modules.asar
 
 cd "$WORK/node_modules/argon2"
 log "building argon2"
-npx --yes @mapbox/node-pre-gyp rebuild --build-from-source >/dev/null 2>"$WORK/gyp.log" || {
+PATH="$(dirname "$NODE_GYP"):$PATH" "$NODE_PRE_GYP" rebuild --build-from-source >/dev/null 2>"$WORK/gyp.log" || {
   cat "$WORK/gyp.log" >&2
   exit 1
 }
 
-touch "$WORK/.installed-$VERSION"
+touch "$WORK/$(basename "$MARKER")"
 rm -rf "$DIR"
 mv "$WORK" "$DIR"
 trap - EXIT

@@ -64,7 +64,7 @@ def _scan_batches(roots: list[str]) -> list[list[str]]:
 
 def collect(out: Path, roots: list[str], samples: list[str]) -> None:
     sys.path.insert(0, str(REPO))
-    from scripts import secrets_corpus
+    from tests.support import secrets_corpus
 
     batches = _scan_batches(roots) if roots else []
     rng = random.Random(5)

@@ -5,7 +5,12 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# Exact versions with hashes from locks/python.txt (bash scripts/lock.sh refreshes it); the package
+# itself without its dependencies, built with the locked setuptools; then pip checks the set agrees.
+pip_install() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@"; }
+pip_install --require-hashes --no-deps -r locks/python.txt
+pip_install --no-deps --no-build-isolation -e .
+.venv/bin/python -m pip check >/dev/null || { .venv/bin/python -m pip check >&2; exit 1; }
 bash scripts/ensure-neovim.sh  # Neovim >= 0.9 for the daemon's real-editor test
 # The real Claude Code and Codex CLIs (pinned), which the tests point at fake model APIs.
 CHECKPOINT_AGENT_CLIS_BIN="$(bash scripts/install-agent-clis.sh)"

@@ -4,7 +4,7 @@ vscode-extension/src/settingsSchema.ts. Run it after changing a setting:
 
     .venv/bin/python -m scripts.vscode_settings
 
-tests/unit/test_editor_settings.py fails while either file differs from what this writes."""
+tests/unit/server/test_editor_settings.py fails while either file differs from what this writes."""
 
 from __future__ import annotations
 

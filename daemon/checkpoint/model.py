@@ -329,6 +329,8 @@ class SharedDecision(NamedTuple):
     supersedes: tuple[str, ...]
     superseded_by: tuple[str, ...]
     path: str  # relative to the repository's top folder
+    decision_makers: str = ""  # who the record says decided, as written: its author's claim
+    held: bool = False  # reads as an instruction planted for an agent (checkpoint.extract.held)
 
 
 class ItemRecord(NamedTuple):
@@ -356,11 +358,19 @@ class ItemRecord(NamedTuple):
     record: str | None = None  # the decision record's path, relative to its repository's top folder
     # reads as a planted instruction to an agent (checkpoint.extract.held): agents see it once accepted
     held: bool = False
+    accepted_here: bool = False  # this user accepted it (a record's "accepted" is its author's claim)
+    record_by: str | None = None  # who the decision record says decided (its decision-makers), as written
+
+    @property
+    def accepted_by_user(self) -> bool:
+        """Accepted by this user, here: the only acceptance that releases a held item to agents (a
+        record's status may say otherwise afterwards: the user's acceptance of this text stands)."""
+        return self.accepted_here and self.state is not ItemState.DISMISSED
 
     @property
     def held_back(self) -> bool:
-        """Held for the user's review and not accepted yet: no agent is shown it."""
-        return self.held and self.state is not ItemState.ACCEPTED
+        """Held for the user's review and not accepted by this user yet: no agent is shown it."""
+        return self.held and not self.accepted_by_user
 
     def as_json(self) -> dict[str, Any]:
         """The shape of `checkpoint items --json` (by hand: dataclasses.asdict deep-copies, and slowly)."""

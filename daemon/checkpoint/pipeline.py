@@ -25,7 +25,6 @@ import orjson
 from checkpoint import read_ahead, redact
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
-from checkpoint.extract.held import held_for_review
 from checkpoint.extract.prompt import planned_header
 from checkpoint.model import (
     FileCursor,
@@ -42,7 +41,6 @@ from checkpoint.model import (
 from checkpoint.sources import READERS, FoundFile, find, transcript_paths
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
-from checkpoint.sources.stored_edits import TOOL_CALL_MARK, stored_edits
 from checkpoint.sources.tailer import (
     SETTLE_SECONDS,
     RawLine,
@@ -94,8 +92,6 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
     process (see read_ahead); the database it writes is the same."""
     report = ScanReport(roots=list(settings.sources))
     seen: set[str] = set()
-    store.backfill_edits(stored_edits, TOOL_CALL_MARK)  # once, for turns stored before edits were
-    store.backfill_holds(held_for_review)  # once, for items stored before items could be held
     # One query, not one per file (a rescan of many files is stat-bound), of the files under the roots
     # only: the daemon's scan of one directory costs the same however many transcripts the store knows.
     known = store.file_cursors(under=[str(r) for r in report.roots])

@@ -24,6 +24,7 @@ from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_
 from checkpoint.extract.choose import ExtractorChoice, choose_extractor
 from checkpoint.extract.held import held_for_review
 from checkpoint.extract.prompt import quoted_header_files, turn_labels
+from checkpoint.extract.retry import CHUNK_REQUESTS, ChunkRequests, RequestAllowance
 from checkpoint.model import TOOL_OUTPUT_ONLY, ChunkInput, Citation, Failure, Role, RunReport, Usage
 from checkpoint.pipeline import DAY, ScanReport
 from checkpoint.store import LeaseLost, Store
@@ -212,6 +213,8 @@ def extract_due(
     priced = isinstance(extractor, Priced)
     in_flight: dict[Future[Extraction], tuple[ChunkInput, Usage]] = {}
     width = max(1, options.concurrency)
+    # Every request, retries included, within max_requests (the budget check above counts one per chunk).
+    allowance = RequestAllowance(budget.max_requests) if budget.max_requests is not None else None
     renewed = store.clock()
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="extract") as pool:
         try:
@@ -229,6 +232,8 @@ def extract_due(
                     for _, more in in_flight.values():
                         committed.add(more)
                     refusal = budget.refuses_usage(committed, expected)
+                    if not refusal and allowance is not None and not allowance.take():  # retries spent it
+                        refusal = f"request budget of {budget.max_requests:,} reached"
                     if refusal:
                         report.stopped_by = refusal  # the claimed chunk is released below, unharmed
                         break
@@ -237,7 +242,7 @@ def extract_due(
                         chunk = _redact_chunk(store, redactor, chunk, report.redacted, full_spans)
                     tried.add(chunk.chunk_id)
                     report.tried += 1
-                    in_flight[pool.submit(extractor.extract, chunk)] = (chunk, expected)
+                    in_flight[pool.submit(_with_requests, allowance, extractor, chunk)] = (chunk, expected)
                 if not in_flight:
                     break
                 done, _ = wait(in_flight, timeout=lease_seconds / 3, return_when=FIRST_COMPLETED)
@@ -275,6 +280,26 @@ def extract_due(
     if report.left_chunks and isinstance(extractor, Priced):
         report.left_estimate = extractor.estimate(report.left_tokens, report.left_chunks)
     return report
+
+
+def _with_requests(allowance: RequestAllowance | None, extractor: Extractor, chunk: ChunkInput) -> Extraction:
+    """The chunk's extraction, its retries drawing on the run's request allowance (extract/retry.py)."""
+    if allowance is None:
+        return extractor.extract(chunk)
+    gate = ChunkRequests(allowance)
+    token = CHUNK_REQUESTS.set(gate)
+    sent: int | None = None  # what a priced extractor reports it sent; the others count one a chunk
+    try:
+        extraction = extractor.extract(chunk)
+        sent = extraction.usage.requests
+        return extraction
+    except ExtractionError as exc:
+        sent = exc.usage.requests
+        raise
+    finally:
+        CHUNK_REQUESTS.reset(token)
+        if sent is not None and isinstance(extractor, Priced):
+            allowance.refund(gate.taken - sent)
 
 
 def _redact_chunk(

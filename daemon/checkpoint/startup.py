@@ -7,31 +7,16 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
-
-@contextmanager
-def long_lived_imports() -> Iterator[None]:
-    """What is imported here lives as long as the process, so collecting while it is built frees
-    nothing (the CLI's imports ran 38 collections for nothing), and every later full collection
-    would walk all of it again (the daemon's lsprotocol alone defines ~1,000 classes). The collector
-    waits meanwhile, and what was imported is frozen out of its way after (gc.freeze)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
+from checkpoint.long_lived import long_lived_imports
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["hook"] and given[1:2] not in (["--help"], ["-h"]):
         # A hook runs on the agent's path, once per edit for pre-edit: it loads what it uses, not the
-        # CLI's pipeline and extractors (cli.main hands a hook over to the same function).
+        # CLI's pipeline and extractors (the entry alone routes hooks: the CLI never sees one).
         # It lives well under a second and makes few cycles: the collector waits until it is done
         # (about 5 ms of collections during its imports otherwise).
         enabled = gc.isenabled()
@@ -45,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 gc.enable()
     if given == ["mcp"]:
         # The agent waits for the MCP server's first answer: the SDK and the tools' modules load, not
-        # the CLI's pipeline, extractors and parser (cli.main hands `mcp` over to the same function).
+        # the CLI's pipeline, extractors and parser (the entry alone routes `mcp`).
         with long_lived_imports():
             from checkpoint.agent.mcp_server import serve as serve_mcp
         return serve_mcp()

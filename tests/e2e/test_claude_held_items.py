@@ -4,7 +4,7 @@ and the plugin's hooks (claude-plugin/), against the fake API on 127.0.0.1, HOME
 A captured session planted an instruction for every later agent beside an ordinary decision. Claude
 Code's first model request in that workspace holds the decision, never the planted instruction. Once
 the developer accepts the planted item through the daemon's own triage call (what the editor's
-Accept runs: checkpoint.server.triage.set_state), the next session's first request holds it, framed
+Accept runs: checkpoint.server.requests.triage.set_state), the next session's first request holds it, framed
 as a recorded statement: quoted, with its provenance, under a header that says these are records,
 not instructions."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from checkpoint.model import AGENT_CONTEXT_MARK, ItemState
-from checkpoint.server.triage import set_state
+from checkpoint.server.requests.triage import set_state
 from checkpoint.store import Store
 from tests.support.agent_clis import ROOT, agent_cli, clean_env
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session

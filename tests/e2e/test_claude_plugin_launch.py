@@ -1,6 +1,7 @@
 """The plugin finds Checkpoint without it being on PATH: claude-plugin/bin/checkpoint-launch runs a
 `checkpoint` on PATH, else the daemon the Checkpoint VS Code extension installed (a venv in the
-editor's global storage), else says once how to install it (checkpoint-decisions).
+editor's global storage), else says once how to install it: from this clone (the distribution is not
+on PyPI yet), a command that, run as printed, installs a working `checkpoint`.
 
 Driven by the REAL Claude Code CLI (`--plugin-dir`, the fake model API on 127.0.0.1, HOME in a temp
 dir) with a PATH that holds no `checkpoint`, and by running the launcher as the hooks and the MCP
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +25,7 @@ from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
 PLUGIN = ROOT / "claude-plugin"
 LAUNCHER = PLUGIN / "bin" / "checkpoint-launch"
 NOT_INSTALLED = "Checkpoint is not installed"
-INSTALL = "pipx install checkpoint-decisions (or: uv tool install checkpoint-decisions)"
+INSTALL = f"pipx install {ROOT} (or: uv tool install {ROOT}; with neither: python3 -m venv"
 TOOL = "mcp__plugin_checkpoint_checkpoint__search_decisions"
 EXTENSION_VENV = Path(".config/Code/User/globalStorage/checkpoint-dev.checkpoint-vscode/daemon/0.1.0-0123456789ab")
 
@@ -70,6 +72,43 @@ def test_without_checkpoint_the_session_start_says_how_to_install_it_and_the_oth
     mcp = launch(tmp_path, "mcp")
     assert mcp.returncode != 0 and mcp.stdout == ""
     assert NOT_INSTALLED in mcp.stderr and INSTALL in mcp.stderr
+
+
+def test_the_install_line_it_prints_run_as_printed_from_a_clone_installs_a_working_checkpoint(tmp_path: Path) -> None:
+    """The message names the clone the plugin runs from; its command, run by `sh` as printed, installs
+    `checkpoint`. With pipx on PATH its pipx form is run; without (as on the CI box), its form for a
+    machine with neither pipx nor uv (a venv and pip). The clone is a copy of this checkout's tracked
+    files, so the build leaves nothing in the checkout."""
+    clone = tmp_path / "clone"
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for name in tracked.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home)
+    env["PATH"] = path_without_checkpoint(env)
+    env |= {k: v for k, v in os.environ.items() if k.startswith("PIP_")}  # the machine's index settings
+    said = subprocess.run(["sh", str(clone / "claude-plugin" / "bin" / "checkpoint-launch"), "mcp"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert said.returncode == 127 and f"pipx install {clone} (or: uv tool install {clone};" in said.stderr
+    if shutil.which("pipx", path=env["PATH"]):
+        command, installed = f"pipx install {clone}", home / ".local" / "bin"
+    else:
+        found = re.search(r"with neither: (.+?), then put (\S+) on PATH", said.stderr)
+        assert found, said.stderr
+        command, installed = found[1], Path(found[2].replace("~", str(home), 1))
+    install = subprocess.run(["sh", "-c", command], env=env | {"PIPX_HOME": str(home / ".pipx")},
+                             capture_output=True, text=True, timeout=900)
+    assert install.returncode == 0, (command, install.stdout[-2000:], install.stderr[-2000:])
+    env["PATH"] = f"{installed}{os.pathsep}{env['PATH']}"
+    version = subprocess.run(["sh", str(clone / "claude-plugin" / "bin" / "checkpoint-launch"), "--version"],
+                             env=env, capture_output=True, text=True, timeout=60)
+    assert (version.returncode, version.stdout.strip()) == (0, "checkpoint 0.1.0"), version.stderr
+    status = subprocess.run(["checkpoint", "status"], env=env | {"CHECKPOINT_DB": str(tmp_path / "c.db")},
+                            capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0 and "Total: 0 sessions" in status.stdout, (status.stdout, status.stderr)
 
 
 def test_the_daemon_the_vscode_extension_installed_is_used(tmp_path: Path) -> None:

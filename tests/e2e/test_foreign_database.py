@@ -18,7 +18,7 @@ import pytest
 
 from checkpoint.ownership import database_folder_problem
 from checkpoint.store import Store
-from checkpoint.store.schema import APPLICATION_ID, MIGRATIONS
+from checkpoint.store.migrations import APPLICATION_ID, MIGRATIONS
 from tests.support.cli_run import cli_env
 
 CHECKPOINT = [sys.executable, "-m", "checkpoint"]

@@ -24,7 +24,7 @@ import pytest
 from checkpoint.answer import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.extract.prompt import SYSTEM_PROMPT
 from checkpoint.model import ItemKind, ItemRecord, ItemSource, ItemState
-from checkpoint.server.diagnostics import hover_text, md_text
+from checkpoint.server.features.diagnostics import hover_text, md_text
 from tests.support.cli_home import SESSION, Home
 from tests.support.cli_run import Result, item_markers, query
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions

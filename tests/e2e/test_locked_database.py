@@ -26,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from checkpoint.agent.problems import recent
-from checkpoint.store.schema import MIGRATIONS
+from checkpoint.store.migrations import MIGRATIONS
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
 
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")

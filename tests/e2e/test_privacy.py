@@ -1,6 +1,6 @@
 """Privacy, end to end through the real `checkpoint` process and the fake API on 127.0.0.1:
 
-- A Claude Code and a Codex session full of fake secrets (every type of scripts/secrets_corpus.py, in
+- A Claude Code and a Codex session full of fake secrets (every type of tests/support/secrets_corpus.py, in
   prompts, answers, tool calls and tool output, one in the prompt that titles the session) go through
   `checkpoint now`: no secret is in any request the fake logged, nor in the bytes of the database,
   its WAL or its shared-memory file; status counts what was redacted, per type.
@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from scripts import secrets_corpus
-from tests.support import synth
+from tests.support import secrets_corpus, synth
 from tests.support.cli_run import cli_env, query, run
 from tests.support.fake_anthropic import FakeAnthropic
 
@@ -272,11 +271,11 @@ def test_the_daemons_status_and_schedule_carry_the_risk(settings: Any, roots: tu
     at_risk and deletes_in_days (and what was redacted); background runs take the sessions at risk
     first."""
     from checkpoint import pipeline
-    from checkpoint.server.extraction import candidates
-    from checkpoint.server.sessions import list_sessions
+    from checkpoint.server.features.extraction import candidates
+    from checkpoint.server.features.status import snapshot
+    from checkpoint.server.folders import Folders
+    from checkpoint.server.requests.sessions import list_sessions
     from checkpoint.server.settings import AutoExtraction
-    from checkpoint.server.status import snapshot
-    from checkpoint.server.workspace import Folders
     from checkpoint.store import Store
 
     corpus = synth.write_corpus(roots[0].parent.parent / "t", sessions=3, turns=20, chars=8_000, seed=5,

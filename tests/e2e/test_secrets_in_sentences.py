@@ -1,5 +1,5 @@
 """Secrets said in sentences the offline extractor keeps (issue 32, item 1), end to end through the real
-`checkpoint` process: each kind of scripts/secrets_corpus.py's SPOKEN makers (passwords in plain
+`checkpoint` process: each kind of tests/support/secrets_corpus.py's SPOKEN makers (passwords in plain
 language, Google OAuth client secrets, base64-wrapped .env files, Vault tokens old and new, AWS secret
 keys in prose, private key bodies without their header, Azure SAS signatures, Twilio clients built
 positionally), one session each whose first prompt (the session's title) and answer say it, captured
@@ -23,7 +23,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import TextContent
 
-from scripts import secrets_corpus
+from tests.support import secrets_corpus
 from tests.support.cli_run import CHECKPOINT, cli_env, run
 
 

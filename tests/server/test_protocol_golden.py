@@ -24,7 +24,7 @@ import pytest
 import pytest_asyncio
 
 from checkpoint.server import protocol
-from checkpoint.server.items import plain
+from checkpoint.server.requests.items import plain
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.lsp_support import Daemon, Transcript, server_env, slug
 from tests.support.samples import SAMPLES

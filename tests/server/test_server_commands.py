@@ -12,8 +12,8 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint.server.items import plain
 from checkpoint.server.protocol import CHECKPOINT_SEARCH, CMD_ACCEPT, CMD_DISMISS, CMD_NOW
+from checkpoint.server.requests.items import plain
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
@@ -149,8 +149,9 @@ async def test_dismiss_and_accept_via_code_actions(
     assert accepted == {"id": constraint.code, "state": "accepted", "changed": True}
     assert [i["id"] for i in await daemon.items(state="dismissed")] == [decision.code]
     assert [i["state"] for i in await daemon.items()] == ["accepted"]
-    gone = await daemon.command(CMD_DISMISS, "no-such-item")
-    assert gone == {"id": "no-such-item", "state": "dismissed", "changed": False}
+    for command in (CMD_DISMISS, CMD_ACCEPT):  # an error, not `changed: false` (read as "it was so already")
+        with pytest.raises(JsonRpcInvalidParams, match="no item 'no-such-item'"):
+            await daemon.command(command, "no-such-item")
 
     # Stored: another process reading the database sees the triage.
     store = Store(tmp_path / "db" / "checkpoint.db")

@@ -14,7 +14,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from checkpoint.server.diagnostics import STALE
+from checkpoint.server.features.diagnostics import STALE
 from checkpoint.server.protocol import CMD_NOW, CMD_SUPERSEDE
 from tests.support.lsp_support import Daemon, Transcript, server_env
 

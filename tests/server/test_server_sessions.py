@@ -13,8 +13,8 @@ import pytest_asyncio
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import SessionCounts
-from checkpoint.server.status import MAX_OTHER_CAUSES, digest, split_sessions
-from checkpoint.server.workspace import Folders
+from checkpoint.server.features.status import MAX_OTHER_CAUSES, digest, split_sessions
+from checkpoint.server.folders import Folders
 from checkpoint.status_model import read_status
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, server_env

@@ -15,14 +15,14 @@ from lsprotocol import types
 
 from checkpoint.model import RunReport, Totals
 from checkpoint.server.events import EventBus, RunFinished, RunStarted
-from checkpoint.server.extraction import summary_of
-from checkpoint.server.status import StatusFeature
+from checkpoint.server.features.extraction import summary_of
+from checkpoint.server.features.status import StatusFeature
 from checkpoint.store import Store
 from tests.support.lsp_support import Daemon, Transcript, dump, server_env, session
 from tests.support.oracle import clean_scan
 
 if TYPE_CHECKING:
-    from checkpoint.server.extraction import ExtractionFeature
+    from checkpoint.server.features.extraction import ExtractionFeature
     from checkpoint.server.server import CheckpointServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")

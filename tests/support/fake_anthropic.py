@@ -99,7 +99,7 @@ Faults
     What the SDK (2.14) raises: 429 RateLimitError, 500 InternalServerError, 503 ServiceUnavailableError,
     529 OverloadedError (those two subclass InternalServerError), 400 BadRequestError (not retried);
     slow -> APITimeoutError (a subclass of APIConnectionError); drop, drop_mid_body -> APIConnectionError;
-    drop_mid_body on a stream -> httpx2.RemoteProtocolError, raw, out of the stream's iteration.
+    drop_mid_body on a stream -> APIConnectionError from 2.17 (2.16 let httpx2.RemoteProtocolError out raw).
     Body faults rewrite the items of the responder; a responder returning a str or full Message is bypassed
     (the default responder's items are used).
 

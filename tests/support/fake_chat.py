@@ -38,6 +38,7 @@ Faults (queued with `fake.script(...)`, one per chat request, in order)
     "endless"              200 with no length, 64 KB of JSON-looking text after another until the client goes
     "huge"                 200 announcing (Content-Length) and sending a 100 MB body
     "drip"                 200 whose body comes one byte every DRIP_SECONDS (hours for the whole answer)
+    "hang"                 no answer at all until the fake stops (a server slower than any timeout)
 
 A redirect: `FakeChat(redirect=(307, other.origin))` answers every request with that status and a
 Location on the other origin, same path; `fake.redirected` counts them.
@@ -47,6 +48,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -57,7 +59,7 @@ from urllib.parse import urlsplit
 from tests.support.fake_anthropic import planted_decisions
 from tests.support.fake_http import JSON, FakeHandler, FakeServer, hard_close, read_body, write_json
 
-FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop", "endless", "huge", "drip"]
+FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop", "hang", "endless", "huge", "drip"]
 HUGE_BYTES = 100 << 20
 DRIP_SECONDS = 0.2
 _SHORTHANDS: dict[int, FaultKind] = {500: "server_error"}
@@ -124,6 +126,7 @@ class FakeChat(FakeServer[RequestRecord]):
         self.latency = latency
         self.responder: Responder = responder or default_responder
         self._faults: deque[FaultKind] = deque()
+        self._released = threading.Event()  # set when the fake stops: every "hang" ends
 
     @property
     def base_url(self) -> str:
@@ -145,6 +148,9 @@ class FakeChat(FakeServer[RequestRecord]):
     @property
     def completions(self) -> list[RequestRecord]:
         return [r for r in self.requests if r.method == "POST" and r.path == "/v1/chat/completions"]
+
+    def _drain(self) -> None:
+        self._released.set()
 
     # ------------------------------------------------------------------------------------------ serving
 
@@ -215,6 +221,10 @@ class FakeChat(FakeServer[RequestRecord]):
             self._json(h, rec, 400, _too_long(rec.tokens, self.context_tokens or rec.tokens))
             return
         if fault == "drop":
+            hard_close(h)
+            return
+        if fault == "hang":
+            self._released.wait()
             hard_close(h)
             return
         if fault in ("endless", "huge", "drip"):

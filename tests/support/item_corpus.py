@@ -8,9 +8,11 @@ most words in few), seeded, so a figure measured on them is the same on every ru
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.model import FileCursor, ItemKind, Role, ScannedTurn, SessionInfo, TurnDraft
@@ -21,6 +23,7 @@ _SYLLABLES = [  # 8,000 words of three
     "do", "fi", "gu", "he", "ja", "bo", "ci", "wu", "xe", "yo",
 ]
 KINDS = (ItemKind.DECISION, ItemKind.CONSTRAINT, ItemKind.QUESTION)
+T = TypeVar("T")
 
 
 def vocabulary(size: int = 4000, seed: int = 7) -> list[str]:
@@ -83,3 +86,19 @@ def build(path: Path, items: int, sessions: int = 1, cwd: str | None = "/work/pr
         [turn] = session(store, session_id, cwd)
         commit(store, session_id, drafts(min(per, items - n * per), turn, seed=seed * 1000 + n, words=words))
     return store
+
+
+def sqlite_steps(conn: sqlite3.Connection, work: Callable[[], T]) -> tuple[T, int]:
+    """`work()`'s result and how many SQLite virtual-machine steps it took on `conn` (in hundreds): a
+    measure of work that, unlike a clock, does not depend on how loaded the machine is."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0  # go on
+
+    conn.set_progress_handler(count, 100)
+    try:
+        return work(), steps[0]
+    finally:
+        conn.set_progress_handler(None, 0)

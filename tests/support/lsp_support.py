@@ -1,6 +1,6 @@
 """Driving `checkpoint serve` as an editor would, for the end-to-end tests and the daemon benchmark.
 
-`Transcript` writes Claude Code records (the real on-disk shape, as scripts/synth.py does) line by
+`Transcript` writes Claude Code records (the real on-disk shape, as tests/support/synth.py does) line by
 line, so a test can append turns, or half a line, while the daemon watches. `Daemon` starts the real
 server process over stdio with an explicit environment (HOME, CHECKPOINT_DB, CHECKPOINT_SOURCES,
 CHECKPOINT_EXTRACTOR) and records what it says: every `checkpoint/status` with its arrival time,
@@ -28,13 +28,13 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from checkpoint.server.items import plain  # custom notifications arrive as namedtuples too
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SESSIONS,
     CHECKPOINT_STATUS,
     CHECKPOINT_WORKSPACE_SESSIONS,
 )
+from checkpoint.server.requests.items import plain  # custom notifications arrive as namedtuples too
 from tests.support.status_deltas import SessionMirror
 
 SERVER = [sys.executable, "-m", "checkpoint", "serve"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from checkpoint.server.features.status.workspace_sessions import newest_first
 from checkpoint.server.protocol import SessionStatus
-from checkpoint.server.workspace_sessions import newest_first
 
 
 class SessionMirror:

@@ -24,7 +24,8 @@ def item(n: int, statement: str | None = None, state: ItemState = ItemState.NEW)
         statement=statement or f"We use component {n} for the part number {n} of the system, " + "x" * 300,
         rationale="because " + "y" * 500, confidence=0.9, turn_ids=(f"t{n}",),
         files=tuple(f"/w/f{i}.py" for i in range(30)),
-        state=state, extractor="heuristic", created_at=1_790_000_000.0 + n, session_title="a title", cwd="/w",
+        state=state, accepted_here=state is ItemState.ACCEPTED, extractor="heuristic",
+        created_at=1_790_000_000.0 + n, session_title="a title", cwd="/w",
         sources=(ItemSource(turn_id=f"t{n}", path="/p/s.jsonl", line=n, timestamp=None),), agent="claude",
     )
 
@@ -55,7 +56,7 @@ def test_the_context_is_capped_and_ends_with_what_was_left_out() -> None:
     assert len(text) <= CONTEXT_CHARS
     assert text.startswith(AGENT_CONTEXT_MARK)
     lines = text.splitlines()
-    assert lines[1] == "About f0.py:"  # every item names /w/f0.py first
+    assert lines[1] == "About \"f0.py\":"  # every item names /w/f0.py first
     shown = len(lines) - 3
     assert 5 < shown < 200
     assert lines[-1] == (f"{350 - shown} more recorded items were left out here; "
@@ -89,10 +90,10 @@ def test_the_context_groups_by_file_dates_by_when_said_and_keeps_whole_sentences
     lines = text.splitlines()
     assert lines[1] == REMINDERS_LINE
     assert lines[2:] == [
-        "About src/app.py:",
+        "About \"src/app.py\":",
         '- Decision item0001, said 2026-10-05 in a claude session (session-): "We cache reads in app.py."',
         '- Decision item0005, recorded 2026-09-21 in a claude session (session-): "We never block the loop in app.py."',
-        "About src/db.py:",
+        "About \"src/db.py\":",
         '- Decision item0003, recorded 2026-09-21 in a claude session (session-): "We use SQLite."',
         NO_FILE,
         '- Decision item0002, recorded 2026-09-21 in a claude session (session-): "We ship weekly."',

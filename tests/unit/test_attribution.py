@@ -13,7 +13,7 @@ from typing import Any
 
 from checkpoint import runner
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.extract.schema import read_answer
+from checkpoint.extract.answer_schema import read_answer
 from checkpoint.model import (
     TOOL_OUTPUT_ONLY,
     ChunkInput,
@@ -163,7 +163,7 @@ def test_the_run_report_says_how_many_items_were_attributed() -> None:
 
 
 def test_the_hover_of_an_attributed_item_says_its_sources_are_its_chunks(tmp_path: Path) -> None:
-    from checkpoint.server.diagnostics import hover_text
+    from checkpoint.server.features.diagnostics import hover_text
 
     store = store_of(tmp_path / "db")
     [chunk] = store.claim_chunks(1, "me")

@@ -50,5 +50,20 @@ def test_a_scan_loads_neither_the_version_lookup_nor_logging(tmp_path: Path) -> 
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "Scanned" in done.stdout or "Looked in" in done.stdout, done.stdout
+    assert "Looked in" in done.stdout + done.stderr, done  # no transcripts: said on stderr
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+
+
+@pytest.mark.parametrize("argv", [["mcp"], ["hook", "stop"]])
+def test_the_cli_leaves_hook_and_mcp_to_the_entry(argv: list[str], tmp_path: Path) -> None:
+    """The entry (checkpoint.startup) alone routes `hook` and `mcp` to their front ends: the CLI, called
+    by itself with one, says so and starts neither (it used to route them too)."""
+    probe = ("import sys\nfrom checkpoint import cli\ncode = cli.main(sys.argv[1:])\n"
+             "print(code, 'checkpoint.agent.hooks' in sys.modules, 'checkpoint.agent.mcp_server' in sys.modules)")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CHECKPOINT_DB": str(tmp_path / "c.db"),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=60, env=env,
+                          input="{}")
+    assert done.stdout.split() == ["2", "False", "False"], done.stderr
+    assert f"`{argv[0]}` runs through the `checkpoint` command (checkpoint.startup)" in done.stderr
+    assert not (tmp_path / "c.db").exists()

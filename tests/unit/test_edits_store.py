@@ -1,5 +1,6 @@
 """Edits stored beside their turn: redacted as the text is, handed between processes with the batch,
-and back-filled once for turns stored before edits were."""
+and back-filled once for turns stored before edits were (when the store is next opened for writing,
+not by a scan)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from checkpoint import pipeline, redact
+from checkpoint.backfills import open_store
 from checkpoint.config import Settings
 from checkpoint.model import FileCursor, FileEdit, Role, ScannedTurn, SessionInfo, TurnDraft
 from checkpoint.sources import turn_text
@@ -45,7 +47,7 @@ def test_edits_are_redacted_like_the_turns_text() -> None:
 
 
 @pytest.mark.unit
-def test_turns_stored_before_edits_get_theirs_once_at_the_next_scan(
+def test_turns_stored_before_edits_get_theirs_once_when_the_store_next_opens(
     tmp_path: Path, settings: Settings, store: Store
 ) -> None:
     text = turn_text.tool_call("Edit", json.dumps({"file_path": "a.py", "old_string": "x", "new_string": "y = 1"}))
@@ -55,6 +57,11 @@ def test_turns_stored_before_edits_get_theirs_once_at_the_next_scan(
     with store.transaction() as c:
         c.execute("INSERT INTO backfills (name) VALUES ('turn_edits')")  # as the migration leaves it
     assert store.edits_in_window("s1", ["t1"]) == []
-    pipeline.scan(store, replace(settings, sources=[tmp_path / "none"]))
-    assert store.edits_in_window("s1", ["t1"]) == [FileEdit("/w/a.py", "y = 1")]
-    assert not store.edits_backfill_due()
+    pipeline.scan(store, replace(settings, sources=[tmp_path / "none"]))  # a scan back-fills nothing
+    assert store.edits_in_window("s1", ["t1"]) == [] and store.edits_backfill_due()
+    reopened = open_store(store.path)
+    try:
+        assert reopened.edits_in_window("s1", ["t1"]) == [FileEdit("/w/a.py", "y = 1")]
+        assert not reopened.edits_backfill_due() and reopened.backfills_due() == []
+    finally:
+        reopened.close()

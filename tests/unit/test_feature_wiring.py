@@ -13,15 +13,21 @@ import pytest
 import checkpoint.server
 from checkpoint.server import events
 from checkpoint.server.app import build_features
-from checkpoint.server.diagnostics import Diagnostics
-from checkpoint.server.extraction import ExtractionFeature
+from checkpoint.server.features.diagnostics import Diagnostics
+from checkpoint.server.features.extraction import ExtractionFeature
+from checkpoint.server.features.status import StatusFeature
+from checkpoint.server.features.team import TeamRecords
+from checkpoint.server.features.watcher import Watcher
 from checkpoint.server.server import CheckpointServer
-from checkpoint.server.status import StatusFeature
-from checkpoint.server.team import TeamRecords
-from checkpoint.server.watcher import Watcher
 
 SERVER_DIR = Path(checkpoint.server.__file__).parent
-FEATURE_MODULES = {"status", "watcher", "extraction", "diagnostics"}
+FEATURES_DIR = SERVER_DIR / "features"
+FEATURE_MODULES = {"status", "watcher", "extraction", "diagnostics", "team"}
+
+
+def _feature_files(name: str) -> list[Path]:
+    """The modules of one feature's package (server/features/<name>/)."""
+    return sorted((FEATURES_DIR / name).rglob("*.py"))
 
 
 def _runtime_imports(tree: ast.Module) -> set[str]:
@@ -44,15 +50,21 @@ def _runtime_imports(tree: ast.Module) -> set[str]:
     return found
 
 
+def test_every_feature_package_is_a_known_feature() -> None:
+    assert {p.parent.name for p in FEATURES_DIR.glob("*/__init__.py")} == FEATURE_MODULES
+
+
 def test_no_feature_imports_another_at_run_time() -> None:
     for name in FEATURE_MODULES:
-        imported = _runtime_imports(ast.parse((SERVER_DIR / f"{name}.py").read_text()))
-        others = {f"checkpoint.server.{other}" for other in FEATURE_MODULES - {name}}
-        assert not imported & others, f"{name}.py imports {imported & others}"
+        others = tuple(f"checkpoint.server.features.{other}" for other in FEATURE_MODULES - {name})
+        for path in _feature_files(name):
+            imported = _runtime_imports(ast.parse(path.read_text()))
+            reached = {m for m in imported if any(m == o or m.startswith(o + ".") for o in others)}
+            assert not reached, f"{path.relative_to(SERVER_DIR)} imports {reached}"
 
 
 def test_no_server_module_reaches_a_feature_through_the_server() -> None:
-    for path in SERVER_DIR.glob("*.py"):
+    for path in SERVER_DIR.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and node.attr in FEATURE_MODULES:
                 owner = node.value
@@ -62,7 +74,7 @@ def test_no_server_module_reaches_a_feature_through_the_server() -> None:
 
 def test_server_module_builds_no_feature() -> None:
     imported = _runtime_imports(ast.parse((SERVER_DIR / "server.py").read_text()))
-    assert not imported & {f"checkpoint.server.{name}" for name in FEATURE_MODULES}
+    assert not {m for m in imported if m.startswith("checkpoint.server.features")}
 
 
 @pytest.fixture

@@ -8,7 +8,10 @@
 - The agent front ends (MCP server, hooks) import neither the CLI nor the daemon, and only the MCP
   server imports the MCP SDK; the CLI loads them only for `checkpoint mcp` / `checkpoint hook`, so
   `checkpoint scan` and `status` never load the SDK (checked by running them).
-- `checkpoint.model` imports nothing else of the package.
+- `checkpoint.model` imports nothing else of the package, nor do the leaves that break a circle
+  (`checkpoint.extract.names`, `checkpoint.long_lived`); only `checkpoint.__main__` imports the entry.
+- In the daemon, the request handlers (`checkpoint.server.requests`) import no feature and only
+  `checkpoint.server.app` imports them.
 - The store never imports the sources: records both use live in `checkpoint.model`.
 - Config never imports the sources: defaults live in `checkpoint.config`.
 
@@ -59,6 +62,15 @@ RULES = (
          why="the store never imports the sources (shared records are in checkpoint.model)"),
     Rule(importers=("checkpoint.config",), forbidden=("checkpoint.sources",),
          why="config never imports the sources (defaults are in checkpoint.config)"),
+    Rule(importers=("checkpoint",), exempt=("checkpoint.__main__",), forbidden=("checkpoint.startup",),
+         why="only `python -m checkpoint` runs the entry: the CLI does not import it back"),
+    Rule(importers=("checkpoint.server.requests",), forbidden=("checkpoint.server.features", "checkpoint.server.app"),
+         why="a request handler holds no state: what it needs comes from the store or as a parameter"),
+    Rule(importers=("checkpoint.server",), exempt=("checkpoint.server.app", "checkpoint.server.requests"),
+         forbidden=("checkpoint.server.requests",),
+         why="only app.py registers the request handlers: no feature or core module calls one"),
+    Rule(importers=("checkpoint.extract.names", "checkpoint.long_lived"), forbidden=("checkpoint",),
+         why="a leaf that breaks a circle imports nothing of the package"),
 )
 
 
@@ -183,9 +195,10 @@ def test_scan_status_and_hooks_start_without_the_heavy_packages(tmp_path: Path) 
 
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "CHECKPOINT_DB": str(tmp_path / "c.db"),
            "CHECKPOINT_SOURCES": str(tmp_path / "none"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    quiet = "import contextlib, io\nfrom checkpoint import cli\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+    # Through the entry, as the console script runs them: it alone routes the hooks.
+    quiet = "import contextlib, io\nfrom checkpoint import startup\nwith contextlib.redirect_stdout(io.StringIO()):\n"
     for command in (["scan"], ["status"], ["hook", "session-start"], ["hook", "stop"]):
-        loaded = loaded_by(quiet + f"    cli.main({command!r})", env)
+        loaded = loaded_by(quiet + f"    startup.main({command!r})", env)
         assert "checkpoint" in loaded
         assert not loaded & {"mcp", "pydantic", "anthropic", "pygls"}, (command, loaded & {"mcp", "pydantic"})
 

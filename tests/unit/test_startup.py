@@ -21,7 +21,7 @@ PROBE = """
 import gc, sys
 if sys.argv[1] == "off":
     gc.disable()
-from checkpoint.startup import long_lived_imports
+from checkpoint.long_lived import long_lived_imports
 with long_lived_imports():
     during = gc.isenabled()
     import checkpoint.pipeline

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from checkpoint.answer import ItemDraft
-from checkpoint.extract import supersede
+from checkpoint.extract import supersessions
+from checkpoint.extract.answer_schema import read_answer
 from checkpoint.extract.heuristic import HeuristicExtractor
-from checkpoint.extract.schema import read_answer
 from checkpoint.model import ItemKind, ItemState, KnownItem
 from checkpoint.store import Store, SupersessionRefused
 from tests.support import item_corpus
@@ -120,9 +120,9 @@ def test_the_offline_phrase_rules(sentence: str, expected: str | None) -> None:
     known = [KnownItem("q1", ItemKind.QUESTION, "Should we ask about asking?"),
              KnownItem("k1", ItemKind.DECISION, "We'll use vLLM server for serving"),
              KnownItem("k2", ItemKind.CONSTRAINT, "Data must live in Postgres")]
-    found = supersede.find(sentence, known)
+    found = supersessions.find(sentence, known)
     assert (found.id if found else None) == expected
-    assert bool(supersede.fields(sentence, known)) == (expected is not None)
+    assert bool(supersessions.fields(sentence, known)) == (expected is not None)
 
 
 def test_the_cli_supersedes_by_hand_hides_the_old_item_unless_all_and_undoes(
@@ -143,7 +143,7 @@ def test_the_cli_supersedes_by_hand_hides_the_old_item_unless_all_and_undoes(
     assert cli.main(["supersede", new, old, *db]) == 2
     assert "would make a loop" in capsys.readouterr().err
     assert cli.main(["supersede", "zz", new, *db]) == 2
-    assert "No item 'zz'" in capsys.readouterr().err
+    assert "checkpoint: no item 'zz'" in capsys.readouterr().err
     assert cli.main(["items", *db]) == 0
     out = capsys.readouterr().out
     assert "Use Redis" not in out and "1 superseded item not shown" in out

@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import { DISTRIBUTION, SettingIds } from './constants';
+import { SettingIds } from './constants';
 import { SETTINGS } from './settingsSchema';
 
 /** A `checkpoint.*` setting's id without the prefix, as settingsSchema.ts (generated) lists them. */
@@ -33,8 +33,11 @@ export const API_KEY_ENV = 'ANTHROPIC_API_KEY';
  */
 export const INSTALL_COMMAND = 'python3 -m venv .venv && .venv/bin/pip install -e .';
 
-/** How to install the daemon's released package (its own command, `checkpoint`, on PATH). */
-export const PACKAGE_INSTALL_COMMAND = `pipx install ${DISTRIBUTION}`;
+/**
+ * How to install the daemon as a command on PATH (`checkpoint`), from a clone: the distribution
+ * (checkpoint-decisions) is not on PyPI yet, and a line naming it would fail.
+ */
+export const PACKAGE_INSTALL_COMMAND = 'pipx install /path/to/a/clone/of/checkpoint';
 
 /**
  * Every setting as the user wrote it, or its default. Values the daemon reads are not checked here:

@@ -138,7 +138,9 @@ describe('findExecutable and the start failure message', () => {
     expect(msg).toContain('"checkpoint" was not found');
     expect(msg).toContain(INSTALL_COMMAND);
     expect(INSTALL_COMMAND).toBe('python3 -m venv .venv && .venv/bin/pip install -e .');
-    expect(msg).toContain('`pipx install checkpoint-decisions`'); // not `checkpoint`: another project's on PyPI
+    // From a clone: checkpoint-decisions is not on PyPI yet (and `checkpoint` there is another project).
+    expect(msg).toContain('`pipx install /path/to/a/clone/of/checkpoint`');
+    expect(msg).not.toContain('pipx install checkpoint-decisions');
   });
 
   it('expandPath handles ~, ${userHome} and ${workspaceFolder}', () => {

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, ItemState, plain_text, session_title
+from checkpoint.agent.render import AS_DATA, accepted_by, clean, field
+from checkpoint.model import AGENT_ANSWER_MARK, ItemRecord, session_title
 from checkpoint.redact import Redactor
-from checkpoint.store import ItemPage, SourceExcerpt
+from checkpoint.store import SourceExcerpt
 
 ANSWER_CHARS = 40_000  # ~10k tokens at 4 characters a token
 STATEMENT_CHARS = 600
@@ -25,46 +26,14 @@ FILES_SHOWN = 20
 EXCERPT_CHARS = 1_200
 COMPACT_STATEMENT_CHARS = 300
 COMPACT_FILES = 5
-COMPACT_FIELDS = ("id", "kind", "state", "statement", "said_at", "files")
+COMPACT_FIELDS = ("id", "kind", "state", "statement", "said_at", "files", "accepted_by")
 # Said in every list and search answer, so the agent knows what each item holds and where the rest is.
 BOUND = (f"each item: {', '.join(COMPACT_FIELDS)} (statement cut at {COMPACT_STATEMENT_CHARS} characters, the first"
          f" {COMPACT_FILES} files); get_decision(id) gives one item with its rationale, session and transcript lines")
 
 
-def released(page: ItemPage, judge: bool) -> ItemPage:
-    """The page without the items an agent may not be shown yet. The store's reads for agents leave
-    out held items (`released_only`); with `judge` (the back-fill that flags items stored before
-    items could be held has not run yet: Store.holds_backfill_due), each item not accepted is judged
-    here too, by the same rule."""
-    if not judge:
-        return page
-    # Loaded here, not at the top: the hooks import this module, and judging is rare (its patterns
-    # are compiled on import).
-    from checkpoint.extract.held import held_for_review
-
-    kept = tuple(i for i in page.items
-                 if i.state is ItemState.ACCEPTED or not held_for_review(i.statement, i.rationale))
-    return ItemPage(items=kept, total=page.total - (len(page.items) - len(kept)))
-
-
 def when(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# What an agent could read as markup, and what it is shown as: a tag (`</system-reminder>`,
-# `</additionalContext>`) would close the context an agent reads the text in, a code fence would end
-# a block; angle quotes and a prime read the same to a person and close nothing.
-_AS_DATA = str.maketrans({"<": "‹", ">": "›", "`": "ʹ"})
-
-
-def clean(text: str | None, redactor: Redactor, limit: int) -> str | None:
-    """Text from a transcript as an agent is shown it (an item's statement, a title, an excerpt): data,
-    never markup. Redacted (again: a pattern may have been added since it was stored), no control
-    characters, no tag or code fence (`_AS_DATA`), cut."""
-    if text is None:
-        return None
-    text = plain_text(redactor.redact(text).text).translate(_AS_DATA)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def item_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
@@ -74,17 +43,24 @@ def item_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
         "state": item.state.value,
         "statement": clean(item.statement, redactor, STATEMENT_CHARS),
         "rationale": clean(item.rationale, redactor, STATEMENT_CHARS),
-        "files": list(item.files[:FILES_SHOWN]),
+        "accepted_by": accepted_by(item, redactor),
+        "files": [field(f, redactor) for f in item.files[:FILES_SHOWN]],
         "files_left_out": max(0, len(item.files) - FILES_SHOWN),
         "recorded_at": when(item.created_at),
-        "session": {"id": item.session_id, "agent": item.agent,
-                    "title": clean(session_title(item.session_title, item.cwd), redactor, 120), "cwd": item.cwd},
-        "sources": [{"transcript": s.path, "line": s.line, "timestamp": s.timestamp}
-                    for s in item.sources[:SOURCES_SHOWN]],
+        "session": {"id": field(item.session_id, redactor, 200), "agent": _maybe(item.agent, redactor),
+                    "title": field(session_title(item.session_title, item.cwd), redactor, 120),
+                    "cwd": _maybe(item.cwd, redactor)},
+        "record": _maybe(item.record, redactor),  # a teammate's decision record: its path in the repository
+        "sources": [{"transcript": field(s.path, redactor, 1000), "line": s.line,
+                     "timestamp": _maybe(s.timestamp, redactor)} for s in item.sources[:SOURCES_SHOWN]],
         "sources_left_out": max(0, len(item.sources) - SOURCES_SHOWN),
-        "extractor": item.extractor,
+        "extractor": field(item.extractor, redactor, 40),
         "superseded_by": item.superseded_by,  # an id: the item no longer holds, that one replaced it
     }
+
+
+def _maybe(text: str | None, redactor: Redactor, limit: int = 1000) -> str | None:
+    return None if text is None else field(text, redactor, limit)
 
 
 def said_at(item: ItemRecord) -> str:
@@ -94,17 +70,18 @@ def said_at(item: ItemRecord) -> str:
 
 def compact_json(item: ItemRecord, redactor: Redactor) -> dict[str, Any]:
     """An item as a list or a search answers it: no provenance (get_decision has it)."""
-    files = list(item.files[:COMPACT_FILES])
+    files = [field(f, redactor) for f in item.files[:COMPACT_FILES]]
     if len(item.files) > COMPACT_FILES:
         files.append(f"… {len(item.files) - COMPACT_FILES} more")
     return {"id": item.id, "kind": item.kind.value, "state": item.state.value,
-            "statement": clean(item.statement, redactor, COMPACT_STATEMENT_CHARS), "said_at": said_at(item),
-            "files": files}
+            "statement": clean(item.statement, redactor, COMPACT_STATEMENT_CHARS),
+            "said_at": field(said_at(item), redactor, 40), "files": files, "accepted_by": accepted_by(item, redactor)}
 
 
 def excerpt_json(excerpt: SourceExcerpt, redactor: Redactor) -> dict[str, Any]:
     return {
-        "transcript": excerpt.path, "line": excerpt.line, "timestamp": excerpt.timestamp,
+        "transcript": field(excerpt.path, redactor, 1000), "line": excerpt.line,
+        "timestamp": _maybe(excerpt.timestamp, redactor, 40),
         "role": excerpt.role.value, "text": clean(excerpt.text, redactor, 2 * EXCERPT_CHARS),
         "chars_left_out": max(0, excerpt.length - len(excerpt.text)),
     }
@@ -112,6 +89,7 @@ def excerpt_json(excerpt: SourceExcerpt, redactor: Redactor) -> dict[str, Any]:
 
 def echo(text: str, limit: int = 120) -> str:
     """An argument quoted back in an error, cut short: a megabyte of id is not worth a megabyte of error."""
+    text = text.translate(AS_DATA)  # an error is read by the agent too: no tag from its argument
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}… ({len(text)} characters)"

@@ -88,10 +88,10 @@ def request_capture(db: Path, session_id: str) -> bool:
 def _run_once(session_id: str) -> None:
     """`checkpoint now --session SESSION`, in this process; what failed is recorded as a problem."""
     from checkpoint import config, runner
-    from checkpoint.store import Store
+    from checkpoint.backfills import open_store
 
     settings = config.load()
-    store = Store(settings.db)
+    store = open_store(settings.db)
     try:
         run = runner.capture(store, settings, sessions=[session_id]).run
         if not run.ok:

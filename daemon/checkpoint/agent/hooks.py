@@ -129,7 +129,6 @@ def _session_start(settings: config.Settings, data: dict[str, Any], watchdog: Wa
     if not isinstance(cwd, str) or not os.path.isabs(cwd):
         raise HookProblem(f"the hook's input has no absolute cwd: {cwd!r}")
     from checkpoint import redact
-    from checkpoint.agent.answers import released
     from checkpoint.agent.context import session_context
     from checkpoint.agent.workspace import workspace_folders
     from checkpoint.model import ItemKind
@@ -144,8 +143,8 @@ def _session_start(settings: config.Settings, data: dict[str, Any], watchdog: Wa
         raise HookProblem(str(exc)) from None
     try:
         # Held items (checkpoint.extract.held) only once the user accepted them.
-        page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT),
-                                              limit=ITEMS_READ, released_only=True), store.holds_backfill_due())
+        page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT),
+                                     limit=ITEMS_READ, released_only=True)
     except Exception as exc:  # sqlite3.OperationalError ("database is locked") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:

@@ -34,10 +34,11 @@ from mcp.types import CallToolResult, JSONRPCError, JSONRPCRequest, JSONRPCRespo
 from pydantic import ValidationError
 
 from checkpoint import __version__, config, redact
-from checkpoint.agent import answers
+from checkpoint.agent import answers, render
 from checkpoint.agent.workspace import workspace_folders
 from checkpoint.model import ItemKind, session_title
-from checkpoint.store import ItemPage, Store, StoreUnavailable
+from checkpoint.store import Store, StoreUnavailable
+from checkpoint.team.provenance import shared_by
 from checkpoint.team.sync import refresh
 
 log = logging.getLogger("checkpoint.mcp")
@@ -176,9 +177,8 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         folders = workspaces(workspace)
         try:
             with reading() as store:
-                page = answers.released(store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
-                                                           limit=_limit(limit), released_only=True),
-                                        store.holds_backfill_due())
+                page = store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
+                                          limit=_limit(limit), released_only=True)
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.search_items(
                     query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True).total,
                     "match")
@@ -198,9 +198,9 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 kinds = [k for k in [_kind(kind)] if k]
-                page = answers.released(store.workspace_items(
+                page = store.workspace_items(
                     folders, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=_limit(limit),
-                    released_only=True), store.holds_backfill_due())
+                    released_only=True)
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.workspace_items(
                     everywhere, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=1,
                     released_only=True).total, "recorded")
@@ -215,22 +215,28 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         an excerpt of every transcript turn it came from (redacted, each cut to about 1,200 characters)."""
         if not id.strip():
             raise ToolError("id is empty: search_decisions or list_decisions give the ids")
-        backfill_due = False
+        ambiguous: list[str] = []
         try:
             with reading() as store:
-                item = store.item(id.strip())
-                backfill_due = store.holds_backfill_due()
+                matches = store.item_ids(id.strip())  # the id, or a prefix that names one item (as the CLI takes)
+                item = store.item(matches[0]) if len(matches) == 1 else None
+                ambiguous = matches if len(matches) > 1 else []
                 excerpts = store.item_excerpts(item.id, answers.EXCERPT_CHARS) if item else []
         except _NoDatabase:
             item = None
+        if ambiguous:
+            raise ToolError(f"{answers.echo(id)} begins {len(ambiguous)} item ids: give more of the id")
         if item is None:
             raise ToolError(f"no item with id {answers.echo(id)}; search_decisions or list_decisions give the ids")
-        if item.held_back or not answers.released(ItemPage(items=(item,), total=1), backfill_due).items:
+        if item.held_back:
             # Held for the developer's review (checkpoint.extract.held): neither it nor its sources until accepted.
             raise ToolError(f"item {item.id} is held for the developer's review and is not shown until accepted")
         shown = excerpts[: answers.SOURCES_SHOWN * 2]
+        # A shared item: the decision record it is in, and who shared it (its decision-makers, no e-mail).
+        shared = {"shared": {"record": render.clean(item.record, redactor, 300),
+                             "by": render.clean(shared_by(item), redactor, 200)}} if item.record else {}
         return answers.dumps("get_decision", {
-            "item": answers.item_json(item, redactor),
+            "item": answers.item_json(item, redactor) | shared,
             "excerpts": [answers.excerpt_json(e, redactor) for e in shown],
             "excerpts_left_out": len(excerpts) - len(shown),
         })
@@ -253,10 +259,10 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "workspace": folders[0],
             "total": {"sessions": len(sessions), **total},
             "sessions": [{"id": s.id, "agent": s.agent,
-                          "title": answers.clean(session_title(s.title, s.cwd), redactor, 120),
+                          "title": render.clean(session_title(s.title, s.cwd), redactor, 120),
                           "cwd": s.cwd, "last_activity": s.last_ts, "turns": s.turns, "captured": s.captured,
                           "pending": s.pending, "failed": s.failed,
-                          "failure_causes": [answers.clean(c, redactor, 300) for c in s.causes[:3]]}
+                          "failure_causes": [render.clean(c, redactor, 300) for c in s.causes[:3]]}
                          for s in shown],
             "sessions_left_out": len(sessions) - len(shown),
             **hint,

@@ -23,9 +23,8 @@ import re
 import time
 from pathlib import Path
 
-from checkpoint.agent.answers import released
 from checkpoint.agent.problems import state_dir
-from checkpoint.agent.render import item_line, statement_text
+from checkpoint.agent.render import field, item_line, quoted, statement_text
 from checkpoint.agent.tool_input import EditTarget
 from checkpoint.agent.workspace import workspace_folders
 from checkpoint.anchor import locate
@@ -178,13 +177,13 @@ def _gone_line(store: Store, item_id: str, redactor: Redactor) -> str | None:
     if item.superseded_by:
         newer = store.item(item.superseded_by)
         if newer is None or newer.held_back:  # a held replacement's words reach no agent before it is accepted
-            what = item.superseded_by
+            what = field(item.superseded_by, redactor, 64)
         else:
-            quoted = json.dumps(statement_text(newer, redactor, 200), ensure_ascii=False)
-            what = f"{newer.kind.value} {newer.id}: {quoted}"
-        return f"- {kind} {item.id}, shown earlier, no longer applies: replaced by {what}"
+            said = json.dumps(statement_text(newer, redactor, 200), ensure_ascii=False)
+            what = f"{newer.kind.value} {field(newer.id, redactor, 64)}: {said}"
+        return f"- {kind} {field(item.id, redactor, 64)}, shown earlier, no longer applies: replaced by {what}"
     if item.state is ItemState.DISMISSED:
-        return f"- {kind} {item.id}, shown earlier, no longer applies: the developer dismissed it."
+        return f"- {kind} {field(item.id, redactor, 64)}, shown earlier, no longer applies: the developer dismissed it."
     return None
 
 
@@ -233,9 +232,8 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     if not in_workspace(real, folders[0]):
         return None
     # Held items (checkpoint.extract.held) only once the user accepted them, as at session start.
-    page = released(store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
-                                          named=name, limit=CANDIDATES, counted=False, released_only=True),
-                    store.holds_backfill_due())
+    page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
+                                 named=name, limit=CANDIDATES, counted=False, released_only=True)
     # The store's candidates checked exactly (its match on relative paths and names is loose); what
     # their turns wrote to the file is read only for those it decides on or that are shown.
     written: dict[str, list[str]] = {}
@@ -259,7 +257,8 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     inside = path.startswith(folders[0].rstrip(os.sep) + os.sep)
     relative = os.path.relpath(path, folders[0]) if inside else path
     content = _read_text(path) if fresh else None
-    head = (f"{AGENT_CONTEXT_MARK} recorded in earlier coding sessions of this workspace about {relative}, "
+    head = (f"{AGENT_CONTEXT_MARK} recorded in earlier coding sessions of this workspace about"
+            f" {quoted(relative, redactor, 500)}, "
             "the file about to be edited (accepted first, then newest first):")
     out = [head]
     used = len(head) + 1
@@ -286,7 +285,7 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
         out.append(f"Still applies, shown earlier in this session: {ids}.")
     if left:
         out.append(f"{left} more about this file {'was' if left == 1 else 'were'} left out; the MCP tool "
-                   f"{tools}list_decisions with file {json.dumps(relative)} lists them.")
+                   f"{tools}list_decisions with file {quoted(relative, redactor, 500)} lists them.")
     ledger[real] = shown
     if len(out) == 1:
         return None

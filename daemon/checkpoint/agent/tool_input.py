@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checkpoint.sources.claude_code import ClaudeCodeReader
+from checkpoint.sources.claude_code import ClaudeCodeReader, edited_paths
 from checkpoint.sources.codex import CodexReader
 from checkpoint.sources.copilot import CopilotReader
 
@@ -70,6 +70,8 @@ def edit_target(data: Mapping[str, Any]) -> EditTarget | None:
     name, arguments = str(data.get("tool_name")), data.get("tool_input")
     edits = ClaudeCodeReader().edits_of_call(name, arguments, cwd) or CodexReader().edits_of_call(name, arguments, cwd)
     paths = _files(edits)
+    if not paths:  # an input that names the file but not (or not as text) what is written: still that file
+        paths = tuple(os.path.normpath(os.path.expanduser(p)) for p in edited_paths(name, arguments, cwd))
     return EditTarget(paths, cwd, _session(data, "session_id")) if paths else None
 
 

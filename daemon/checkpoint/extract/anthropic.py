@@ -28,8 +28,9 @@ from anthropic.types import MessageParam, TextBlockParam
 from checkpoint.answer import Extraction
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings
+from checkpoint.extract.answer_schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.extract.fallback import model_order, models_said, through_models
-from checkpoint.extract.models import (
+from checkpoint.extract.model_windows import (
     Calibration,
     Fit,
     Window,
@@ -40,7 +41,6 @@ from checkpoint.extract.models import (
 )
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 

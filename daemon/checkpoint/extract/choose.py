@@ -33,6 +33,9 @@ class ExtractorChoice:
     extractor: Extractor
     sentence: str  # which extractor runs, and why
     fallback: bool  # the offline extractor stands in for Claude (no credentials): worth telling the user
+    # The same in at most two short lines, for a terminal that reads it at every run (`checkpoint now`);
+    # empty: `sentence` is short already.
+    brief: str = ""
 
 
 def choose_extractor(settings: Settings) -> ExtractorChoice:
@@ -57,7 +60,17 @@ def choose_extractor(settings: Settings) -> ExtractorChoice:
                            "openai_base_url answers", server.said)
         missing.append(server.said)
     said = f"No ANTHROPIC_API_KEY set and {'; '.join(missing)}: using {OFFLINE_SAID}. {FOR_A_MODEL}"
-    return ExtractorChoice(_offline(settings), said, fallback=True)
+    brief = (f"Using {OFFLINE_SAID}: no ANTHROPIC_API_KEY; {'; '.join(_brief(m) for m in missing)}.\n"
+             "For a model: set ANTHROPIC_API_KEY, log in to `claude` or `codex`, or run `checkpoint model serve` "
+             "(docs/choosing-an-extractor.md).")
+    return ExtractorChoice(_offline(settings), said, fallback=True, brief=brief)
+
+
+def _brief(reason: str) -> str:
+    """A reason with its advice in brackets only when that is short: "Claude Code is not logged in (run
+    `claude auth login`)", but "`claude` not found on PATH" (not the npm line that follows)."""
+    head, _, advice = reason.partition(" (")
+    return reason if len(advice) <= 30 else head
 
 
 def _asked_for(entry: ExtractorEntry, settings: Settings) -> ExtractorChoice:

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from checkpoint.extract.registry import claude_not_found
+from checkpoint.extract.missing_commands import claude_not_found
 from checkpoint.redact.outside import hide_secrets
 
 if TYPE_CHECKING:

@@ -48,12 +48,12 @@ from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.chunker import estimate_tokens
 from checkpoint.config import Settings, extractor_workdir
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.extract.claude_cli import FIX_LOGIN, CliStatus, child_env, last_line, version_status
 from checkpoint.extract.fallback import model_order, models_said, through_models
-from checkpoint.extract.models import Calibration, Fit, chunk_budget, output_reserve, price_of, published_window
+from checkpoint.extract.model_windows import Calibration, Fit, chunk_budget, output_reserve, price_of, published_window
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 

@@ -45,10 +45,10 @@ from typing import Any
 from checkpoint.answer import Extraction
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import STRICT_SCHEMA, MalformedAnswer, read_answer
+from checkpoint.extract.missing_commands import CODEX_INSTALL_HINT, codex_not_found
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.registry import CODEX_INSTALL_HINT, codex_not_found
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import STRICT_SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.models import Fit
+from checkpoint.extract.model_windows import Fit
 from checkpoint.extract.retry import Failed
 from checkpoint.model import ChunkInput, Usage
 

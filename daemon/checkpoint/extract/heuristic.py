@@ -9,7 +9,7 @@ agent asks of a sub-agent ("Please provide the FULL content of each file - don't
 
 Across sessions: a restatement behind a lead-in ("Reminder: we decided ...", extract/restate.py) merges
 into the known item it repeats, and an explicit switch that names a known item ("switch from X to Y",
-"no longer use X", extract/supersede.py) is a decision that supersedes it; the switch said again in
+"no longer use X", extract/supersessions.py) is a decision that supersedes it; the switch said again in
 the same chunk or later is cited on the item that says it, never made a second one.
 """
 
@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from checkpoint.answer import Extraction, ItemDraft
-from checkpoint.extract import supersede
+from checkpoint.extract import supersessions
 from checkpoint.extract.restate import Lead, lead_in, repeated
 from checkpoint.extract.said import sentences
 from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice
@@ -145,7 +145,7 @@ def _kind_and_links(said: str, lead: Lead | None, kind: ItemKind | None,
     its wording, unless it is said while working or asking."""
     if _NEXT_STEP.search(said) or _TASK_REQUEST.search(said):
         return None, {}
-    links = supersede.fields(said, known)
+    links = supersessions.fields(said, known)
     if lead is Lead.RESTATED and "same_as" not in links:
         again = repeated(said, known)
         if again is not None:
@@ -175,7 +175,7 @@ class HeuristicExtractor:
                 # The switch said again in this chunk ("Redis is no longer used", "Done: ... instead of
                 # Redis"): cited on the item that says it.
                 earlier = next((i for i in items if kind is ItemKind.DECISION and i.kind is ItemKind.DECISION
-                                and supersede.restates(said, i.statement)), None)
+                                and supersessions.restates(said, i.statement)), None)
                 if earlier is not None:
                     earlier.turn_ids = list(dict.fromkeys([*earlier.turn_ids, turn.turn_id]))
                     earlier.files = list(dict.fromkeys([*earlier.files, *files]))

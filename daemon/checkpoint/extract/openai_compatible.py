@@ -34,7 +34,8 @@ from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
-from checkpoint.extract.models import Fit, Window, chunk_budget, output_reserve
+from checkpoint.extract.answer_schema import STRICT_SCHEMA, MalformedAnswer, read_answer
+from checkpoint.extract.model_windows import Fit, Window, chunk_budget, output_reserve
 from checkpoint.extract.openai_http import (
     KEY_VARIABLE,
     Reply,
@@ -48,7 +49,6 @@ from checkpoint.extract.openai_http import (
 )
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
-from checkpoint.extract.schema import STRICT_SCHEMA, MalformedAnswer, read_answer
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
 
@@ -83,7 +83,7 @@ def classify(reply: Reply) -> Failed:
     if reply.refused:  # a redirect to another origin: the same on every try, and nothing was sent there
         return Failed("fatal", reply.text)
     if status == 0:
-        return Failed("transient", reply.text)
+        return Failed("transient", reply.text, timed_out=reply.text.startswith("timed out"))
     if 300 <= status < 400:
         return Failed("fatal", f"redirected ({status}) and not followed: set openai_base_url to the server's own "
                                "address")

@@ -244,7 +244,7 @@ def request(url: str, payload: dict[str, Any] | None, timeout: float, cap: int =
         except (TimeoutError, http.client.HTTPException, urllib.error.URLError, OSError, ValueError) as exc:
             if deadline.expired or isinstance(exc, TimeoutError) \
                     or isinstance(getattr(exc, "reason", None), TimeoutError):
-                return Reply(0, None, f"no whole answer within the request's deadline of {timeout:g} s "
+                return Reply(0, None, f"timed out: no whole answer within the request's deadline of {timeout:g} s "
                                       "(request_timeout)")
             reason = getattr(exc, "reason", exc)
             return Reply(0, None, f"connection failed ({_said(str(reason), key)})")

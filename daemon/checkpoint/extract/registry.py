@@ -1,18 +1,20 @@
 """Every extractor a user may ask for by name, registered once: its name, a one-line description, the
 settings it reads, how to build it and whether it can run here.
 
-Read by config (the names a setting may take: config.EXTRACTORS, which the daemon's and the CLI's
-settings are checked against), choose.py (building the one asked for, or saying why it cannot run),
-the CLI's help, and vscode-extension/package.json (its `checkpoint.extractor` enum and descriptions
-must equal this table: tests/unit/test_extractor_registry.py).
+Config reads the names a setting may take from extract/names.py (config.EXTRACTORS, which the daemon's
+and the CLI's settings are checked against), a leaf, so that config imports no extractor's registry.
+Read by choose.py (building the one asked for, or saying why it cannot run), the CLI's help, and the
+editor's `checkpoint.extractor` setting (its enum and descriptions are generated from this table into
+vscode-extension/package.json by scripts/vscode_settings.py; tests/unit/extract/test_registry.py and
+tests/unit/server/test_editor_settings.py check both).
 
-Importing this module imports no extractor: `checkpoint scan`, `status` and the hooks load config,
-which reads the names here, and must start without the SDK, pydantic or a subprocess. Each factory
+Importing this module imports no extractor: the CLI's help reads it, and must come without the SDK,
+pydantic or a subprocess. Each factory
 and readiness check imports its extractor's module when called, and `shutil` (with bz2 and lzma,
 ~2 ms) only when a readiness check looks for a command.
 
-A new extractor: its module in extract/, an entry here, its settings in config.Settings (and the
-editor's setting description in package.json, which the test checks).
+A new extractor: its module in extract/, its name in extract/names.py, an entry here, its settings in
+config.Settings; then `python -m scripts.vscode_settings` writes the editor's setting.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from checkpoint.extract import names
+from checkpoint.extract.missing_commands import claude_not_found, codex_not_found
 
 if TYPE_CHECKING:
     from checkpoint.config import Settings
@@ -81,11 +86,6 @@ def _claude_code(settings: Settings) -> Extractor:
     return ClaudeCodeExtractor(settings)
 
 
-def claude_not_found(command: str) -> str:
-    return f"`{command}` not found on PATH (install Claude Code: npm install -g @anthropic-ai/claude-code, or set " \
-           "claude_command)"
-
-
 def _claude_code_ready(settings: Settings) -> Readiness:
     # Not installed: said without importing anything more; installed: asked through claude_cli, which
     # loads no SDK (the automatic choice runs at every `checkpoint now`).
@@ -106,13 +106,6 @@ def _codex(settings: Settings) -> Extractor:
     from checkpoint.extract.codex import CodexExtractor
 
     return CodexExtractor(settings)
-
-
-CODEX_INSTALL_HINT = "install it with `npm install -g @openai/codex`, or set codex_command"
-
-
-def codex_not_found(command: str) -> str:
-    return f"`{command}` is not on PATH (codex_command = {command!r}; {CODEX_INSTALL_HINT})"
 
 
 def _codex_ready(settings: Settings) -> Readiness:
@@ -186,11 +179,9 @@ ENTRIES: tuple[ExtractorEntry, ...] = (
         (), _heuristic, _always_ready),
 )
 BY_NAME: dict[str, ExtractorEntry] = {entry.name: entry for entry in ENTRIES}
-NAMES: tuple[str, ...] = tuple(BY_NAME)
-OFFLINE = "heuristic"  # the extractor that always runs: it stands in for one that cannot
-
-# The `extractor` setting left unset ("auto" in the editor): choose.py's automatic choice.
-AUTOMATIC = "auto"
+NAMES = names.NAMES  # in the registry's order: tests/unit/extract/test_registry.py checks they agree
+OFFLINE = names.OFFLINE
+AUTOMATIC = names.AUTOMATIC
 AUTOMATIC_DESCRIPTION = ("Claude through the API when an API key is set, else your logged-in Claude Code, else "
                          "your logged-in Codex, else the OpenAI-compatible server at openai_base_url when it is set "
                          "and answers, else the offline heuristic extractor (the daemon says which).")

@@ -7,7 +7,9 @@ CLAUDE_CODE_MAX_RETRIES=0) so that every attempt passes through here: counted, b
 
 from __future__ import annotations
 
+import contextvars
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -34,10 +36,61 @@ class Failed:
     kind: FailureKind
     cause: str
     retry_after: float | None = None  # seconds the server asked to wait before the next attempt
+    timed_out: bool = False  # no answer within request_timeout: a server this slow is tried once more at most
 
     @property
     def retried(self) -> bool:
         return self.kind in RETRIED
+
+
+# Timed-out attempts of one model for one chunk before it fails: against a slow local server the
+# defaults (request_timeout 120 s, max_attempts 4) would spend 8 minutes on a chunk; this caps it at
+# 2 x request_timeout. A timeout is seldom a passing fault: the next attempt is as slow.
+TIMEOUTS_TRIED = 2
+
+
+class RequestAllowance:
+    """The requests a run may still send (its max_requests), shared by every chunk in flight. The run
+    takes one for each chunk it sends (its first attempt); a retry takes one of its own, or is not made."""
+
+    def __init__(self, left: int) -> None:
+        self._left = left
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._left <= 0:
+                return False
+            self._left -= 1
+            return True
+
+    def refund(self, requests: int) -> None:
+        """Taken but never sent (a chunk re-split before it left): the run may still send them."""
+        with self._lock:
+            self._left += max(0, requests)
+
+
+class ChunkRequests:
+    """One chunk's share of the run's allowance: its first attempt was taken when it was sent."""
+
+    def __init__(self, allowance: RequestAllowance) -> None:
+        self.allowance = allowance
+        self.first = True
+        self.taken = 1  # the first attempt's, taken by the run
+
+    def admit(self) -> bool:
+        if self.first:
+            self.first = False
+            return True
+        if self.allowance.take():
+            self.taken += 1
+            return True
+        return False
+
+
+# Set by the runner around one chunk's extraction (in the worker thread's context): None, no run budget.
+CHUNK_REQUESTS: contextvars.ContextVar[ChunkRequests | None] = contextvars.ContextVar("chunk_requests", default=None)
+BUDGET_SPENT = "the run's request budget is spent"
 
 
 @dataclass(frozen=True)
@@ -62,13 +115,25 @@ class RetryPolicy:
         """Up to `attempts` calls of `attempt`, waiting between them, until one answers or fails in a
         way no further attempt helps. The last failure's cause says how many attempts were made."""
         failure = Failed("transient", "gave no answer")
+        timeouts = 0
+        gate = CHUNK_REQUESTS.get()
         for n in range(1, self.attempts + 1):
+            if gate is not None and not gate.admit():
+                return Failed(failure.kind, f"{failure.cause} after {_attempts(n - 1)} ({BUDGET_SPENT})")
             outcome = attempt()
             if not isinstance(outcome, Failed):
                 return outcome
             failure = outcome
             if not failure.retried:
                 return failure
+            timeouts += failure.timed_out
+            if timeouts >= TIMEOUTS_TRIED:
+                return Failed(failure.kind, f"{failure.cause} after {_attempts(n)} ({timeouts} timed out: the "
+                                            "server is too slow for request_timeout)")
             if n < self.attempts:
                 sleep(self.delay(n, failure.retry_after))
         return Failed(failure.kind, f"{failure.cause} after {self.attempts} attempts")
+
+
+def _attempts(n: int) -> str:
+    return "1 attempt" if n == 1 else f"{n} attempts"

@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from checkpoint.redact.anchors import Anchors
 from checkpoint.redact.detectors import ADDED, PLACEHOLDER, Check, Detector, added_detectors, custom_detectors
 from checkpoint.redact.engine import Redacted, Redactor
 from checkpoint.redact.gate import Gate, Plan
+from checkpoint.redact.literals import Anchors
 from checkpoint.redact.outside import configured_credentials, hide_secrets, hide_secrets_in_logs
 from checkpoint.redact.plugins import SKIPPED, detect_secrets_table, plugin_detectors
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from checkpoint.redact.anchors import Anchors, RegexKey, anchors_of
 from checkpoint.redact.detectors import ASSIGNMENT_CANDIDATES, Detector
+from checkpoint.redact.literals import Anchors, RegexKey, anchors_of
 
 # Characters Python's IGNORECASE takes for an ASCII letter beyond its two cases (re._casefix, and İ
 # whose simple lowercase is i): a gate that ignores case must find them too (checked in the tests).

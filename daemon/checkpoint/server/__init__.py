@@ -2,6 +2,10 @@
 are written, extracts in the background, and tells any LSP editor about it: `checkpoint/status`
 notifications, work-done progress, diagnostics on the files items concern, hover, triage commands
 and the `checkpoint/items` request. A thin shell over the pipeline; names in `protocol`.
+
+The core is here (app.py builds the features and registers the handlers; server.py, transport.py,
+workers.py, events.py, settings.py ...); each feature is a package of server/features/, each
+request handler a module of server/requests/ (docs/layout.md).
 """
 
 from __future__ import annotations

@@ -12,11 +12,13 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
-from checkpoint.server import items, search, sessions, supersede, triage
-from checkpoint.server.diagnostics import Diagnostics
 from checkpoint.server.events import CountsChanged, ItemsChanged
-from checkpoint.server.extraction import ExtractionFeature
-from checkpoint.server.extractor_slot import ExtractorSlot
+from checkpoint.server.features.diagnostics import Diagnostics
+from checkpoint.server.features.extraction import ExtractionFeature
+from checkpoint.server.features.extraction.extractor_slot import ExtractorSlot
+from checkpoint.server.features.status import StatusFeature
+from checkpoint.server.features.team import TeamRecords
+from checkpoint.server.features.watcher import Watcher
 from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
@@ -36,10 +38,8 @@ from checkpoint.server.protocol import (
     TriageResult,
     WorkspaceSessionsResult,
 )
+from checkpoint.server.requests import items, search, sessions, supersessions, triage
 from checkpoint.server.server import CheckpointServer
-from checkpoint.server.status import StatusFeature
-from checkpoint.server.team import TeamRecords
-from checkpoint.server.watcher import Watcher
 from checkpoint.store import SupersessionRefused
 from checkpoint.team.share import ShareRefused
 
@@ -165,10 +165,11 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def _triage(args: tuple[object, ...], state: ItemState) -> TriageResult:
         try:
             item_id = triage.item_id_argument(args)
+            result = await server.read_worker.call(triage.set_state, item_id, state)
         except ValueError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
-        result = await server.read_worker.call(triage.set_state, item_id, state)
-        server.messages.log(f"item {item_id}: {state.value}" + ("" if result["changed"] else " (no such item)"))
+            raise JsonRpcInvalidParams(f"checkpoint.{'accept' if state is ItemState.ACCEPTED else 'dismiss'}: {exc}") \
+                from exc
+        server.messages.log(f"item {item_id}: {state.value}")
         await features.team.reflect([item_id])
         server.events.publish(ItemsChanged())
         server.events.publish(CountsChanged())
@@ -185,8 +186,8 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     @server.command(CMD_SUPERSEDE)
     async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
         try:
-            parsed = supersede.parse_arguments(args)
-            result = await server.read_worker.call(supersede.apply, parsed)
+            parsed = supersessions.parse_arguments(args)
+            result = await server.read_worker.call(supersessions.apply, parsed)
         except (ValueError, SupersessionRefused) as exc:
             raise JsonRpcInvalidParams(f"checkpoint.supersede: {exc}") from exc
         verb = "no longer superseded" if parsed.get("undo") else f"superseded by {parsed.get('new')}"

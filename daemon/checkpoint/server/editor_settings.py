@@ -6,7 +6,7 @@ that holds it (engine settings: `config.Settings` and its ranges, the extractors
 descriptions in `extract.registry`; the daemon's own: the sections of `server.settings.ServerSettings`). This module
 adds only what the editor alone needs: each editor setting's id, the daemon option it feeds, and
 the sentence VS Code shows. `python -m scripts.vscode_settings` writes package.json's properties and the
-TypeScript module from here; tests/unit/test_editor_settings.py fails when they differ. The
+TypeScript module from here; tests/unit/server/test_editor_settings.py fails when they differ. The
 extension checks no value: it sends what the user wrote, and the daemon, the one validator, refuses
 a bad one by name (server/settings.py, config.py).
 

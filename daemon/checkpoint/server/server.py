@@ -17,12 +17,12 @@ import checkpoint
 from checkpoint import config
 from checkpoint.server.events import EventBus
 from checkpoint.server.feature import Feature
+from checkpoint.server.folders import Folders
 from checkpoint.server.messages import Messenger
 from checkpoint.server.protocol import SERVER_NAME
-from checkpoint.server.settings import ServerSettings, resolve
+from checkpoint.server.settings import ServerSettings, layered_settings
 from checkpoint.server.transport import CheckpointProtocol, start_stdio
 from checkpoint.server.workers import StoreWorker
-from checkpoint.server.workspace import Folders
 
 log = logging.getLogger("checkpoint.server")
 
@@ -72,7 +72,7 @@ class CheckpointServer(LanguageServer):
     # -- settings and workspace -------------------------------------------------------------------
 
     def apply_options(self, options: Any) -> None:
-        engine, daemon, warnings = resolve(options, self.flags)
+        engine, daemon, warnings = layered_settings(options, self.flags)
         for warning in warnings:
             self.messages.show_once("settings:" + warning, f"Checkpoint: {warning}")
         old_engine, old_daemon = self.settings, self.daemon_settings

@@ -230,7 +230,7 @@ def engine_overrides(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def resolve(
+def layered_settings(
     options: Any, flags: dict[str, Any] | None = None, environ: dict[str, str] | None = None
 ) -> tuple[config.Settings, ServerSettings, list[str]]:
     """Engine and daemon settings from the client's options over `checkpoint serve`'s flags. A

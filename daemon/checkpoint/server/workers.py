@@ -17,6 +17,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
+from checkpoint.backfills import open_store
 from checkpoint.store import Store
 
 T = TypeVar("T")
@@ -64,7 +65,7 @@ class StoreWorker:
                     if store is None or store.path != path:
                         if store is not None:
                             store.close()
-                        store = Store(path)
+                        store = open_store(path)  # the due back-fills run once, by the first
                     future.set_result(fn(store, *args))
                 except BaseException as exc:
                     future.set_exception(exc)

@@ -48,7 +48,7 @@ from checkpoint.sources.base import (
     whole_record,
     worked_in,
 )
-from checkpoint.sources.edits import each_edit, file_edit
+from checkpoint.sources.edits import each_edit, file_edit, resolved
 from checkpoint.sources.layout import CODEX_ROLLOUT, COPILOT_STATE_DIR, chat_layout
 
 AGENT = "claude"
@@ -461,6 +461,15 @@ def edits_of_call(name: str, arguments: object, cwd: str | None) -> tuple[FileEd
         return tuple(file_edit(path, arguments.get("content"), cwd))
     changes = arguments.get("edits") if name == "MultiEdit" else [arguments]
     return tuple(each_edit(path, changes, "new_string", cwd))
+
+
+def edited_paths(name: str, arguments: object, cwd: str | None) -> tuple[str, ...]:
+    """The file an edit call names, whatever else its input holds (a PreToolUse hook may be given only
+    `file_path`: the reminder is about the file, not the new text)."""
+    if name not in _EDIT_TOOLS or not isinstance(arguments, dict):
+        return ()
+    path = arguments.get("notebook_path" if name == "NotebookEdit" else "file_path")
+    return (resolved(path, cwd),) if isinstance(path, str) and path else ()
 
 
 def _applied_files(result: object) -> tuple[str, ...]:

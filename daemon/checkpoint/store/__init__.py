@@ -26,8 +26,9 @@ from checkpoint.store.edits import EditsMixin
 from checkpoint.store.forgetting import ForgettingMixin
 from checkpoint.store.ingest import PROBLEMS_PER_FILE, IngestMixin
 from checkpoint.store.items import ItemsMixin, fingerprint
+from checkpoint.store.migrations import MIGRATIONS, Migration
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import (
+from checkpoint.store.rows import (
     CursorMoved,
     FileRow,
     Ingested,
@@ -40,7 +41,6 @@ from checkpoint.store.records import (
     WindowTurn,
 )
 from checkpoint.store.runs import RunsMixin
-from checkpoint.store.schema import MIGRATIONS, Migration
 from checkpoint.store.search import SearchMixin
 from checkpoint.store.shared import SharedMixin, SharedProblem, SyncReport
 from checkpoint.store.supersessions import Supersession, SupersessionRefused, SupersessionsMixin

@@ -12,8 +12,9 @@ from typing import Any
 
 from checkpoint.model import ItemKind, ItemRecord, ItemSource, Role, SessionCounts
 from checkpoint.store.connection import StoreBase
+from checkpoint.store.items import ITEM_HOLDS
 from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
-from checkpoint.store.records import ItemPage, SourceExcerpt
+from checkpoint.store.rows import ItemPage, SourceExcerpt
 from checkpoint.store.search import RELEASED, SearchMixin, file_clause
 
 # Accepted first, then new; newest first within each (items of one answer share a time: the later
@@ -48,7 +49,8 @@ def concerns_clause(paths: Sequence[str], named: str | None = None) -> tuple[str
 
 
 class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
-    def _item_page(self, clauses: list[str], args: list[Any], limit: int, counted: bool = True) -> ItemPage:
+    def _item_page(self, clauses: list[str], args: list[Any], limit: int, counted: bool = True,
+                   released_only: bool = False) -> ItemPage:
         """The page; `counted` False: its total is only the items on it (a caller that shows no count
         saves the second pass)."""
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
@@ -56,7 +58,15 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
         rows = self.conn.execute(f"SELECT {ITEM_COLUMNS}" + base + _ORDER + " LIMIT ?", [*args, max(0, limit)])
         items = self._with_sources(rows.fetchall())
         total = int(self.conn.execute("SELECT count(*)" + base, args).fetchone()[0]) if counted else len(items)
-        return ItemPage(items=tuple(items), total=total)
+        return self._released(ItemPage(items=tuple(items), total=total), released_only)
+
+    def _released(self, page: ItemPage, released_only: bool) -> ItemPage:
+        """With `released_only`, the page without the items the store's SQL could not yet know to hold:
+        those `_with_sources` judged (the holds back-fill still due)."""
+        if not released_only:
+            return page
+        kept = tuple(i for i in page.items if not i.held_back)
+        return page if len(kept) == len(page.items) else ItemPage(kept, page.total - (len(page.items) - len(kept)))
 
     def _with_sources(self, rows: Sequence[tuple[Any, ...]]) -> list[ItemRecord]:
         """The rows as items, each with the transcript lines of the turns it cites (still stored)."""
@@ -71,7 +81,19 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
             ids,
         ):
             sources[item_id].append(ItemSource(turn_id=turn_id, path=path, line=line, timestamp=ts))
-        return [_item(r, sources[r[0]]) for r in rows]
+        return self._judged([_item(r, sources[r[0]]) for r in rows])
+
+    def _judged(self, items: list[ItemRecord]) -> list[ItemRecord]:
+        """Items stored before items could be held, while their back-fill (checkpoint.backfills,
+        "item_holds") has not run, as on a database no writable open has back-filled since the upgrade:
+        each judged here by the same rule, so that no read for an agent hands out a planted
+        instruction stored earlier."""
+        if not items or ITEM_HOLDS not in self.backfills_due():
+            return items
+        from checkpoint.extract.held import held_for_review  # its patterns compile on import: rare
+
+        return [i._replace(held=True) if not i.held and held_for_review(i.statement, i.rationale)
+                else i for i in items]
 
     def workspace_items(
         self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
@@ -102,7 +124,7 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
             clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
         if released_only:
             clauses.append(RELEASED)
-        return self._item_page(clauses, args, limit, counted)
+        return self._item_page(clauses, args, limit, counted, released_only)
 
     def search_items(
         self, query: str, *, workspaces: Sequence[str] = (), kind: ItemKind | None = None, file: str | None = None,
@@ -116,7 +138,8 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
         by_id = {item.id: item for item in self._with_sources(self.conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM items i JOIN sessions s ON s.id = i.session_id"
             f" WHERE i.id IN ({','.join('?' * len(ids))})", ids).fetchall())} if ids else {}
-        return ItemPage(items=tuple(by_id[i] for i in ids if i in by_id), total=found.total)
+        page = ItemPage(items=tuple(by_id[i] for i in ids if i in by_id), total=found.total)
+        return self._released(page, released_only)
 
     def item(self, item_id: str) -> ItemRecord | None:
         rows = self.conn.execute(

@@ -16,7 +16,7 @@ from checkpoint.ledger import Move
 from checkpoint.model import ChunkInput, ChunkState, Role, TurnSlice, Usage
 from checkpoint.store.items import store_items
 from checkpoint.store.leases import LeasesMixin
-from checkpoint.store.records import LeaseLost
+from checkpoint.store.rows import LeaseLost
 from checkpoint.store.runs import add_usage
 
 if TYPE_CHECKING:

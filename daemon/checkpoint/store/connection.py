@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Self
 
 from checkpoint.ownership import database_folder_problem
-from checkpoint.store.schema import APPLICATION_ID, MIGRATIONS, Identity, identify, migrate
+from checkpoint.store.migrations import APPLICATION_ID, MIGRATIONS, Identity, identify, migrate
 
 
 def private(path: Path) -> None:
@@ -286,6 +286,10 @@ class StoreBase:
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_seconds * 1000)}")
         self._group_seconds: float | None = None  # set while grouped_commits() is open
         self._group_began = 0.0
+
+    def backfills_due(self) -> list[str]:
+        """The back-fills a migration left due (named in `backfills`): checkpoint.backfills runs each once."""
+        return [row[0] for row in self.conn.execute("SELECT name FROM backfills ORDER BY name")]
 
     @classmethod
     def read_only(cls, path: Path | str, busy_seconds: float = 0.5) -> Self:

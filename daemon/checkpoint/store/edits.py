@@ -1,9 +1,10 @@
 """What turns wrote to files (`turn_edits`): the back-fill of the turns stored before edits were.
 
 The turns a reader stores carry their edits (ingest writes them beside the turn). A database from
-before the migration "turn edits" has turns without them; once, the scan has their edits derived
-from their stored text (already redacted) by the caller's parser, which knows the agents' formats
-that the store does not.
+before the migration "turn edits" has turns without them; once, the back-fill "turn_edits"
+(checkpoint.backfills, run when the store is opened for writing) has their edits derived from their
+stored text (already redacted) by the caller's parser, which knows the agents' formats that the store
+does not.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from checkpoint.repository import workspace_key
 from checkpoint.store.chunks import chunk_turns, turn_text
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.items import folder_of
-from checkpoint.store.records import CursorMoved, FileRow, Ingested
+from checkpoint.store.rows import CursorMoved, FileRow, Ingested
 
 PROBLEMS_PER_FILE = 200  # keep the table bounded when a file is garbage from end to end
 OVERSIZED_PROBLEM = "skipped: %(policy oversized_line)"  # a line skipped as too long (pipeline's wording), for LIKE

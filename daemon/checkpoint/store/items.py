@@ -173,10 +173,12 @@ class ItemsMixin(StoreBase):
         ]
 
     def set_item_state(self, item_id: str, state: ItemState) -> bool:
-        """Accept, dismiss, or put back to new. Accepting a held item releases it to agents (they
-        read `held = 0 OR state = 'accepted'`); the flag stays, so it is held again if put back."""
+        """Accept, dismiss, or put back to new, as this user. Accepting a held item releases it to agents
+        (they read search.RELEASED: not held, or accepted here); the flag stays, so it is held again if
+        put back. Only this is acceptance here: a decision record's status is its author's claim."""
         with self.transaction() as c:
-            return bool(c.execute("UPDATE items SET state = ? WHERE id = ?", (state.value, item_id)).rowcount)
+            return bool(c.execute("UPDATE items SET state = ?, accepted_here = ? WHERE id = ?",
+                                  (state.value, int(state is ItemState.ACCEPTED), item_id)).rowcount)
 
     def holds_backfill_due(self) -> bool:
         return self.conn.execute("SELECT 1 FROM backfills WHERE name = ?", (ITEM_HOLDS,)).fetchone() is not None

@@ -24,7 +24,7 @@ from checkpoint.model import (
     Usage,
 )
 from checkpoint.store.leases import LeasesMixin
-from checkpoint.store.records import ItemSummary, WindowTurn
+from checkpoint.store.rows import ItemSummary, WindowTurn
 from checkpoint.store.scope import ScopeMixin
 
 # The ledger's rank of each chunk state for the turns it holds, as SQL: a turn takes its chunks' worst.
@@ -39,9 +39,9 @@ ITEM_COLUMNS = (
     # the newest item that replaced it, and the items it replaced
     " (SELECT new_id FROM supersessions WHERE old_id = i.id ORDER BY created_at DESC, new_id LIMIT 1),"
     " (SELECT json_group_array(old_id) FROM supersessions WHERE new_id = i.id),"
-    " i.origin, i.record, i.held"
+    " i.origin, i.record, i.held, i.accepted_here, i.record_by"
 )
-_AFTER_ITEM = 20  # the number of ITEM_COLUMNS
+_AFTER_ITEM = 22  # the number of ITEM_COLUMNS
 
 
 def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
@@ -51,6 +51,7 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
         state=ItemState(row[8]), extractor=row[9], created_at=row[10], session_title=row[11], cwd=row[12],
         sources=tuple(sources), cited=Citation(row[13]), agent=row[14], superseded_by=row[15],
         supersedes=tuple(orjson.loads(row[16])), origin=row[17], record=row[18], held=bool(row[19]),
+        accepted_here=bool(row[20]), record_by=row[21],
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from checkpoint.model import Usage
 from checkpoint.store.connection import StoreBase
-from checkpoint.store.records import RunRecord
+from checkpoint.store.rows import RunRecord
 
 
 def add_usage(c: sqlite3.Connection, session_id: str, usage: Usage, now: float) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from checkpoint.model import ChunkInput, ItemKind, KnownItem
 from checkpoint.store.items import workspace_of
 from checkpoint.store.queries import QueriesMixin
-from checkpoint.store.records import SearchResult
+from checkpoint.store.rows import SearchResult
 
 # bm25 weights of the index's columns, in their order: statement, rationale, files.
 WEIGHTS = (10.0, 4.0, 2.0)
@@ -103,7 +103,8 @@ def file_clause(file: str) -> tuple[str, list[Any]]:
 
 
 # Items an agent may be shown: not held for the user's review (checkpoint.extract.held), or accepted.
-RELEASED = "(i.held = 0 OR i.state = 'accepted')"
+# Released to agents: not held, or accepted by this user (a record's own "accepted" is its author's claim).
+RELEASED = "(i.held = 0 OR i.accepted_here = 1)"
 
 
 class SearchMixin(QueriesMixin):

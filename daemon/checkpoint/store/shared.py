@@ -10,8 +10,9 @@ problem of the team session (its file and line), replaced at every sync.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -29,7 +30,8 @@ from checkpoint.store.connection import StoreBase
 from checkpoint.store.items import fingerprint
 from checkpoint.store.supersessions import SupersessionRefused, link
 
-TEAM_EXTRACTOR = "shared"  # the extractor named by an item known only from a record
+TEAM_EXTRACTOR = "shared"
+Judge = Callable[[str, str | None], bool]  # the extractor named by an item known only from a record
 
 
 class SharedProblem(NamedTuple):
@@ -52,11 +54,23 @@ def _epoch(date: str) -> float:
     return datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
 
 
+def scoped_id(workspace: str, record_id: str) -> str:
+    """The id a record's item is stored under in `workspace` when its own id is another
+    repository's item: ids are scoped by repository, so a record in one clone reusing another's id
+    makes an item of its own and rewrites nothing of the other's."""
+    digest = hashlib.blake2b(f"{workspace}\0{record_id}".encode(), digest_size=8).hexdigest()
+    return digest[: max(12, min(len(record_id), 16))]
+
+
 class SharedMixin(StoreBase):
     def sync_shared(self, workspace: str, root: str, decisions: Sequence[SharedDecision],
-                    problems: Sequence[SharedProblem]) -> SyncReport:
+                    problems: Sequence[SharedProblem], judge: Judge | None = None) -> SyncReport:
         """Make the workspace's shared items what its records (read from the worktree at `root`) say,
-        in one transaction. Writes nothing when nothing differs."""
+        in one transaction. Writes nothing when nothing differs. A record acts on its own repository
+        only: its item is stored under its id when that id is free or this workspace's, else under
+        scoped_id; a link to an item of another workspace is refused, said as a problem. `judge` says
+        whether a record's statement and rationale hold it for review (checkpoint.extract.held); it is
+        asked only for a record that is new or reworded (None: each decision's own `held`)."""
         session = team_session(workspace)
         if not decisions and not problems and not self.conn.execute(
                 "SELECT 1 FROM sessions WHERE id = ?", (session,)).fetchone():
@@ -70,44 +84,62 @@ class SharedMixin(StoreBase):
                           (session, TEAM_AGENT, "Decisions shared in the repository", root, workspace, now))
                 c.execute("INSERT OR IGNORE INTO session_cwds (session_id, cwd, workspace) VALUES (?,?,?)",
                           (session, root, workspace))
+            ids = {d.id: self._own_id(c, workspace, d.id) for d in decisions}
             kept: list[SharedDecision] = []
             bad = list(problems)
             for decision in decisions:
-                stored = self._upsert_shared(c, session, workspace, decision, now)
+                stored = self._upsert_shared(c, session, workspace, decision._replace(id=ids[decision.id]), now, judge)
                 if stored is None:
                     bad.append(SharedProblem(f"{root}/{decision.path}", 1, f"item {decision.id} is in another"
                                              " record of this repository too, or says what another says"))
                     continue
                 changed += stored
                 kept.append(decision)
-            changed += self._retire_shared(c, session, workspace, {d.id for d in kept})
-            changed += self._relink_shared(c, workspace, kept, now)
+            changed += self._retire_shared(c, session, workspace, {ids[d.id] for d in kept})
+            links, foreign = self._relink_shared(c, workspace, kept, ids, now)
+            changed += links
+            bad += [SharedProblem(f"{root}/{d.path}", 1, f"{key}: item {other} is not of this repository:"
+                                  " a record links only items of its own repository (ignored)")
+                    for d, key, other in foreign]
             changed += self._replace_problems(c, session, bad, now)
         return SyncReport(changed=changed, records=len(kept), problems=len(bad))
 
+    @staticmethod
+    def _own_id(c: sqlite3.Connection, workspace: str, record_id: str) -> str:
+        row = c.execute("SELECT workspace FROM items WHERE id = ?", (record_id,)).fetchone()
+        return record_id if row is None or row[0] == workspace else scoped_id(workspace, record_id)
+
     def _upsert_shared(self, c: sqlite3.Connection, session: str, workspace: str, d: SharedDecision,
-                       now: float) -> int | None:
-        """1: the item was added or changed; 0: it said this already; None: it cannot be stored."""
+                       now: float, judge: Judge | None) -> int | None:
+        """1: the item was added or changed; 0: it said this already; None: it cannot be stored. A
+        changed statement or rationale is judged again and needs this user's acceptance again."""
         files = orjson.dumps(list(d.files)).decode()
-        row = c.execute("SELECT kind, statement, rationale, files, state, origin, record, workspace FROM items"
-                        " WHERE id = ?", (d.id,)).fetchone()
+        row = c.execute("SELECT kind, statement, rationale, files, state, origin, record, held, record_by, workspace"
+                        " FROM items WHERE id = ?", (d.id,)).fetchone()
+        if judge is not None:
+            same_text = (row is not None and (row[1], row[2]) == (d.statement, d.rationale) and row[5] == ORIGIN_SHARED
+                         and row[7] in (0, 1))  # -1: stored before records were judged
+            d = d._replace(held=bool(row[7]) if same_text else judge(d.statement, d.rationale))
+        said = (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED, d.path, int(d.held),
+                d.decision_makers or None)
         if row is not None:
-            if row[7] != workspace and row[6] is None and row[5] == ORIGIN_LOCAL:
-                return None  # an item of another workspace: a record copied between repositories
-            if tuple(row[:7]) == (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED,
-                                  d.path):
+            if row[9] != workspace:
+                return None  # scoped ids make this unreachable: another repository's item is never rewritten
+            if tuple(row[:9]) == said:
                 return 0
+            reworded = (row[1], row[2]) != (d.statement, d.rationale)
             c.execute("UPDATE items SET kind = ?, statement = ?, rationale = ?, files = ?, state = ?, origin = ?,"
-                      " record = ?, updated_at = ? WHERE id = ?",
-                      (d.kind.value, d.statement, d.rationale, files, d.state.value, ORIGIN_SHARED, d.path, now,
-                       d.id))
+                      " record = ?, held = ?, record_by = ?, updated_at = ?,"
+                      " accepted_here = CASE WHEN ? THEN 0 ELSE accepted_here END WHERE id = ?",
+                      (*said, now, int(reworded), d.id))
             return 1
         added = c.execute(
             "INSERT OR IGNORE INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
-            " turn_ids, files, state, extractor, first_chunk, created_at, updated_at, workspace, origin, record)"
-            " VALUES (?,?,?,?,?,?,1.0,'[]',?,?,?,0,?,?,?,?,?)",
+            " turn_ids, files, state, extractor, first_chunk, created_at, updated_at, workspace, origin, record,"
+            " held, record_by) VALUES (?,?,?,?,?,?,1.0,'[]',?,?,?,0,?,?,?,?,?,?,?)",
             (d.id, session, fingerprint(d.kind, d.statement), d.kind.value, d.statement, d.rationale, files,
-             d.state.value, TEAM_EXTRACTOR, _epoch(d.date), now, workspace, ORIGIN_SHARED, d.path),
+             d.state.value, TEAM_EXTRACTOR, _epoch(d.date), now, workspace, ORIGIN_SHARED, d.path, int(d.held),
+             d.decision_makers or None),
         ).rowcount
         return 1 if added else None
 
@@ -125,14 +157,38 @@ class SharedMixin(StoreBase):
         return len(gone)
 
     def _relink_shared(self, c: sqlite3.Connection, workspace: str, decisions: Sequence[SharedDecision],
-                       now: float) -> int:
-        """The links between shared items are the records': either side of a pair may say it."""
-        said = {(old, d.id) for d in decisions for old in d.supersedes}
-        said |= {(d.id, new) for d in decisions for new in d.superseded_by}
-        shared = {d.id for d in decisions}
+                       ids: dict[str, str], now: float) -> tuple[int, list[tuple[SharedDecision, str, str]]]:
+        """The links between shared items are the records': either side of a pair may say it. An id a
+        record names is one of this repository's records, or an item of this workspace; one of another
+        workspace is not linked, and comes back as (record, key, id): a record problem."""
+        foreign: list[tuple[SharedDecision, str, str]] = []
+
+        def own(d: SharedDecision, key: str, named: str) -> str | None:
+            if named in ids:
+                return ids[named]
+            row = c.execute("SELECT workspace FROM items WHERE id = ?", (named,)).fetchone()
+            if row is not None and row[0] != workspace:
+                foreign.append((d, key, named))
+                return None
+            return named  # this workspace's, or not seen on this machine (yet)
+
+        said: set[tuple[str, str]] = set()
+        for d in decisions:
+            for old in d.supersedes:
+                if (mine := own(d, "supersedes", old)) is not None:
+                    said.add((mine, ids[d.id]))
+            for new in d.superseded_by:
+                if (mine := own(d, "superseded_by", new)) is not None:
+                    said.add((ids[d.id], mine))
+        shared = {ids[d.id] for d in decisions}
         changed = 0
-        for old, new in c.execute("SELECT old_id, new_id FROM supersessions").fetchall():
-            if old in shared and new in shared and (old, new) not in said:
+        for old, new, across in c.execute(
+                "SELECT l.old_id, l.new_id, coalesce(o.workspace != n.workspace, 0) FROM supersessions l"
+                " LEFT JOIN items o ON o.id = l.old_id LEFT JOIN items n ON n.id = l.new_id").fetchall():
+            # the records' own links, and any link between a shared item and another repository's item
+            # (one made before links were scoped): what the records do not say goes
+            if (old, new) not in said and ((old in shared and new in shared) or
+                                           (across and (old in shared or new in shared))):
                 c.execute("DELETE FROM supersessions WHERE old_id = ? AND new_id = ?", (old, new))
                 changed += 1
         for old, new in sorted(said):
@@ -140,7 +196,7 @@ class SharedMixin(StoreBase):
                 changed += link(c, old, new, "team", None, None, now)
             except SupersessionRefused:
                 continue  # a record names an item this machine has not seen (yet): nothing to link
-        return changed
+        return changed, foreign
 
     def _replace_problems(self, c: sqlite3.Connection, session: str, problems: Sequence[SharedProblem],
                           now: float) -> int:

@@ -19,7 +19,7 @@ class SupersessionRefused(ValueError):
     says which, in words a user can act on."""
 
 
-class Supersession(NamedTuple):  # not a dataclass: see checkpoint.store.records
+class Supersession(NamedTuple):  # not a dataclass: see checkpoint.store.rows
     old_id: str
     new_id: str
     said_by: SaidBy

@@ -201,6 +201,19 @@ def _line_of(lines: list[str], key: str) -> int:
     return next((n for n, line in enumerate(lines, start=1) if line.startswith(key + ":")), 1)
 
 
+def decision_makers_in(source: str) -> str | None:
+    """Who decided, as the record's front matter says (`decision-makers`), or None."""
+    head = _front_matter(source.replace("\r\n", "\n").split("\n"), "")
+    if isinstance(head, RecordProblem):
+        return None
+    makers = head[0].get("decision-makers")
+    if isinstance(makers, list):
+        makers = ", ".join(makers)
+    if not isinstance(makers, str):
+        return None
+    return makers.strip() or None
+
+
 def parse(source: str, path: str) -> SharedDecision | RecordProblem:
     """A record read from its text; `path` is relative to the repository's top folder."""
     lines = source.replace("\r\n", "\n").split("\n")
@@ -235,4 +248,5 @@ def parse(source: str, path: str) -> SharedDecision | RecordProblem:
         id=item_id, kind=ItemKind(kind), statement=statement, rationale=rationale,
         files=tuple(lists["files"] or ()), state=STATES[status.lower().split(" ")[0]], status=status, date=date,
         supersedes=tuple(lists["supersedes"] or ()), superseded_by=tuple(lists["superseded_by"] or ()), path=path,
+        decision_makers=makers if isinstance(makers := fields.get("decision-makers", ""), str) else ", ".join(makers),
     )

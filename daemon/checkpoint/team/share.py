@@ -11,6 +11,7 @@ whatever `redact` says): an item in which a secret is found is not shared.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from datetime import UTC, datetime
@@ -109,6 +110,15 @@ def _day(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d")
 
 
+def _said_day(item: ItemRecord) -> str:
+    """The day the item was said: its first source turn's (the transcript's time), else the capture's."""
+    for source in item.sources:
+        day = (source.timestamp or "")[:10]
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            return day
+    return _day(item.created_at)
+
+
 def _status(item: ItemRecord) -> str:
     return "superseded" if item.superseded_by else STATUS_OF_STATE[item.state]
 
@@ -150,8 +160,8 @@ def share(store: Store, item_id: str, folder: str, settings: config.Settings) ->
         superseded_by=(item.superseded_by,) if item.superseded_by else (), path=relative,
     )
     agent = item.agent or "coding-agent"
-    origin = (f"Captured by Checkpoint ({item.extractor} extractor) from a {agent} session on {_day(item.created_at)};"
-              f" shared by {makers} on {today}.")
+    origin = (f"Said in a {agent} session on {_said_day(item)}; captured by Checkpoint ({item.extractor} extractor) on "
+              f"{_day(item.created_at)}; shared by {makers} on {today}.")
     path = Path(repository.root) / relative
     _write(path, render(decision, RecordText(decision_makers=makers, origin=origin)), repository)
     for old in item.supersedes:

@@ -98,13 +98,23 @@ def without_secrets(decision: SharedDecision) -> SharedDecision:
     return decision._replace(statement=statement, rationale=rationale, files=files)
 
 
+def judge(statement: str, rationale: str | None) -> bool:
+    """Whether a record is held for review: a record is as untrusted as a transcript (a pull request
+    brings whatever its author wrote), so it passes the same rule (checkpoint.extract.held) and
+    reaches agents only once this user accepts it. The store asks only for a new or reworded record:
+    a hook over unchanged records never loads the rule."""
+    from checkpoint.extract.held import held_for_review  # on use: its patterns take a while to compile
+
+    return held_for_review(statement, rationale)
+
+
 def sync_folders(store: Store, folders: Sequence[str], decisions_dir: str) -> SyncReport:
     """The records of the repositories these folders are in, their secrets replaced, into the store."""
     changed = records = problems = 0
     for repository in repositories(folders):
         decisions, bad = read_records(repository, decisions_dir)
         decisions = [without_secrets(d) for d in decisions]
-        report = store.sync_shared(repository.common_dir, repository.root, decisions, bad)
+        report = store.sync_shared(repository.common_dir, repository.root, decisions, bad, judge)
         changed += report.changed
         records += report.records
         problems += report.problems

@@ -344,7 +344,7 @@ def test_list_and_search_answer_compactly_and_say_their_bound(ws: Workspaces) ->
     for result in (listed, searched):
         assert result["items"]
         for item in result["items"]:
-            assert list(item) == ["id", "kind", "state", "statement", "said_at", "files"]
+            assert list(item) == ["id", "kind", "state", "statement", "said_at", "files", "accepted_by"]
             assert item["said_at"].startswith("2026-") or item["said_at"].endswith("Z")
         assert "statement cut at 300 characters" in result["each_item"] and "get_decision" in result["each_item"]
     per_item = (len(json.dumps(listed["items"])) + 2) / len(listed["items"])

@@ -82,7 +82,7 @@ def test_the_agent_is_told_the_decision_about_a_file_before_it_edits_it_once(tmp
     added = [_messages_text(agent_requests[i], len(agent_requests[i - 1].get("messages", [])))
              for i in range(1, len(agent_requests))]
     assert "keep store.py free of network calls" in added[0] and "Checkpoint context:" in added[0]
-    assert "src/store.py, the file about to be edited" in added[0]
+    assert '\\"src/store.py\\", the file about to be edited' in added[0]  # the path quoted, as data
     assert "Checkpoint context:" not in added[1] and "free of network calls" not in added[1]  # other.py
     assert "free of network calls" not in "".join(added[2:])
     assert "Still applies, shown earlier in this session" in added[2]

@@ -178,8 +178,9 @@ def test_a_subscription_login_is_chosen_automatically_and_extracts(setup: Setup)
 def test_without_a_login_the_automatic_choice_says_why_and_falls_back(setup: Setup) -> None:
     env = {k: v for k, v in setup.env().items() if k not in ("ANTHROPIC_API_KEY", "CHECKPOINT_EXTRACTOR")}
     now = setup.run("now", env=env).check()
-    assert "No ANTHROPIC_API_KEY set and Claude Code is not logged in (run `claude auth login`); " in now.out, now.out
-    assert ": using the offline heuristic extractor (phrase rules, no network). For a model: " in now.out
+    assert ("Using the offline heuristic extractor (phrase rules, no network): no ANTHROPIC_API_KEY; Claude Code is "
+            "not logged in (run `claude auth login`); ") in now.out, now.out
+    assert "\nFor a model: " in now.out
     assert setup.fake.message_requests == []
 
 

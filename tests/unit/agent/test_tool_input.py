@@ -27,6 +27,15 @@ def test_claude_codes_edit_tools_give_their_file() -> None:
     assert edit_target({**data, "cwd": "relative"}) is None
 
 
+def test_an_edit_input_with_only_its_file_path_gives_that_file() -> None:
+    """The hook docs' table says `file_path` is what is read: an input with nothing else is still an
+    edit of that file (it was silence, with nothing in `status`)."""
+    for tool in ("Edit", "Write", "MultiEdit"):
+        data = {"session_id": "s1", "cwd": "/w", "tool_name": tool, "tool_input": {"file_path": "src/app.py"}}
+        assert edit_target(data) == EditTarget(("/w/src/app.py",), "/w", "s1"), tool
+    assert edit_target({"cwd": "/w", "tool_name": "Edit", "tool_input": {"file_path": ""}}) is None
+
+
 def test_codexs_apply_patch_gives_each_file_it_names() -> None:
     for tool_input in ({"command": PATCH}, PATCH, {"command": ["apply_patch", PATCH]}):
         data = {"session_id": "t1", "cwd": "/w", "tool_name": "apply_patch", "tool_input": tool_input}

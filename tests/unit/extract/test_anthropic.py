@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
@@ -20,10 +19,10 @@ import pytest
 from checkpoint import pipeline, runner
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import SCHEMA, Answer
 from checkpoint.extract.anthropic import AnthropicExtractor
-from checkpoint.extract.models import price_of
+from checkpoint.extract.model_windows import price_of
 from checkpoint.extract.prompt import SYSTEM_PROMPT
-from checkpoint.extract.schema import SCHEMA, Answer
 from checkpoint.model import ChunkInput, ChunkState, FileCursor, Role, ScannedTurn, TurnDraft, TurnSlice
 from checkpoint.status_model import read_status
 from checkpoint.store import LeaseLost, Store
@@ -440,10 +439,8 @@ def test_several_chunks_are_in_flight_and_the_watermark_is_the_confirmed_prefix(
 
     extractor = make_extractor(fake, replace(settings, max_attempts=6))
     extractor.extract = counting.__get__(extractor)  # type: ignore[method-assign]
-    start = time.monotonic()
     report = runner.extract_due(store, extractor, runner.RunOptions(concurrency=3))
     assert report.ok and peak[0] == 3
-    assert time.monotonic() - start < 20
     for s in store.session_counts():
         assert s.captured == s.turns and s.watermark == s.turns
     assert store.chunk_states() == {ChunkState.CAPTURED: store.chunk_states().total()}

@@ -14,7 +14,7 @@ import pytest
 
 from checkpoint.config import Settings
 from checkpoint.extract.choose import FOR_A_MODEL, OFFLINE_SAID, choose_extractor
-from checkpoint.extract.registry import claude_not_found, codex_not_found
+from checkpoint.extract.missing_commands import claude_not_found, codex_not_found
 from tests.support.fake_chat import FakeChat
 
 
@@ -97,6 +97,11 @@ def test_row_5_nothing_chooses_the_heuristic_and_says_what_would_give_a_model(ma
     assert choice.sentence == (f"No ANTHROPIC_API_KEY set and {claude_not_found('claude')}; "
                                f"{codex_not_found('codex')}: using {OFFLINE_SAID}. {FOR_A_MODEL}")
     assert "openai_base_url to a local model server" in FOR_A_MODEL
+    # What `checkpoint now` prints at every offline run: two lines, each short, the reasons without the npm lines.
+    first, second = choice.brief.split("\n")
+    assert first == f"Using {OFFLINE_SAID}: no ANTHROPIC_API_KEY; `claude` not found on PATH; `codex` is not on PATH."
+    assert second.startswith("For a model: ") and "`checkpoint model serve`" in second
+    assert max(len(first), len(second)) <= 160
 
 
 def test_row_5_a_configured_server_that_does_not_answer_is_said_too(machine: Path, tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ import pytest
 
 from checkpoint.config import Settings, load
 from checkpoint.extract import ExtractionError
+from checkpoint.extract.answer_schema import SCHEMA, STRICT_SCHEMA, read_answer, strict_schema
 from checkpoint.extract.choose import choose_extractor
 from checkpoint.extract.codex import CodexExtractor, classify
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.extract.schema import SCHEMA, STRICT_SCHEMA, read_answer, strict_schema
 from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice
 from tests.support.agent_clis import agent_cli, clean_env
 from tests.support.fake_openai import FakeOpenAI, parse_request, provider_overrides, strict_schema_problem
@@ -171,10 +171,13 @@ def test_a_codex_that_hangs_is_ended_and_retried(home: Path, tmp_path: Path) -> 
     started = time.monotonic()
     with pytest.raises(ExtractionError) as caught:
         extractor.extract(CHUNK)
-    assert time.monotonic() - started < 10
+    # Not a speed bound: what tells "ended it" from "waited for its 60 s child", however loaded the machine.
+    assert time.monotonic() - started < 55
     assert caught.value.retryable and caught.value.cause == "codex: timed out after 0.5 s after 2 attempts"
     child = int(pid_file.read_text())
-    time.sleep(0.2)
+    deadline = time.monotonic() + 50  # the kill is sent; how soon the kernel reaps it depends on the load
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not alive(child)
 
 

@@ -8,7 +8,7 @@ import pytest
 from checkpoint.answer import Extraction
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.fallback import through_models
-from checkpoint.extract.models import Fit, Window
+from checkpoint.extract.model_windows import Fit, Window
 from checkpoint.extract.retry import Failed, RetryPolicy
 from checkpoint.model import ChunkInput, Usage
 

@@ -31,7 +31,7 @@ def test_the_editor_setting_offers_exactly_the_registered_extractors_with_their_
 
 
 def test_the_settings_take_the_registered_names() -> None:
-    assert config.EXTRACTORS == registry.NAMES
+    assert config.EXTRACTORS == registry.NAMES == tuple(entry.name for entry in registry.ENTRIES)
     assert len(registry.NAMES) == len(registry.ENTRIES)  # no name registered twice
     assert registry.OFFLINE in registry.NAMES
     for name in registry.NAMES:
@@ -59,7 +59,7 @@ def test_reading_the_registry_loads_no_extractor() -> None:
              " or m.split('.')[0] in ('anthropic', 'pydantic', 'subprocess')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["['checkpoint.extract.registry']"]
+    assert done.stdout.split() == ["['checkpoint.extract.names']"]
 
 
 def test_the_cli_help_describes_every_registered_extractor(tmp_path: Path) -> None:

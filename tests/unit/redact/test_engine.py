@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checkpoint import redact
-from scripts import secrets_corpus
+from tests.support import secrets_corpus
 
 _CORPUS = [s.text for seed in (1, 2) for s in secrets_corpus.corpus(seed=seed, per_type=1)]
 _GLUE = ["", " ", "\n", ", ", "'", '"', " twilio ", " password ", " = ", ": ", "AWS ", " sig=", "(", ")"]

@@ -8,7 +8,7 @@ import pytest
 
 from checkpoint import redact
 from checkpoint.redact.pasted import PASTED
-from scripts import secrets_corpus
+from tests.support import secrets_corpus
 
 # The ten shapes issue 19 found reaching the model request and the database.
 VAULT = "hvs." + "CAESIP2jTxc9S2K7Z6CtcFWQv7044moSsxnPE1H3nF89l3GiYKHGh2cy5sQmlIZVNyTWJNcDRsYWJpQjlhYjVlb1cQh6PL8wEYAg"

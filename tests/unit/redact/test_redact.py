@@ -22,14 +22,14 @@ from checkpoint.answer import Extraction
 from checkpoint.chunker import estimate_tokens
 from checkpoint.extract.heuristic import HeuristicExtractor
 from checkpoint.model import ChunkInput
-from checkpoint.redact import anchors as anchor_derivation
 from checkpoint.redact import cache as redact_cache
 from checkpoint.redact import gate as anchor_gate
+from checkpoint.redact import literals as anchor_derivation
 from checkpoint.redact import plugins as detect_secrets_plugins
 from checkpoint.sources.base import strings_in
 from checkpoint.status_model import read_status
 from checkpoint.store import Store
-from scripts import secrets_corpus
+from tests.support import secrets_corpus
 from tests.support.samples import SAMPLES
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from checkpoint import config
 from checkpoint.server import editor_settings
-from checkpoint.server.settings import OPTIONS, ServerSettings, resolve
+from checkpoint.server.settings import OPTIONS, ServerSettings, layered_settings
 from scripts import vscode_settings
 
 RERUN = "out of date: run `.venv/bin/python -m scripts.vscode_settings` and commit what it writes"
@@ -34,7 +34,7 @@ def test_every_allowed_value_the_editor_offers_is_taken_by_the_daemon_and_an_unl
         for value in values:
             if setting.option == "extractor" and value == editor_settings.AUTO_EXTRACTOR:
                 continue  # the editor's "unset": never sent (its default)
-            engine, daemon, warnings = resolve(_sent(setting, value), environ={})
+            engine, daemon, warnings = layered_settings(_sent(setting, value), environ={})
             assert warnings == [], (setting.id, value)
             option = str(setting.option)
             taken: dict[str, str | None] = {"extractor": engine.extractor, "scope": daemon.scope,
@@ -43,7 +43,7 @@ def test_every_allowed_value_the_editor_offers_is_taken_by_the_daemon_and_an_unl
             assert taken[option] == value, (setting.id, value)
             offered += 1
         if values:
-            _, _, warnings = resolve(_sent(setting, "no-such-value"), environ={})
+            _, _, warnings = layered_settings(_sent(setting, "no-such-value"), environ={})
             assert len(warnings) == 1 and "no-such-value" in warnings[0], (setting.id, warnings)
     assert offered == len(config.EXTRACTORS) + 2 + 2 + 3 * 5  # extractors, scope, extraction, severities
 
@@ -62,7 +62,7 @@ def test_the_editors_defaults_are_the_daemons_and_an_engine_setting_at_its_defau
             sent["checkpoint"].setdefault(outer, {})[inner] = default
         else:
             sent["checkpoint"][outer] = default
-    engine, daemon, warnings = resolve(sent, environ={})
+    engine, daemon, warnings = layered_settings(sent, environ={})
     assert (engine, daemon, warnings) == (config.load({}, environ={}), ServerSettings(), [])
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from checkpoint.server.settings import AutoExtraction, DiagnosticsSettings, ServerSettings, engine_overrides, resolve
+from checkpoint.server.settings import (
+    AutoExtraction,
+    DiagnosticsSettings,
+    ServerSettings,
+    engine_overrides,
+    layered_settings,
+)
 
 
 def test_settings_from_the_editor_over_flags_and_environment() -> None:
     env = {"CHECKPOINT_DB": "/env/db", "CHECKPOINT_CHUNK_TOKENS": "3000"}
-    engine, daemon, warnings = resolve(
+    engine, daemon, warnings = layered_settings(
         {"checkpoint": {"chunkTokens": 5000, "db": "", "scope": "all", "idleSeconds": 3,
                         "severity": {"question": "off"}}},
         flags={"chunk_tokens": 4000, "sources": None}, environ=env,
@@ -17,7 +23,7 @@ def test_settings_from_the_editor_over_flags_and_environment() -> None:
     assert daemon.scope == "all" and daemon.auto.idle_seconds == 3
     assert daemon.diagnostics.severity == {"decision": "information", "constraint": "information", "question": "off"}
     assert daemon.diagnostics.severity_of("question") is None
-    engine, daemon, warnings = resolve({"idleSeconds": -1, "maxRequests": "many"}, environ=env)
+    engine, daemon, warnings = layered_settings({"idleSeconds": -1, "maxRequests": "many"}, environ=env)
     assert daemon == ServerSettings() and engine.chunk_tokens == 3000
     assert len(warnings) == 2 and "max_requests" in warnings[0] and "idleSeconds" in warnings[1]
     assert engine_overrides({"fallbackModels": ["a"], "unknownKey": 1}) == {"fallback_models": ["a"]}
@@ -33,7 +39,7 @@ def test_daemon_settings_accept_both_spellings_and_refuse_what_they_cannot_use()
     for bad in ({"scope": "everything"}, {"extraction": None}, {"idleSeconds": True}, {"idleSeconds": "20"},
                 {"rescanSeconds": 0}, {"maxPendingTurns": 1.5}, {"diagnostics": "yes"},
                 {"severity": {"question": "loud"}}, {"severity": "off"}):
-        _, daemon, warnings = resolve(bad, environ={})
+        _, daemon, warnings = layered_settings(bad, environ={})
         assert daemon == ServerSettings()
         option = next(iter(bad))
         assert len(warnings) == 1 and warnings[0].startswith(f"ignoring the editor's daemon settings: {option}:")

@@ -11,7 +11,7 @@ import pytest
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.model import FileCursor, ItemKind, ItemSource, Role, ScannedTurn, TurnDraft, Usage
 from checkpoint.store import MIGRATIONS, CursorMoved, Migration, Store
-from checkpoint.store.schema import migrate
+from checkpoint.store.migrations import migrate
 
 
 def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
@@ -36,7 +36,7 @@ def test_a_database_at_any_earlier_version_opens_and_ends_with_the_schema_of_a_n
     assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     conn.close()
     store, fresh = Store(old), Store(tmp_path / "new.db")
-    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 16
+    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 17
     assert _schema(store.conn) == _schema(fresh.conn)
 
 

@@ -10,7 +10,7 @@ DECISION = SharedDecision(
     id="7a84faa51a2b", kind=ItemKind.DECISION, statement="We'll use SQLite for the queue: one file",
     rationale="It is one file.\n\nAnd it ships with Python.", files=("src/queue.py", "docs/a b.md"),
     state=ItemState.NEW, status="proposed", date="2026-11-02", supersedes=("0123456789ab",), superseded_by=(),
-    path="docs/decisions/x.md",
+    path="docs/decisions/x.md", decision_makers="Alice <alice@example.com>",
 )
 TEXT = RecordText(decision_makers="Alice <alice@example.com>", origin="Captured from a claude session.")
 

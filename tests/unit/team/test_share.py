@@ -32,8 +32,9 @@ def repo(tmp_path: Path) -> Path:
     return clone
 
 
-def _item(store: Store, cwd: Path, statement: str, session_id: str = "s1") -> str:
-    turns = [ScannedTurn(TurnDraft(id=f"{session_id}-t", role=Role.USER, text=statement), 1, 10, 5)]
+def _item(store: Store, cwd: Path, statement: str, session_id: str = "s1", said_at: str | None = None) -> str:
+    turns = [ScannedTurn(TurnDraft(id=f"{session_id}-t", role=Role.USER, text=statement, timestamp=said_at), 1, 10,
+                         5)]
     store.ingest(FileCursor(f"/t/{session_id}.jsonl"), "claude", session_id, False, {}, turns,
                  SessionInfo(id=session_id, agent="claude", cwd=str(cwd)), Counter(), Counter(), [],
                  chunk_tokens=100_000)
@@ -123,3 +124,12 @@ def test_an_item_held_for_review_is_shared_only_once_accepted(tmp_path: Path, re
     assert not (repo / "docs").exists()
     store.set_item_state(item.id, ItemState.ACCEPTED)
     assert Path(share(store, item.id, str(repo), settings).path).is_file()
+
+
+def test_a_record_says_the_day_the_item_was_said_not_the_day_it_was_captured(tmp_path: Path, repo: Path) -> None:
+    store = Store(tmp_path / "mine.db")
+    item_id = _item(store, repo, "We use SQLite for the queue", said_at="2026-03-12T09:30:00.000Z")
+    shared = share(store, item_id, str(repo), Settings(db=tmp_path / "db"))
+    text = Path(shared.path).read_text()
+    assert "Said in a claude session on 2026-03-12; captured by Checkpoint (test extractor) on " in text, text
+    assert "from a claude session on" not in text  # the capture day, read as the day it was said
