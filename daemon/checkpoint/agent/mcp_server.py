@@ -51,6 +51,9 @@ MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 BUSY_SECONDS = 5.0  # a tool call may wait this long for a writer's lock; a hook waits far less
+# The records are read in before a call (a teammate's, pulled since): a writer holding the lock then
+# costs the call this much at most, and the store is read as it is; the next call reads them in.
+RECORDS_BUSY_SECONDS = 0.5
 MAX_QUERY_CHARS = 1_000  # a search is a few words; more is not a query
 ANSWER_WAIT_SECONDS = 30.0  # after stdin ends, how long the requests read before it may take to answer
 
@@ -130,7 +133,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             raise ToolError(f"workspace must be an absolute folder path, not {answers.echo(given)}")
         folders = workspace_folders(given)
         with contextlib.suppress(Exception):  # the store as it is, when the records cannot be read in now
-            refresh(settings.db, folders, settings.decisions_dir, busy_seconds=BUSY_SECONDS)
+            refresh(settings.db, folders, settings.decisions_dir, busy_seconds=RECORDS_BUSY_SECONDS)
         return folders
 
     @contextmanager

@@ -634,7 +634,11 @@ def identify(conn: sqlite3.Connection) -> Identity:
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations the database has not had yet, in one transaction (BEGIN IMMEDIATE: two
-    processes opening a new database do not both apply them). Returns the version reached."""
+    processes opening a new database do not both apply them). Returns the version reached. A database
+    already current is only read: no write lock is waited for when there is nothing to write."""
+    if (int(conn.execute("PRAGMA user_version").fetchone()[0]) >= len(migrations)
+            and int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID):
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
