@@ -152,9 +152,9 @@ def test_a_server_off_this_machine_is_named_in_the_run_line(tmp_path: Path) -> N
         result = run(["now"], env)
         hosts = {r.headers.get("host") for r in fake.completions}
     assert result.rc == 0, result.out + result.err
-    assert ("Using an OpenAI-compatible server at http://models.example.test/v1 (local-model; 4,096-token window "
-            "from openai_context_tokens; cost not counted: no price is known for this server; your transcripts, redacted, are sent to "
-            "models.example.test) (as configured).") in result.out, result.out
+    assert ("Using an OpenAI-compatible server at http://models.example.test/v1 (local-model; "
+            "4,096-token window from openai_context_tokens; cost not counted: no price is known for this server; "
+            "your transcripts, redacted, are sent to models.example.test) (as configured).") in result.out, result.out
     assert hosts == {"models.example.test"}
 
 
