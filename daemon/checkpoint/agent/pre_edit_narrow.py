@@ -494,8 +494,8 @@ def _over_budget(db: str, session_id: str | None, budget: float) -> None:
 
     from checkpoint.agent.problems import record
 
-    record(Path(db), "hook pre-edit", f"the hook pre-edit took over {budget:g} s and was dropped (the agent went on without it)",
-           session_id)
+    record(Path(db), "hook pre-edit",
+           f"the hook pre-edit took over {budget:g} s and was dropped (the agent went on without it)", session_id)
     raise OverBudget
 
 
