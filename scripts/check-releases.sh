@@ -35,8 +35,7 @@ PYTEST_ARGS=("$@")
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/checkpoint-releases.XXXXXX")"
 # The committed tree (HEAD), copied: what is checked does not change under the run, and the
 # repository's own .venv, node_modules and locks are never touched.
-mkdir "$WORK/src"
-git archive --format=tar HEAD | tar -x -C "$WORK/src"
+git clone -q --no-hardlinks . "$WORK/src"  # a repository (tests ask git for its files), at HEAD
 cd "$WORK/src"
 REPO="$PWD"
 log() { echo "check-releases: $*" >&2; }

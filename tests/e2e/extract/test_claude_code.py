@@ -106,8 +106,11 @@ def test_every_planted_decision_once_under_faults_and_a_killed_run(setup: Setup)
     for _ in range(4):  # the killed run's leases expire after 1 s; a rerun then takes its chunks
         time.sleep(1.2)
         now = setup.run("now", env=env)
+        # The version the installed CLI says (the pinned one in CI, the newest in scripts/check-releases.sh).
+        version = subprocess.run([str(agent_cli("claude")), "--version"], capture_output=True, text=True,
+                                 timeout=60).stdout.split()[0]
         assert "Using Claude through the Claude Code CLI (claude-haiku-4-5; the CLI's own login): " \
-               "Claude Code 2.1.328, api_key login (as configured)." in now.out, now.out
+               f"Claude Code {version}, api_key login (as configured)." in now.out, now.out
         status = setup.run("status", "--json", env=env).check().json()
         if status["totals"]["pending"] == 0 and status["totals"]["failed"] == 0:
             break
