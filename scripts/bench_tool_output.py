@@ -8,13 +8,14 @@ For each corpus and each head: a fresh database, a scan, then `checkpoint now`'s
 every request's input tokens (tests/support/fake_anthropic.py: ceil(chars / 3) per text segment). Also
 the tool output left out (policy `tool_output`), the stored turn text, and the items captured. The
 default corpora: the real samples (../shared/samples/real), the hold-out samples (../shared/samples/claude
-and codex, tests/data/samples), and a synthetic corpus whose planted markers (tests/support/synth.py)
-must each be captured exactly once whatever the head. Prints figures, asserts nothing.
+and codex, tests/data/samples), and a synthetic corpus with long tool output whose planted markers
+(tests/support/synth.py) must each be captured exactly once whatever the head. Prints figures, asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sqlite3
 import tempfile
@@ -28,7 +29,7 @@ from checkpoint.extract.choose import choose_extractor
 from checkpoint.sources.turn_text import TOOL_OUTPUT
 from checkpoint.store import Store
 from tests.support.fake_anthropic import FakeAnthropic, count_request_tokens
-from tests.support.synth import write_corpus
+from tests.support.synth import dumps, write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "samples"
@@ -48,6 +49,27 @@ class Figures:
 
 def _size_mb(roots: list[Path]) -> float:
     return sum(p.stat().st_size for r in roots for p in r.rglob("*") if p.is_file()) / 1e6
+
+
+def with_tool_output(claude_root: Path, results: int = 12, chars: int = 6_000) -> None:
+    """Long tool results appended to each synthetic Claude Code session (a Bash call and its output), so
+    that the planted markers are captured from a corpus whose tool output is cut."""
+    for path in claude_root.rglob("*.jsonl"):
+        lines = path.read_bytes().splitlines()
+        last = json.loads(lines[-1])
+        parent = last["uuid"]
+        added: list[dict[str, object]] = []
+        for n in range(results):
+            call, result = f"{parent[:8]}-call-{n}", f"{parent[:8]}-result-{n}"
+            base = {k: last[k] for k in ("cwd", "sessionId", "version", "timestamp")}
+            added.append({**base, "type": "assistant", "uuid": call, "parentUuid": parent, "message": {
+                "id": f"msg_{call}", "role": "assistant", "type": "message", "content": [
+                    {"type": "tool_use", "id": f"toolu_{call}", "name": "Bash", "input": {"command": "pytest -v"}}]}})
+            output = "\n".join(f"tests/test_{k}.py::test_case_{k} PASSED" for k in range(chars // 40))
+            added.append({**base, "type": "user", "uuid": result, "parentUuid": call, "message": {
+                "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{call}", "content": output}]}})
+            parent = result
+        path.write_bytes(b"\n".join(lines) + b"\n" + b"".join(dumps(r) for r in added))
 
 
 def measure(roots: list[Path], head: int, work: Path, markers: set[str]) -> Figures:
@@ -87,13 +109,14 @@ def main() -> None:
     heads = [int(h) for h in args.heads.split(",")]
     with tempfile.TemporaryDirectory(prefix="checkpoint-bench-tool-output-") as tmp:
         work = Path(tmp)
-        synth = write_corpus(work / "synth", sessions=6, turns=80, chars=40_000, seed=7)
+        synth = write_corpus(work / "synth", sessions=6, turns=80, chars=40_000, seed=7, codex_share=0)
+        with_tool_output(synth.claude_root)
         corpora: dict[str, tuple[list[Path], set[str]]] = (
             {str(c): ([c], set()) for c in args.corpus} if args.corpus else {
                 "real (../shared/samples/real)": ([SHARED / "real"], set()),
                 "hold-out (../shared/samples/claude, codex)": ([SHARED / "claude", SHARED / "codex"], set()),
                 "tests/data/samples": ([REPO / "tests" / "data" / "samples"], set()),
-                "synthetic, planted markers": ([synth.claude_root, synth.codex_root],
+                "synthetic, planted markers, long tool output": ([synth.claude_root, synth.codex_root],
                                                set().union(*synth.markers.values())),
             })
         for name, (roots, markers) in corpora.items():

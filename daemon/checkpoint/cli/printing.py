@@ -48,7 +48,7 @@ def print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
     if report.redacted:
         print(f"Redacted before storing: {redactions(report.redacted)}.", file=out)
     if report.tool_output_left_out:
-        print(f"Tool output left out by policy (tool_output_chars): {plural(report.tool_output_left_out, 'char')}"
+        print(f"Tool output left out by policy (tool_output_chars): {report.tool_output_left_out:,} characters"
               f" of tool results in {plural(report.tool_output_records, 'record')}; each kept as its head,"
               " size and kind.", file=out)
     if report.problems:
