@@ -20,7 +20,7 @@ import os
 import sqlite3
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from checkpoint import pipeline, runner
@@ -66,8 +66,9 @@ def with_tool_output(claude_root: Path, results: int = 12, chars: int = 6_000) -
                 "id": f"msg_{call}", "role": "assistant", "type": "message", "content": [
                     {"type": "tool_use", "id": f"toolu_{call}", "name": "Bash", "input": {"command": "pytest -v"}}]}})
             output = "\n".join(f"tests/test_{k}.py::test_case_{k} PASSED" for k in range(chars // 40))
-            added.append({**base, "type": "user", "uuid": result, "parentUuid": call, "message": {
-                "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{call}", "content": output}]}})
+            block = {"type": "tool_result", "tool_use_id": f"toolu_{call}", "content": output}
+            added.append({**base, "type": "user", "uuid": result, "parentUuid": call,
+                          "message": {"role": "user", "content": [block]}})
             parent = result
         path.write_bytes(b"\n".join(lines) + b"\n" + b"".join(dumps(r) for r in added))
 
