@@ -12,18 +12,18 @@
 # (--with-editor also runs the code-server end-to-end test, ~10 min more).
 #
 # Prints a Markdown report (also written to FILE) and exits 1 when a step failed, 0 when all passed.
-# It never touches the repository's .venv, locks or caches of CI; its work lives in a temp folder.
+# It checks the committed tree (HEAD), copied into a temp folder where all its work lives: the
+# repository's .venv, node_modules and locks are never touched.
 # .github/workflows/release-check.yml runs it weekly.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-REPO="$PWD"
 RESOLUTION=highest
 REPORT=""
 EDITOR=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --lowest) RESOLUTION=lowest-direct ;;
-    --report) REPORT="$2"; shift ;;
+    --report) REPORT="$(realpath -m "$2")"; shift ;;
     --with-editor) EDITOR=1 ;;
     --) shift; break ;;
     *) echo "check-releases: unknown option $1 (see the comment at the top of this script)" >&2; exit 2 ;;
@@ -33,6 +33,12 @@ done
 PYTEST_ARGS=("$@")
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/checkpoint-releases.XXXXXX")"
+# The committed tree (HEAD), copied: what is checked does not change under the run, and the
+# repository's own .venv, node_modules and locks are never touched.
+mkdir "$WORK/src"
+git archive --format=tar HEAD | tar -x -C "$WORK/src"
+cd "$WORK/src"
+REPO="$PWD"
 log() { echo "check-releases: $*" >&2; }
 OUT="$WORK/report.md"
 failed=()
@@ -103,16 +109,8 @@ if [[ ! " ${failed[*]} " =~ " python-install " ]]; then
   step mypy "$WORK/venv/bin/mypy"
   step pytest "$PY" -m pytest -q -p no:cacheprovider --junitxml="$WORK/pytest.xml" "${PYTEST_ARGS[@]}"
 fi
-# The extension in a tree of its own (its tests read ../scripts): the rest of the repository linked in.
-mkdir -p "$WORK/tree"
-for entry in "$REPO"/* "$REPO"/.[!.]*; do
-  case "$(basename "$entry")" in vscode-extension|.git|.venv) ;; *) ln -s "$entry" "$WORK/tree/" ;; esac
-done
-mkdir -p "$WORK/tree/vscode-extension"
-tar -C vscode-extension --exclude=node_modules --exclude=bundled --exclude=dist --exclude=package-lock.json -cf - . \
-  | tar -C "$WORK/tree/vscode-extension" -xf -
-step extension bash -c "cd '$WORK/tree/vscode-extension' && npm install --ignore-scripts --no-audit --no-fund --loglevel=error && npm run -s lint && npm run -s compile \
-  && npx vitest run"
+step extension bash -c "cd vscode-extension && npm install --ignore-scripts --no-audit --no-fund --loglevel=error \
+  && npm run -s lint && npm run -s compile && npx vitest run"
 if [ "$EDITOR" = 1 ]; then
   step editor-e2e bash -c "CHECKPOINT_BUILD_PYTHON='$PY' CHECKPOINT_E2E_VSIX=\"\$(bash scripts/build-vsix.sh linux-x64)\" \
     && export CHECKPOINT_E2E_VSIX && cd vscode-extension && node e2e/run.mjs"

@@ -10,6 +10,7 @@ import pytest
 
 from checkpoint.config import Settings
 from checkpoint.store import Store
+from tests.support.paths import HOOK_BUDGET
 
 # Helpers that assert for the tests: rewritten like the tests' own asserts, so a failure shows the values.
 pytest.register_assert_rewrite("tests.support.reader_checks")
@@ -44,6 +45,10 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
                 "COPILOT_HOME", "CHECKPOINT_DB", "CHECKPOINT_SOURCES", "CHECKPOINT_CONFIG", "CHECKPOINT_EXTRACTOR",
                 "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
+    # Whether the pre-edit hook answers must not depend on how loaded the machine is (its 0.8 s budget
+    # made tests fail only under load): tests.support.paths.HOOK_BUDGET.
+    for var, value in HOOK_BUDGET.items():
+        monkeypatch.setenv(var, value)
 
 
 @pytest.fixture

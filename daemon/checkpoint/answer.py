@@ -4,7 +4,7 @@ read (extractors, `checkpoint now`, the daemon), never by `checkpoint scan` or `
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints, ValidationInfo, field_validator
 
@@ -35,6 +35,9 @@ class ItemDraft(BaseModel):
     same_as: str | None = None  # id of a known item of the workspace this one restates
     supersedes: str | None = None  # id of a known item this one replaces (a reversal, a change of course)
     supersedes_reason: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    # What code breaks the item (checkpoint.checks.model), proposed: a check that cannot be read is
+    # dropped, never the item.
+    check: dict[str, Any] | None = None
 
     @field_validator("statement", "rationale", "supersedes_reason", mode="before")
     @classmethod
@@ -51,6 +54,18 @@ class ItemDraft(BaseModel):
             return value
         paths = (plain_text(v).strip() for v in value if isinstance(v, str) and len(v) <= MAX_PATH)
         return list(dict.fromkeys(p for p in paths if p))[:MAX_FILES]
+
+    @field_validator("check", mode="before")
+    @classmethod
+    def _check(cls, value: object) -> object:
+        from checkpoint.checks.model import CheckProblem, read_check
+
+        if value is None:
+            return None
+        try:
+            return read_check(value).as_json()
+        except CheckProblem:
+            return None
 
     @field_validator("same_as", "supersedes", mode="before")
     @classmethod

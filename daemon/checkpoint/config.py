@@ -26,6 +26,7 @@ LEASE_SECONDS = 300.0
 AT_RISK_DAYS = 7.0
 OPENAI_DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
 OPENAI_CONTEXT_TOKENS = 4096  # Ollama's default context: the safe guess when the user gives none
+OPENAI_ANSWER_BYTES = 8 << 20  # the most bytes one answer of the `openai` extractor may have
 
 
 def _data_home() -> Path:
@@ -111,7 +112,7 @@ class Settings:
     max_attempts: int = 4  # requests per model per chunk before the next fallback (or failure)
     retry_delay: float = 1.0  # seconds before the first retry; doubles each time
     retry_max_delay: float = 30.0  # cap on any wait, retry-after included
-    request_timeout: float = 120.0  # seconds per request
+    request_timeout: float = 120.0  # seconds per request, the whole of it (an answer dripped slowly ends there)
     # the Codex extractor (`extractor = "codex"`): the user's `codex` CLI and its login
     codex_command: str = "codex"
     codex_model: str | None = None  # None: Codex's default model for the login
@@ -125,6 +126,9 @@ class Settings:
     # The server's real context window: Ollama's default is 4,096 tokens and it drops what does not fit
     # without an error, so a request is measured against this before it is sent.
     openai_context_tokens: int = OPENAI_CONTEXT_TOKENS
+    # The most bytes one answer may have: a chunk's items are a few KB; an endless or huge answer is
+    # refused (a failed attempt) at this, never held in memory whole.
+    openai_answer_bytes: int = OPENAI_ANSWER_BYTES
     known_items: int = 30  # the session's latest items shown with each chunk, so restatements merge
     lease_seconds: float = LEASE_SECONDS
     # Secrets are replaced by typed placeholders before a turn is stored and before a chunk is sent
@@ -139,6 +143,9 @@ class Settings:
     agent_context: bool = True
     agent_capture: bool = True
     agent_reminders: bool = True
+    # an edit that an accepted decision's check finds breaking it: the agent is told (always), and with
+    # this on, the user is asked before the edit runs (PreToolUse permissionDecision "ask"; never a deny)
+    agent_check_ask: bool = False
     # where shared decision records live in a repository (checkpoint.team), relative to its top folder
     decisions_dir: str = DECISIONS_DIR
 
@@ -181,6 +188,7 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {  # name: (lowest, highes
     "request_timeout": (math.ulp(0.0), None, "more than 0 (seconds)"),
     "known_items": (0, None, "0 or more"),
     "openai_context_tokens": (512, None, "512 or more (tokens: the server's context window)"),
+    "openai_answer_bytes": (4096, None, "4096 or more (bytes)"),
     "lease_seconds": (math.ulp(0.0), None, "more than 0 (seconds)"),
     "at_risk_days": (0, None, "0 or more (days)"),
 }
@@ -314,9 +322,11 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_OPENAI_BASE_URL": "openai_base_url",
     "CHECKPOINT_OPENAI_MODEL": "openai_model",
     "CHECKPOINT_OPENAI_CONTEXT_TOKENS": "openai_context_tokens",
+    "CHECKPOINT_OPENAI_ANSWER_BYTES": "openai_answer_bytes",
     "CHECKPOINT_AGENT_CONTEXT": "agent_context",
     "CHECKPOINT_AGENT_CAPTURE": "agent_capture",
     "CHECKPOINT_AGENT_REMINDERS": "agent_reminders",
+    "CHECKPOINT_AGENT_CHECK_ASK": "agent_check_ask",
     "CHECKPOINT_DECISIONS_DIR": "decisions_dir",
 }
 

@@ -301,9 +301,11 @@ class ItemSource(NamedTuple):
     path: str  # the transcript file
     line: int  # 1-based line in it
     timestamp: str | None
+    role: str | None = None  # who said it: "user" (the person) or "assistant" (the agent)
 
     def as_json(self) -> dict[str, Any]:
-        return {"turn_id": self.turn_id, "path": self.path, "line": self.line, "timestamp": self.timestamp}
+        return {"turn_id": self.turn_id, "path": self.path, "line": self.line, "timestamp": self.timestamp,
+                "role": self.role}
 
 
 ORIGIN_LOCAL = "local"
@@ -381,7 +383,7 @@ class ItemRecord(NamedTuple):
             "created_at": self.created_at, "session_title": self.session_title, "cwd": self.cwd,
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
             "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
-            "origin": self.origin, "record": self.record, "held": self.held,
+            "origin": self.origin, "record": self.record, "held": self.held, "agent": self.agent,
         }
 
 

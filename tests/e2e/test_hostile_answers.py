@@ -24,7 +24,7 @@ import pytest
 from checkpoint.answer import MAX_FILES, MAX_RATIONALE, MAX_STATEMENT
 from checkpoint.extract.prompt import SYSTEM_PROMPT
 from checkpoint.model import ItemKind, ItemRecord, ItemSource, ItemState
-from checkpoint.server.features.diagnostics import hover_text, md_text
+from checkpoint.server.features.diagnostics.cards import card, md_text
 from tests.support.cli_home import SESSION, Home
 from tests.support.cli_run import Result, item_markers, query
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest, parse_turns, planted_decisions
@@ -160,17 +160,25 @@ def test_the_hover_escapes_markdown_and_html() -> None:
         session_title="title [x](command:evil)", cwd=None,
         sources=(ItemSource(turn_id="t3", path="/t/a(b)_c.jsonl", line=3, timestamp="2026-01-05T10:00:00Z"),),
     )
-    text = hover_text(item)
-    assert item.rationale is not None and item.session_title is not None
-    hostile_parts = [md_text(item.statement), md_text(item.rationale), md_text(item.session_title)]
+    text = card(item, now=0.0)
+    assert item.rationale is not None
+    # The card: its own emphasis, then what the model said escaped, then the actions line.
+    *said, actions = text.split("  \n")
+    assert said[0].startswith("**Decision** ") and said[1].startswith("*Why:* ")
+    hostile_parts = [said[0].removeprefix("**Decision** "), said[1].removeprefix("*Why:* "), *said[2:]]
+    assert md_text(" ".join(item.statement.split()))[:100] in hostile_parts[0]
+    assert hostile_parts[1] == md_text(item.rationale)
     for part in hostile_parts:
-        assert part in text
         unescaped = re.sub(r"\\.", "", part)  # what is left once every escaped character is gone
         assert not re.search(r"[\[\]<>!*_`#|~&]", unescaped), unescaped
         assert not re.search(r"^\s*([-+=]|\d+[.)])", unescaped, re.MULTILINE), unescaped
-        assert not CONTROL.search(part.replace("\n", ""))
-    # The link to the transcript is the one link, its target enclosed so no character can end it early.
-    assert "[a(b)\\_c.jsonl:3](<file:///t/a%28b%29_c.jsonl#L3>)" in text
+        assert not CONTROL.search(part)
+    # The only links are the card's actions, each a command on the item's id, quoted: no character of
+    # what the item says makes a link, and the session's title (a link in disguise) is not shown.
+    links = re.findall(r"\]\(([^)]*)\)", actions)
+    commands = ("openTurn", "acceptItem", "dismissItem")
+    assert links == [f"command:checkpoint.{c}?%5B%220a1b2c3d4e5f%22%5D" for c in commands]
+    assert "command:evil" not in text
 
 
 def test_a_secret_the_model_writes_into_an_item_is_redacted_before_it_is_stored(

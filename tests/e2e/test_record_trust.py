@@ -33,6 +33,7 @@ from checkpoint.model import AGENT_ANSWER_MARK, AGENT_CONTEXT_MARK
 from tests.support.agent_clis import ROOT, agent_cli, clean_env
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
 from tests.support.fake_anthropic import FakeAnthropic, MessageRequest
+from tests.support.paths import HOOK_BUDGET
 
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")
 PLUGIN = ROOT / "claude-plugin"
@@ -70,7 +71,8 @@ class Machine:
     def env(self, **extra: str) -> dict[str, str]:
         return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home),
                 "XDG_CONFIG_HOME": str(self.home / ".config"), "CHECKPOINT_DB": str(self.db),
-                "CHECKPOINT_SOURCES": str(self.projects), "CHECKPOINT_EXTRACTOR": "heuristic", **extra}
+                "CHECKPOINT_SOURCES": str(self.projects), "CHECKPOINT_EXTRACTOR": "heuristic", **HOOK_BUDGET,
+                **extra}
 
     def checkpoint(self, cwd: Path, *args: str) -> Any:
         result = subprocess.run([str(CHECKPOINT), *args], cwd=cwd, env=self.env(), capture_output=True, text=True,

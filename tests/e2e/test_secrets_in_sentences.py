@@ -131,3 +131,66 @@ def test_no_secret_said_in_a_sentence_reaches_any_output(tmp_path: Path) -> None
              **{name: data.decode("utf-8", "replace") for name, data in files.items()}}
     assert _leaks(secrets, where) == {}
     assert os.path.getsize(db) > 0
+
+
+RECORD = """---
+status: accepted
+date: 2026-11-02
+id: 0123456789abcdef
+kind: decision
+files: [src/deploy.py]
+---
+
+# We'll deploy with the key {akia} and the secret {secret}
+
+## Rationale
+
+Datadog: our datadog api key is {datadog}; das Passwort ist {password}.
+"""
+
+
+def test_a_teammates_record_is_stored_and_shown_without_its_secrets(tmp_path: Path) -> None:
+    """Issue 37 (finding 8): a record committed with an AKIA key, an AWS secret, a Datadog key and a German
+    password, read in by the real `checkpoint items`, the session-start hook and the MCP server."""
+    rng = random.Random(37)
+    values = {"akia": "AKIA" + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16)),
+              "secret": "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+                                for _ in range(40)),
+              "datadog": "".join(rng.choice("0123456789abcdef") for _ in range(32)),
+              "password": "Xk9#mQ2vLp7z&Rt"}
+    home, db, repo = tmp_path / "home", tmp_path / "data" / "checkpoint.db", tmp_path / "repo"
+    home.mkdir()
+    (repo / "docs" / "decisions").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
+    (repo / "docs" / "decisions" / "0001-deploy.md").write_text(RECORD.format(**values))
+    env = cli_env(home, CHECKPOINT_DB=str(db), CHECKPOINT_SOURCES=str(tmp_path / "none"),
+                  CHECKPOINT_EXTRACTOR="heuristic")
+    items_out = subprocess.run([str(CHECKPOINT), "items", "--all", "--json"], cwd=repo, env=env, capture_output=True,
+                               text=True, timeout=120, check=True).stdout
+    [item] = json.loads(items_out)["items"]
+    assert "[REDACTED:" in item["statement"] and "[REDACTED:" in item["rationale"]
+    hook = subprocess.run([str(CHECKPOINT), "hook", "session-start"], capture_output=True, env=env, timeout=60,
+                          input=json.dumps({"session_id": "s", "cwd": str(repo), "hook_event_name": "SessionStart",
+                                            "source": "startup"}).encode())
+    mcp = _mcp(repo, env, [item["id"]])
+    stored = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists()).decode("utf-8", "replace")
+    said = {"items --json": items_out, "session-start": hook.stdout.decode(), "database": stored,
+            **{f"mcp {n}": text for n, text in enumerate(mcp)}}
+    assert {name: [k for k, v in values.items() if v in text] for name, text in said.items()
+            if any(v in text for v in values.values())} == {}
+
+
+def test_the_hook_problem_log_keeps_no_token_from_malformed_input(tmp_path: Path) -> None:
+    """Issue 37 (finding 8): stdin that is not JSON, opening with a token, is recorded as a problem
+    without it."""
+    token = "ghp_" + "".join(random.Random(8).choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789") for _ in range(36))
+    home, db = tmp_path / "home", tmp_path / "data" / "checkpoint.db"
+    home.mkdir()
+    env = cli_env(home, CHECKPOINT_DB=str(db), CHECKPOINT_SOURCES=str(tmp_path / "none"))
+    for event in ("pre-edit", "session-start", "stop"):
+        hook = subprocess.run([str(CHECKPOINT), "hook", event], capture_output=True, env=env, timeout=60,
+                              input=f"GITHUB_TOKEN={token} not json".encode())
+        assert (hook.returncode, hook.stdout, hook.stderr) == (0, b"", b"")
+    log = (db.parent / (db.name + ".agent") / "problems.jsonl").read_text()
+    assert log.count("is not JSON") == 3 and "[REDACTED:" in log
+    assert token not in log and token[:12] not in log

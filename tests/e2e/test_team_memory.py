@@ -152,7 +152,7 @@ async def test_two_developers_share_decisions_through_git(team: tuple[Developer,
     try:
         uri = (bob.clone / "src" / "queue.py").as_uri()
         [diagnostic] = await daemon.wait_diagnostics(uri, lambda d: len(d) == 1, timeout=30)
-        assert diagnostic.code == first["id"] and first["statement"] in diagnostic.message
+        assert diagnostic.data["item_id"] == first["id"] and first["statement"] in diagnostic.message  # type: ignore[index]
         [panel] = await daemon.items()
         assert (panel["id"], panel["origin"], panel["record"]) == (first["id"], "shared", shared["record"])
     finally:

@@ -152,6 +152,12 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     diagnostics = await daemon.wait_diagnostics(uri, lambda d: len(d) == 3)
     write_golden("diagnostic-data", sorted((plain(d.data) for d in diagnostics), key=lambda d: d["kind"]), tmp_path)
 
+    # Open Turn: the decision's turn as it was said, with the turns around it.
+    turn = plain(await daemon.client.protocol.send_request_async(
+        protocol.CHECKPOINT_TURN, {"item": mine_decision(items)}))
+    assert [t["cited"] for t in turn["turns"]].count(True) >= 1
+    write_golden("turn-result", turn, tmp_path)
+
     # By hand, as the editor's "Mark as Superseded by…" does; then search finds both ends of the link.
     mine = {i["kind"]: i["id"] for i in items["items"] if i["session_id"] == SESSION_ID}
     old, new = mine["constraint"], mine["decision"]
@@ -202,17 +208,27 @@ async def test_a_failed_run_is_written_as_golden_files(tmp_path: Path, workspace
             await daemon.stop()
 
 
+def mine_decision(items: dict[str, Any]) -> str:
+    return str(next(i["id"] for i in items["items"] if i["session_id"] == SESSION_ID and i["kind"] == "decision"))
+
+
 def test_the_protocol_names_are_written_for_the_extension() -> None:
     """The extension's constants.ts is checked against these, so a rename on one side fails a test."""
     commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT,
+                "reopen": protocol.CMD_REOPEN,
                 "supersede": protocol.CMD_SUPERSEDE, "share": protocol.CMD_SHARE}
     assert set(commands.values()) == set(protocol.COMMANDS)  # a new command is added here too
+    editor_commands = {"openTurn": protocol.EDITOR_OPEN_TURN, "acceptItem": protocol.EDITOR_ACCEPT,
+                       "dismissItem": protocol.EDITOR_DISMISS, "openRecord": protocol.EDITOR_OPEN_RECORD}
+    assert set(editor_commands.values()) == set(protocol.EDITOR_COMMANDS)
     names = {
         "server_name": protocol.SERVER_NAME,
         "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS,
                     "search": protocol.CHECKPOINT_SEARCH, "sessions": protocol.CHECKPOINT_SESSIONS,
-                    "workspaceSessions": protocol.CHECKPOINT_WORKSPACE_SESSIONS},
+                    "workspaceSessions": protocol.CHECKPOINT_WORKSPACE_SESSIONS, "turn": protocol.CHECKPOINT_TURN},
         "commands": commands,
+        # the extension's own commands the daemon links to (hover actions, a diagnostic's code)
+        "editor_commands": editor_commands,
         "diagnostic_source": protocol.DIAGNOSTIC_SOURCE,
     }
     GOLDEN.mkdir(parents=True, exist_ok=True)

@@ -80,7 +80,7 @@ async def test_items_request_filters_and_gives_provenance(
     assert decision["files"] == [str(workspace / "src" / "queue.py")]
     assert decision["sources"] == [{
         "turn_id": decision["turn_ids"][0], "path": str(inside.path), "line": 2,
-        "timestamp": decision["sources"][0]["timestamp"], "uri": inside.path.as_uri(),
+        "timestamp": decision["sources"][0]["timestamp"], "role": "assistant", "uri": inside.path.as_uri(),
     }]
     assert sorted(i["kind"] for i in await daemon.items(file=(workspace / "src" / "queue.py").as_uri())) == [
         "constraint", "decision"]
@@ -129,7 +129,8 @@ async def test_dismiss_and_accept_via_code_actions(
     diags = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2)
     decision = next(d for d in diags if d.message.startswith("Decision"))
     constraint = next(d for d in diags if d.message.startswith("Constraint"))
-    assert decision.range == types.Range(types.Position(2, 0), types.Position(2, 29))
+    assert decision.range == types.Range(types.Position(2, 8), types.Position(2, 29))  # one line, from its text
+    decision_id, constraint_id = (str(d.data["item_id"]) for d in (decision, constraint))  # type: ignore[index]
 
     actions = await daemon.client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=decision.range,
@@ -138,16 +139,16 @@ async def test_dismiss_and_accept_via_code_actions(
     assert actions is not None
     commands = [(a.command.command, a.command.arguments) for a in actions
                 if isinstance(a, types.CodeAction) and a.command]
-    assert commands == [(CMD_ACCEPT, (decision.code,)), (CMD_DISMISS, (decision.code,))]
+    assert commands == [(CMD_ACCEPT, (decision_id,)), (CMD_DISMISS, (decision_id,))]
     assert all(isinstance(a, types.CodeAction) and a.kind == types.CodeActionKind.QuickFix for a in actions)
 
-    dismissed = await daemon.command(CMD_DISMISS, decision.code)
-    assert dismissed == {"id": decision.code, "state": "dismissed", "changed": True}
+    dismissed = await daemon.command(CMD_DISMISS, decision_id)
+    assert dismissed == {"id": decision_id, "state": "dismissed", "changed": True}
     left = await daemon.wait_diagnostics(uri, lambda d: len(d) == 1)
     assert left == [constraint]
-    accepted = await daemon.command(CMD_ACCEPT, constraint.code)
-    assert accepted == {"id": constraint.code, "state": "accepted", "changed": True}
-    assert [i["id"] for i in await daemon.items(state="dismissed")] == [decision.code]
+    accepted = await daemon.command(CMD_ACCEPT, constraint_id)
+    assert accepted == {"id": constraint_id, "state": "accepted", "changed": True}
+    assert [i["id"] for i in await daemon.items(state="dismissed")] == [decision_id]
     assert [i["state"] for i in await daemon.items()] == ["accepted"]
     for command in (CMD_DISMISS, CMD_ACCEPT):  # an error, not `changed: false` (read as "it was so already")
         with pytest.raises(JsonRpcInvalidParams, match="no item 'no-such-item'"):
@@ -156,5 +157,5 @@ async def test_dismiss_and_accept_via_code_actions(
     # Stored: another process reading the database sees the triage.
     store = Store(tmp_path / "db" / "checkpoint.db")
     assert {i.id: i.state for i in store.items(include_dismissed=True)} == {
-        decision.code: "dismissed", constraint.code: "accepted"}
+        decision_id: "dismissed", constraint_id: "accepted"}
     store.close()

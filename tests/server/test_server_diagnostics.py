@@ -1,10 +1,11 @@
 """Items become diagnostics on the workspace files their session edited: on the lines it wrote while
 they can be found (re-anchored on open and change), else on line 0, with the transcript line as
-related information, a severity per kind, and a hover that tells the whole item. A superseded item is
+related information, a severity per kind, and a hover card per item. A superseded item is
 tagged Deprecated and names the newer one; an item whose lines are gone says its code changed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.server.features.diagnostics import STALE
-from checkpoint.server.protocol import CMD_NOW, CMD_SUPERSEDE
+from checkpoint.server.protocol import CMD_NOW, CMD_SUPERSEDE, EDITOR_OPEN_TURN, command_link
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -60,14 +61,15 @@ def expected(item: dict[str, Any], transcript: Transcript, start: int, end: int,
         range=types.Range(types.Position(start, 0), types.Position(end, end_char)),
         message=f"{title}: {item['statement']}",
         severity=severity,
-        code=item["id"],
+        code=item["kind"],
+        code_description=types.CodeDescription(href=command_link(EDITOR_OPEN_TURN, item["id"])),
         source="checkpoint",
         related_information=(types.DiagnosticRelatedInformation(
             location=types.Location(uri=transcript.path.as_uri(),
                                     range=types.Range(types.Position(1, 0), types.Position(1, 0))),
-            message=f"Add a cache getter ({transcript.session_id[:8]}), turn {turn['uuid']} at {turn['timestamp']}",
+            message=f"said in Add a cache getter ({transcript.session_id[:8]}), {turn['timestamp'][:10]}",
         ),),  # the client structures sequences as tuples
-        data={"item_id": item["id"], "session_id": transcript.session_id, "kind": item["kind"]},
+        data={"item_id": item["id"], "session_id": transcript.session_id, "kind": item["kind"], "mark": "edited"},
     )
 
 
@@ -102,7 +104,8 @@ async def test_reanchored_when_the_document_moves_and_loses_the_lines(daemon: Da
         content_changes=[types.TextDocumentContentChangeWholeDocument(text='"""Cache module."""\n')],
     ))
     lost = await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and d[0].range.start.line == 0)
-    assert [d.range for d in lost] == [types.Range(types.Position(0, 0), types.Position(0, 0))] * 2
+    # one line, the first line of code, never a whole file
+    assert [d.range for d in lost] == [types.Range(types.Position(0, 0), types.Position(0, 19))] * 2
     # not silently on line 0: the diagnostic says the code it was about changed
     assert all(d.message.endswith(f"({STALE})") and d.data["stale"] is True for d in lost)  # type: ignore[index]
     daemon.client.text_document_did_change(types.DidChangeTextDocumentParams(
@@ -119,29 +122,30 @@ async def test_a_superseded_item_is_struck_through_and_names_the_newer_one(daemo
     assert all(d.tags is None for d in diags)
     question = next(d for d in diags if d.message.startswith("Open question"))
     decision = next(d for d in diags if d.message.startswith("Decision"))
-    result = await daemon.command(CMD_SUPERSEDE, {"old": question.code, "new": decision.code, "reason": "settled"})
-    assert result == {"old_id": question.code, "new_id": decision.code, "changed": True, "removed": 0,
-                      "superseded_by": decision.code}
+    question_id, decision_id = (str(d.data["item_id"]) for d in (question, decision))  # type: ignore[index]
+    result = await daemon.command(CMD_SUPERSEDE, {"old": question_id, "new": decision_id, "reason": "settled"})
+    assert result == {"old_id": question_id, "new_id": decision_id, "changed": True, "removed": 0,
+                      "superseded_by": decision_id}
     struck = await daemon.wait_diagnostics(uri, lambda d: any(x.tags for x in d))
-    old = next(d for d in struck if d.code == question.code)
+    old = next(d for d in struck if d.code == "question")
     assert list(old.tags or ()) == [types.DiagnosticTag.Deprecated]
-    assert f"[superseded by We'll use marker-diag for the cache layer ({decision.code})]" in old.message
-    assert old.data["superseded_by"] == decision.code  # type: ignore[index]
-    assert next(d for d in struck if d.code == decision.code).tags is None
+    assert f"[superseded by We'll use marker-diag for the cache layer ({decision_id})]" in old.message
+    assert old.data["superseded_by"] == decision_id  # type: ignore[index]
+    assert next(d for d in struck if d.code == "decision").tags is None
     hover = await daemon.client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(6, 4)))
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert "*Superseded by:* We'll use marker-diag for the cache layer" in hover.contents.value
     with pytest.raises(JsonRpcInvalidParams, match="would make a loop"):
-        await daemon.command(CMD_SUPERSEDE, decision.code, question.code)
+        await daemon.command(CMD_SUPERSEDE, decision_id, question_id)
     with pytest.raises(JsonRpcInvalidParams, match="`new` is required"):
-        await daemon.command(CMD_SUPERSEDE, {"old": question.code})
-    undone = await daemon.command(CMD_SUPERSEDE, {"old": question.code, "undo": True})
+        await daemon.command(CMD_SUPERSEDE, {"old": question_id})
+    undone = await daemon.command(CMD_SUPERSEDE, {"old": question_id, "undo": True})
     assert undone["removed"] == 1 and undone["superseded_by"] is None
     await daemon.wait_diagnostics(uri, lambda d: len(d) == 2 and not any(x.tags for x in d))
 
 
-async def test_hover_tells_statement_rationale_session_and_time(
+async def test_hover_is_a_card_per_item_with_who_when_and_actions(
     daemon: Daemon, workspace: Path, transcript: Transcript
 ) -> None:
     uri = (workspace / "src" / "cache.py").as_uri()
@@ -151,12 +155,14 @@ async def test_hover_tells_statement_rationale_session_and_time(
     ))
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert hover.range == diags[0].range
-    text = hover.contents.value
-    turn = transcript.text_records[0]  # type: ignore[attr-defined]
-    for part in ("We'll use marker-diag for the cache layer", "*Why:* because lookups dominate.",
-                 "Should we add eviction later?", f"Add a cache getter ({transcript.session_id[:8]})",
-                 turn["timestamp"], f"{transcript.path.name}:2"):
-        assert part in text
+    cards = hover.contents.value.split("\n\n---\n\n")
+    assert [c.split("  \n")[0] for c in cards] == [
+        "**Decision** We'll use marker-diag for the cache layer", "**Open question** Should we add eviction later?"]
+    decision = cards[0].split("  \n")
+    assert decision[1] == "*Why:* because lookups dominate."
+    assert re.fullmatch(r"said by the agent in a Claude Code session, (\d+ \w+ ago|yesterday|just now) · new",
+                        decision[2]), decision[2]
+    assert [re.sub(r"\(.*?\)", "", a) for a in decision[3].split(" · ")] == ["[Open Turn]", "[Accept]", "[Dismiss]"]
     nothing = await daemon.client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(2, 0)
     ))

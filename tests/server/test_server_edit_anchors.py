@@ -18,7 +18,7 @@ import attrs
 import pytest
 from lsprotocol import types
 
-from checkpoint.server.protocol import CMD_NOW
+from checkpoint.server.protocol import CMD_NOW, EDITOR_OPEN_TURN, command_link
 from tests.support.edit_fixtures import EDITS, PROJECT
 from tests.support.lsp_support import Daemon, server_env, slug
 
@@ -104,9 +104,10 @@ async def test_a_decision_is_a_diagnostic_on_the_lines_the_agent_wrote(tmp_path:
             range=types.Range(types.Position(5, 0), types.Position(5 + len(written) - 1, utf16_len(written[-1]))),
             message=f"Decision: {edit.said}",
             severity=types.DiagnosticSeverity.Information,
-            code=item["id"],
+            code="decision",
+            code_description=types.CodeDescription(href=command_link(EDITOR_OPEN_TURN, item["id"])),
             source="checkpoint",
-            data={"item_id": item["id"], "session_id": item["session_id"], "kind": "decision"},
+            data={"item_id": item["id"], "session_id": item["session_id"], "kind": "decision", "mark": "edited"},
         )
         # where it was said: a line of the agent's own session files
         assert [r.location.uri.startswith(source.as_uri()) for r in diag.related_information or ()] == [True]

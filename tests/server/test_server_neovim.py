@@ -1,5 +1,6 @@
 """A real, independent editor: Neovim's built-in LSP client starts `checkpoint serve`, receives
-checkpoint/status, runs checkpoint.now, and shows the decision as a diagnostic on the edited lines.
+checkpoint/status, runs checkpoint.now, and shows every item said in the turn as a diagnostic on the
+edited lines, the line's diagnostic float listing each, the hover float one card each with who and when.
 scripts/ensure-neovim.sh (run by scripts/test.sh) installs Neovim >= 0.9."""
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ def test_neovim_gets_status_runs_checkpoint_now_and_shows_the_decision(tmp_path:
     root = tmp_path / "claude" / "projects"
     t = Transcript(root, ws)
     t.write(t.user("Add a cache getter"))
-    t.write(t.assistant("We'll use marker-nvim for the cache layer because lookups dominate.",
-                        edits=[(source, "pass", FUNCTION)]))
-    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [root], XDG_STATE_HOME=str(tmp_path))
+    said = "We'll use marker-nvim for the cache layer because lookups dominate. Should we add eviction later?"
+    t.write(t.assistant(said, edits=[(source, "pass", FUNCTION)]))
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [root], XDG_STATE_HOME=str(tmp_path),
+                     CHECKPOINT_NVIM_DIAGNOSTICS="2")
     out = tmp_path / "nvim.json"
     run = subprocess.run(
         [neovim(), "--headless", "-u", "NONE", "-i", "NONE", "-l", str(LUA), str(out), str(ws), str(source),
@@ -63,12 +65,22 @@ def test_neovim_gets_status_runs_checkpoint_now_and_shows_the_decision(tmp_path:
     assert result["now_error"] is None
     assert result["now"]["run"]["captured"] == 1 and result["now"]["totals"]["pending"] == 0
 
-    [diagnostic] = result["diagnostics"]
-    code = diagnostic.pop("code")
-    assert re.fullmatch(r"[0-9a-f]{12}", code)
-    assert diagnostic == {
+    # Both items on the lines the session wrote reach the client, each with its kind as its code.
+    decision, question = sorted(result["diagnostics"], key=lambda d: d["severity"])
+    assert decision == {
         "lnum": 5, "end_lnum": 6, "col": 0, "end_col": len("    return STORE.get(key)"),
         "severity": 3,  # vim.diagnostic.severity.INFO
-        "message": "Decision: We'll use marker-nvim for the cache layer", "source": "checkpoint",
+        "message": "Decision: We'll use marker-nvim for the cache layer", "source": "checkpoint", "code": "decision",
     }
-    assert "*Why:* because lookups dominate." in result["hover"]
+    assert (question["lnum"], question["end_lnum"], question["severity"], question["code"]) == (5, 6, 4, "question")
+    # The line's diagnostic float lists every item on it; the hover float (K) says who said each and when.
+    assert result["float"][0] == "Diagnostics:" and sorted(line[3:] for line in result["float"][1:]) == [
+        "checkpoint: Decision: We'll use marker-nvim for the cache layer [decision]",
+        "checkpoint: Open question: Should we add eviction later? [question]",
+    ]
+    cards = sorted(result["hover"].split("\n\n---\n\n"))
+    assert [c.split("  \n")[0] for c in cards] == [
+        "**Decision** We'll use marker-nvim for the cache layer", "**Open question** Should we add eviction later?"]
+    said = r"said by the agent in a Claude Code session, (\d+ \w+ ago|yesterday) · new"
+    assert all(re.search(said, c) for c in cards)
+    assert "*Why:* because lookups dominate." in cards[0]

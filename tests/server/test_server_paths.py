@@ -57,7 +57,7 @@ async def test_relative_paths_resolve_against_the_sessions_cwd(tmp_path: Path, s
         diags = [ds for _, u, ds in daemon.record.diagnostics if u == queue][-1]
         mine_items = [i for i in await daemon.items(scope="all") if "marker-0a11" in i["statement"]]
         assert len(mine_items) == 1, mine_items
-        assert [str(d.code) for d in diags] == [mine_items[0]["id"]]  # once, not once per spelling
+        assert [d.data["item_id"] for d in diags] == [mine_items[0]["id"]]  # type: ignore[index]  # once, not once per spelling
         assert diags[0].range.start.line == 0 and diags[0].range.end.line == 1  # anchored on the lines written
         readme = (ws / "README.md").as_uri()
         assert not [u for _, u, ds in daemon.record.diagnostics if u == readme and ds], "another project's item"

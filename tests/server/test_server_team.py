@@ -67,8 +67,10 @@ async def test_a_pulled_record_shows_at_once_and_a_deleted_one_retires(tmp_path:
         git(mine, "pull", "-q", "--no-rebase", "origin", "main")  # docs/decisions/ appears with the record
 
         [shown] = await daemon.wait_diagnostics(uri, lambda d: len(d) == 1, timeout=SOON)
-        assert (shown.code, shown.message, shown.severity, shown.source) == (
-            DECISION.id, f"Decision: {DECISION.statement}", types.DiagnosticSeverity.Information, "checkpoint")
+        assert isinstance(shown.data, dict)
+        assert (shown.data["item_id"], shown.code, shown.message, shown.severity, shown.source) == (
+            DECISION.id, "decision", f"Decision: {DECISION.statement}", types.DiagnosticSeverity.Information,
+            "checkpoint")
         [item] = await daemon.items()
         assert (item["id"], item["statement"], item["origin"], item["record"], item["files"]) == (
             DECISION.id, DECISION.statement, "shared", RECORD.as_posix(), ["src/queue.py"])

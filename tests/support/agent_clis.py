@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from tests.support.paths import HOOK_BUDGET
+
 ROOT = Path(__file__).resolve().parents[2]
 # The user's HOME when the tests start: tests give each CLI (and often themselves) a temp HOME, and
 # the install (kept under HOME/.cache) must not be repeated under each of them.
@@ -39,7 +41,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """An environment for an agent CLI that can touch nothing of the real user's: HOME and the
     agents' config folders in `home`, no credentials inherited, telemetry off."""
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")}
-    env = keep | {
+    env = keep | HOOK_BUDGET | {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.paths import HOOK_BUDGET
+
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")
 CRASH_SIGNS = ("Traceback (most recent call last)", "database is locked")
 
@@ -37,6 +39,7 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LC_ALL": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
+        **HOOK_BUDGET,
     }
     for var in ("TMPDIR", "PYTHONPATH"):  # PYTHONPATH: to test a checkout other than the installed one
         if os.environ.get(var):

@@ -10,7 +10,9 @@ Endpoints
 ---------
     POST /v1/chat/completions   a ChatCompletion JSON (no streaming), with usage and finish_reason
     GET  /v1/models             {"object": "list", "data": [{"id": <model>}]}
-    A key is optional (a local server takes none); `FakeChat(api_key="k")` wants `Bearer k`, else 401.
+    A key is optional (a local server takes none); `FakeChat(api_key="k")` wants `Bearer k`, else 401
+    (which quotes the key presented with `echo_key=True`, as some gateways do); `models_open=True`: the
+    model list is served without a key, as llama.cpp's server does.
 
 Answers
 -------
@@ -33,7 +35,13 @@ Faults (queued with `fake.script(...)`, one per chat request, in order)
     "prose"                200, a sentence instead of JSON, finish_reason "stop"
     "too_long"             400 "the request exceeds the available context size" whatever its size
     "drop"                 the connection closed without an answer
+    "endless"              200 with no length, 64 KB of JSON-looking text after another until the client goes
+    "huge"                 200 announcing (Content-Length) and sending a 100 MB body
+    "drip"                 200 whose body comes one byte every DRIP_SECONDS (hours for the whole answer)
     "hang"                 no answer at all until the fake stops (a server slower than any timeout)
+
+A redirect: `FakeChat(redirect=(307, other.origin))` answers every request with that status and a
+Location on the other origin, same path; `fake.redirected` counts them.
 """
 
 from __future__ import annotations
@@ -46,11 +54,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 from tests.support.fake_anthropic import planted_decisions
 from tests.support.fake_http import JSON, FakeHandler, FakeServer, hard_close, read_body, write_json
 
-FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop", "hang"]
+FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop", "hang", "endless", "huge", "drip"]
+HUGE_BYTES = 100 << 20
+DRIP_SECONDS = 0.2
 _SHORTHANDS: dict[int, FaultKind] = {500: "server_error"}
 SCHEMA_REFUSAL = "Either json_schema or grammar can be specified, but not both"
 
@@ -101,8 +112,13 @@ class FakeChat(FakeServer[RequestRecord]):
 
     def __init__(self, *, model: str = "fake-local-model", context_tokens: int | None = None,
                  refuse_json_schema: bool = False, api_key: str | None = None, latency: float = 0.0,
-                 responder: Responder | None = None) -> None:
+                 responder: Responder | None = None, redirect: tuple[int, str] | None = None,
+                 echo_key: bool = False, models_open: bool = False) -> None:
         super().__init__()
+        self.echo_key = echo_key
+        self.models_open = models_open
+        self.redirect = redirect
+        self.redirected = 0
         self.model = model
         self.context_tokens = context_tokens
         self.refuse_json_schema = refuse_json_schema
@@ -120,6 +136,11 @@ class FakeChat(FakeServer[RequestRecord]):
         with self._lock:
             self._faults.extend(_SHORTHANDS[f] if isinstance(f, int) else f for f in faults)
 
+    def unscript(self) -> None:
+        """Forget the faults not met yet: the server answers well from now on."""
+        with self._lock:
+            self._faults.clear()
+
     def pending_faults(self) -> int:
         with self._lock:
             return len(self._faults)
@@ -136,7 +157,9 @@ class FakeChat(FakeServer[RequestRecord]):
     def _handle(self, h: FakeHandler) -> None:
         with self._lock:
             self._seq += 1
-            rec = RequestRecord(self._seq, h.command, h.path.split("?")[0].rstrip("/"), time.monotonic(),
+            # A proxy's request names the whole URL (an HTTP_PROXY pointed here): its path is what counts.
+            path = urlsplit(h.path).path if h.path.startswith(("http://", "https://")) else h.path.split("?")[0]
+            rec = RequestRecord(self._seq, h.command, path.rstrip("/"), time.monotonic(),
                                 {k.lower(): ("Bearer <redacted>" if k.lower() == "authorization" else v)
                                  for k, v in h.headers.items()})
             self._log.append(rec)
@@ -154,9 +177,21 @@ class FakeChat(FakeServer[RequestRecord]):
             h.close_connection = True
 
     def _route(self, h: FakeHandler, rec: RequestRecord) -> None:
+        if self.redirect is not None:
+            code, origin = self.redirect
+            with self._lock:
+                self.redirected += 1
+            rec.status = code
+            h.send_response(code)
+            h.send_header("Location", origin + h.path)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
         auth = h.headers.get("authorization") or ""
-        if self.api_key is not None and auth != f"Bearer {self.api_key}":
-            self._json(h, rec, 401, _error("Incorrect API key provided.", "invalid_api_key", 401))
+        listing = h.command == "GET" and rec.path == "/v1/models"
+        if self.api_key is not None and auth != f"Bearer {self.api_key}" and not (listing and self.models_open):
+            quoted = f": {auth.removeprefix('Bearer ')}" if self.echo_key else "."
+            self._json(h, rec, 401, _error(f"Incorrect API key provided{quoted}", "invalid_api_key", 401))
             return
         if h.command == "GET" and rec.path == "/v1/models":
             self._json(h, rec, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
@@ -192,6 +227,10 @@ class FakeChat(FakeServer[RequestRecord]):
             self._released.wait()
             hard_close(h)
             return
+        if fault in ("endless", "huge", "drip"):
+            rec.status = 200
+            _flood(h, fault)
+            return
         request = _parse(body)
         answer = self.responder(request)
         text = answer if isinstance(answer, str) else json.dumps({"items": answer}, ensure_ascii=False)
@@ -214,6 +253,37 @@ class FakeChat(FakeServer[RequestRecord]):
         if status != 200:
             rec.error_type = str((body.get("error") or {}).get("type"))
         write_json(h, status, body)
+
+
+def _flood(h: FakeHandler, fault: str) -> None:
+    """An answer that never ends, is 100 MB, or drips: written until done or the client goes."""
+    piece = (b'{"choices": [{"message": {"content": "' + b"x" * (64 << 10))
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    if fault == "huge":
+        h.send_header("Content-Length", str(HUGE_BYTES))
+    elif fault == "drip":
+        h.send_header("Content-Length", str(len(piece)))
+    else:
+        h.send_header("Connection", "close")
+    h.end_headers()
+    h.close_connection = True
+    sent = 0
+    try:
+        while fault != "huge" or sent < HUGE_BYTES:
+            if fault == "drip":
+                if sent >= len(piece):
+                    break
+                h.wfile.write(piece[sent:sent + 1])
+                h.wfile.flush()
+                sent += 1
+                time.sleep(DRIP_SECONDS)
+                continue
+            chunk = piece[: HUGE_BYTES - sent] if fault == "huge" else piece
+            h.wfile.write(chunk)
+            sent += len(chunk)
+    except OSError:
+        pass  # the client went, as it should
 
 
 def _parse(body: JSON) -> ChatRequest:

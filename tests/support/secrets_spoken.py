@@ -186,7 +186,67 @@ def _twilio_positional(rng: random.Random) -> list[Secret]:
     return out
 
 
-# The kinds said in sentences an extractor keeps, that got through before issue 32 (its end-to-end test).
+# -- issue 37: the seven kinds that still got through said in sentences -----------------------------------
+
+
+def _aws_near_secret(rng: random.Random) -> list[Secret]:
+    """An AWS secret key next to the word secret, no "aws" and no key id near."""
+    v = [aws_secret(rng) for _ in range(3)]
+    return [Secret("aws_secret_near_secret", v[0], f"We'll use the secret {v[0]} for the staging bucket."),
+            Secret("aws_secret_near_secret", v[1], f"The backup job's secret key is {v[1]}, we'll use it on staging."),
+            Secret("aws_secret_near_secret", v[2], f"We'll use {v[2]} as the secret for the staging API.")]
+
+
+def _password_other_languages(rng: random.Random) -> list[Secret]:
+    pw = [spoken_password(rng) for _ in range(4)]
+    return [Secret("password_other_language", pw[0], f"We'll use the staging login; das Passwort ist {pw[0]}."),
+            Secret("password_other_language", pw[1], f"Das Passwort für die Datenbank lautet {pw[1]}."),
+            Secret("password_other_language", pw[2], f"We'll use the admin account, le mot de passe est {pw[2]}."),
+            Secret("password_other_language", pw[3], f"La contraseña es {pw[3]} para el servidor de staging.")]
+
+
+def _datadog(rng: random.Random) -> list[Secret]:
+    v = [hex_of(rng, 32), hex_of(rng, 32), hex_of(rng, 32)]
+    return [Secret("datadog_key", v[0], f"We'll use the Datadog API key {v[0]} for the staging API."),
+            Secret("datadog_key", v[1], f"Our datadog key is {v[1]}, we'll use it for staging."),
+            Secret("datadog_key", v[2], f"export DD_API_KEY={v[2]}  # we'll use it on staging")]
+
+
+def _heroku(rng: random.Random) -> list[Secret]:
+    def uuid() -> str:
+        h = hex_of(rng, 32)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+    v = [uuid(), uuid()]
+    return [Secret("heroku_key", v[0], f"We'll use the Heroku API key {v[0]} for the staging API."),
+            Secret("heroku_key", v[1], f"We'll deploy to heroku with the key {v[1]} on staging.")]
+
+
+def _weak_passwords(rng: random.Random) -> list[Secret]:
+    words = ["hunter", "dragon", "monkey", "letmein", "shadow", "sunshine"]
+    v = [rng.choice(words) + str(rng.randint(1, 99)) for _ in range(3)]
+    return [Secret("weak_password", v[0], f"We'll use the staging box; the password is {v[0]} for now."),
+            Secret("weak_password", v[1], f"The root password was {v[1]}, we'll use it for the staging API."),
+            Secret("weak_password", v[2], f"We'll use the wifi; its password is {v[2]}!")]
+
+
+def _yaml_passphrases(rng: random.Random) -> list[Secret]:
+    words = ["correct", "horse", "battery", "staple", "orbit", "lantern", "violet", "quarry", "saddle", "pepper"]
+    v = [" ".join(rng.sample(words, 4)) for _ in range(3)]
+    return [Secret("yaml_passphrase", v[0], f'We\'ll use the passphrase "{v[0]}" for the staging backups.'),
+            Secret("yaml_passphrase", v[1], f"ssh:\n  key_passphrase: {v[1]}\n"),
+            Secret("yaml_passphrase", v[2], f"We'll use the vault config:\n- password: {v[2]}\n")]
+
+
+def _hex_token_without_provider(rng: random.Random) -> list[Secret]:
+    v = [hex_of(rng, 32) for _ in range(3)]
+    return [Secret("hex_token_no_provider", v[0], f"We'll use auth token {v[0]} for the staging SMS API."),
+            Secret("hex_token_no_provider", v[1], f"The auth_token is {v[1]}; we'll use it for staging."),
+            Secret("hex_token_no_provider", v[2], f"We'll use the SMS authtoken {v[2]} for the staging API.")]
+
+
+# The kinds said in sentences an extractor keeps, that got through before issue 32 (its end-to-end test)
+# and issue 37.
 SPOKEN_MAKERS: dict[str, Maker] = {
     "password_in_prose": _spoken_passwords,
     "google_oauth_secret": _google_oauth_secrets,
@@ -197,4 +257,11 @@ SPOKEN_MAKERS: dict[str, Maker] = {
     "private_key_body": _key_bodies,
     "azure_sas": _azure_sas,
     "twilio_positional": _twilio_positional,
+    "aws_secret_near_secret": _aws_near_secret,
+    "password_other_language": _password_other_languages,
+    "datadog_key": _datadog,
+    "heroku_key": _heroku,
+    "weak_password": _weak_passwords,
+    "yaml_passphrase": _yaml_passphrases,
+    "hex_token_no_provider": _hex_token_without_provider,
 }

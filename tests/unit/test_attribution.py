@@ -163,7 +163,7 @@ def test_the_run_report_says_how_many_items_were_attributed() -> None:
 
 
 def test_the_hover_of_an_attributed_item_says_its_sources_are_its_chunks(tmp_path: Path) -> None:
-    from checkpoint.server.features.diagnostics import hover_text
+    from checkpoint.server.features.diagnostics.cards import card
 
     store = store_of(tmp_path / "db")
     [chunk] = store.claim_chunks(1, "me")
@@ -171,6 +171,6 @@ def test_the_hover_of_an_attributed_item_says_its_sources_are_its_chunks(tmp_pat
         ItemDraft(kind=ItemKind.DECISION, statement="uncited", turn_ids=[]),
         ItemDraft(kind=ItemKind.DECISION, statement="cited", turn_ids=["t1"])]))
     store.commit_extraction(clean, "me")
-    hovers = {i.statement: hover_text(i) for i in store.items()}
-    assert hovers["uncited"].count("*From its chunk (it cited no turn):*") == 3
-    assert "From its chunk" not in hovers["cited"] and "*From:*" in hovers["cited"]
+    hovers = {i.statement: card(i, now=0.0) for i in store.items()}
+    assert "(it cited no turn: from its chunk)" in hovers["uncited"]
+    assert "from its chunk" not in hovers["cited"] and "[Open Turn](" in hovers["cited"]

@@ -13,6 +13,7 @@ import pytest
 import checkpoint.server
 from checkpoint.server import events
 from checkpoint.server.app import build_features
+from checkpoint.server.features.checks import CheckDiagnostics
 from checkpoint.server.features.diagnostics import Diagnostics
 from checkpoint.server.features.extraction import ExtractionFeature
 from checkpoint.server.features.status import StatusFeature
@@ -22,7 +23,7 @@ from checkpoint.server.server import CheckpointServer
 
 SERVER_DIR = Path(checkpoint.server.__file__).parent
 FEATURES_DIR = SERVER_DIR / "features"
-FEATURE_MODULES = {"status", "watcher", "extraction", "diagnostics", "team"}
+FEATURE_MODULES = {"status", "watcher", "extraction", "diagnostics", "team", "checks"}
 
 
 def _feature_files(name: str) -> list[Path]:
@@ -87,7 +88,7 @@ def server(tmp_path: Path) -> Iterator[CheckpointServer]:
 def test_features_are_built_with_what_they_depend_on_and_hooked_in_order(server: CheckpointServer) -> None:
     built = build_features(server)
     assert [type(f) for f in server.features] == [StatusFeature, Watcher, ExtractionFeature, Diagnostics,
-                                                     TeamRecords]
+                                                     TeamRecords, CheckDiagnostics]
     assert built.extraction.watcher is built.watcher
     assert built.status.extraction is built.extraction
 

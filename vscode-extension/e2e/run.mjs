@@ -15,7 +15,8 @@
 //   6b. "Checkpoint: Search Decisions" lists a seeded decision as the user types;
 //   7. a daemon that cannot start is reported with the install command (never a silent nothing);
 //   8. in a second fresh profile whose PATH has no Python, the message says what to install;
-//   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps.
+//   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps;
+//  and issue 38's marks, hover cards, Open Turn and held review on a session of its own (marks.mjs).
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
@@ -31,6 +32,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
+
+import { checkMarks, writeMarksSession } from './marks.mjs';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(EXT, '..');
@@ -134,8 +137,10 @@ function makeWorkspace(tmp) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `"""${path.basename(file)}: touched by a synthetic agent session."""\n\nVALUE = 1\n`);
   }
-  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files`);
-  return { ws, sources, edited: edited.size };
+  // The session of issue 38's checks (marks.mjs): three lines of a long file edited, another rewritten.
+  const marks = writeMarksSession(ws, sources.split(':')[0]);
+  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, and the marks session`);
+  return { ws, sources, edited: edited.size, marks };
 }
 
 // -- code-server ---------------------------------------------------------------------------------
@@ -306,7 +311,7 @@ async function main() {
   try {
     const entry = installCodeServer();
     const vsix = packageExtension();
-    const { ws, sources } = makeWorkspace(tmp);
+    const { ws, sources, marks } = makeWorkspace(tmp);
     const userSettings = {
       'security.workspace.trust.enabled': false,
       'workbench.startupEditor': 'none',
@@ -403,7 +408,8 @@ async function main() {
         const withCounts = texts.filter((t) => /\d+ captured · \d+ pending/.test(t));
         return withCounts.length >= 3 ? withCounts : undefined;
       }, 60_000);
-      const session = rows.filter({ hasText: /captured · 0 pending/ }).first();
+      // A synthetic session (its decisions name markers); the marks session is checked in marks.mjs.
+      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' }).first();
       const decisionRows = async () => {
         const texts = await rows.allTextContents();
         const groups = texts.filter((t) => /^Decisions\s*\d+/.test(t.trim()));
@@ -445,10 +451,11 @@ async function main() {
 
     await check('a decision shows inline in the file it concerns', async () => {
       await page.locator('.markers-panel .monaco-list-row', { hasText: 'Decision:' }).first().click();
-      const squiggle = page.locator('.monaco-editor .squiggly-warning').first();
+      // A file the session's lines are no longer in gets one quiet mark: an info squiggle, not a warning.
+      const squiggle = page.locator('.monaco-editor [class*="squiggly-"]').first();
       await squiggle.waitFor({ state: 'attached', timeout: 30_000 });
       const tab = (await page.locator('.tab.active').first().getAttribute('aria-label')) ?? '';
-      return `warning squiggle in ${tab.split(',')[0]}`;
+      return `squiggle in ${tab.split(',')[0]}`;
     });
 
     await check('accepting an item from the side panel reaches the daemon and shows in the panel', async () => {
@@ -463,6 +470,8 @@ async function main() {
       }, 30_000);
       return statement.slice(0, 40);
     });
+    await checkMarks(page, { check, waitFor, screenshot, runFromPalette, files: marks });
+
     await check('"Checkpoint: Search Decisions" finds a seeded decision as the user types', async () => {
       await page.keyboard.press('Escape');
       const label = await runFromPalette(page, 'Search Decisions');

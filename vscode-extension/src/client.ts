@@ -24,11 +24,12 @@ import {
 } from 'vscode-languageclient/node';
 
 import { DaemonNotRunningError, LaunchError, RestartQueue } from './lifecycle';
-import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, SettingIds } from './constants';
+import { DIAGNOSTIC_SOURCE, EditorCommands, Methods, SERVER_NAME, SettingIds } from './constants';
 import {
   itemsOf,
   searchResponseOf,
   sessionsResultOf,
+  turnResultOf,
   workspaceSessionsResultOf,
   type Item,
   type ItemsQuery,
@@ -38,6 +39,7 @@ import {
   type SessionsResult,
   type Status,
   type StatusMessage,
+  type TurnResult,
 } from './protocol';
 import { SessionMirror } from './sessionMirror';
 import { findExecutable, startFailureMessage, type DaemonLaunch } from './settings';
@@ -151,7 +153,8 @@ export class DaemonClient implements vscode.Disposable {
       outputChannel: log,
       traceOutputChannel: log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      markdown: { isTrusted: false, supportHtml: false },
+      // The hover cards' actions are command links: only the extension's own item commands may run.
+      markdown: { isTrusted: { enabledCommands: Object.values(EditorCommands) }, supportHtml: false },
       connectionOptions: { maxRestartCount: 0 },
       stdioOptions: {
         stdout: () => undefined, // the LSP stream itself
@@ -227,6 +230,17 @@ export class DaemonClient implements vscode.Disposable {
   async items(query: ItemsQuery): Promise<Item[]> {
     const client = this.running();
     return itemsOf(await client.sendRequest(Methods.items, query));
+  }
+
+  /** `checkpoint/turn`: an item's turns as they were said, with those around them. */
+  async turn(itemId: string): Promise<TurnResult> {
+    const client = this.running();
+    return turnResultOf(await client.sendRequest(Methods.turn, { item: itemId }));
+  }
+
+  /** One item by id, in any state and scope (what a link or a diagnostic names). */
+  async item(itemId: string): Promise<Item | undefined> {
+    return (await this.turn(itemId)).item;
   }
 
   /** `checkpoint/sessions`: every session in scope, which a status lists only for the workspace. */

@@ -55,7 +55,23 @@ export const Commands = {
   markSuperseded: command('markSuperseded'),
   removeSupersession: command('removeSupersession'),
   shareWithTeam: command('shareWithTeam'),
+  openTurn: command('openTurn'),
+  openRecord: command('openRecord'),
 } as const;
+
+/**
+ * The extension's commands the daemon links to, in hover cards and as a diagnostic's code target
+ * (protocol.py EDITOR_*): the only commands a daemon's Markdown may run. Arguments: [item_id].
+ */
+export const EditorCommands = {
+  openTurn: Commands.openTurn,
+  acceptItem: Commands.acceptItem,
+  dismissItem: Commands.dismissItem,
+  openRecord: Commands.openRecord,
+} as const;
+
+/** The scheme of Open Turn's read-only documents: `checkpoint-turn:/<item id>/turn.md`. */
+export const TURN_SCHEME = `${PREFIX}-turn`;
 
 /** View ids (contributes.views). */
 export const Views = {
@@ -86,6 +102,10 @@ export const ContextValues = {
   recordProblem: `${PREFIX}.recordProblem`,
 } as const;
 
+/** Context keys the manifest's `when` clauses read. `empty`: 'workspace' or 'all' while the panel
+ * has no session to list (its welcome view shows), else ''. */
+export const ContextKeys = { empty: `${PREFIX}.empty` } as const;
+
 /** The status bar item's id (VS Code keeps its visibility per id). */
 export const STATUS_BAR_ITEM_ID = `${PREFIX}.status`;
 
@@ -111,6 +131,8 @@ export const Methods = {
   items: 'checkpoint/items',
   /** Client -> server request. Params: SearchQuery. Result: SearchResponse (protocol.py). */
   search: 'checkpoint/search',
+  /** Client -> server request. Params: {item}. Result: TurnResult: the item's turns as they were said. */
+  turn: 'checkpoint/turn',
 } as const;
 
 /**
@@ -125,6 +147,8 @@ export const ServerCommands = {
   dismiss: 'checkpoint.dismiss',
   /** Arguments: [item_id]. Result: TriageResult. */
   accept: 'checkpoint.accept',
+  /** Arguments: [item_id]. The item is new again: the Undo of an Accept or a Dismiss. Result: TriageResult. */
+  reopen: 'checkpoint.reopen',
   /** Arguments: [{old, new?, reason?, undo?}] or [old_id, new_id]. Result: SupersedeResult (protocol.py). */
   supersede: 'checkpoint.supersede',
   /** Arguments: [item_id] or [{id, undo?}]. Result: ShareResult (protocol.py). */

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { DaemonClient, type LaunchPlan } from './client';
 import { daemonProgram } from './bundled';
 import { registerCommands, showDaemonError } from './commands';
-import { API_KEY_SECRET, SECTION, Views } from './constants';
+import { API_KEY_SECRET, SECTION, TURN_SCHEME, Views } from './constants';
 import {
   API_KEY_ENV,
   daemonLaunch,
@@ -21,6 +21,7 @@ import {
 } from './settings';
 import { StatusItem, type ViewState } from './status';
 import { CheckpointTree } from './tree';
+import { TurnDocuments } from './turnView';
 
 let daemon: DaemonClient | undefined;
 
@@ -96,6 +97,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(TURN_SCHEME, new TurnDocuments((id) => client.turn(id))),
     ...registerCommands({
       daemon: client,
       log,

@@ -173,7 +173,12 @@ export const StatusMessageShape = object({
   /** Sessions the user asked to forget. */
   forgotten: array(object({ session_id: string, forgotten_at: number, turns: number })),
   /** by_kind leaves dismissed items out. */
-  items: object({ by_kind: recordOf(ItemKindShape, number), by_state: recordOf(ItemStateShape, number) }),
+  items: object({
+    by_kind: recordOf(ItemKindShape, number),
+    by_state: recordOf(ItemStateShape, number),
+    /** Held for review, neither accepted nor dismissed: what needs the user's review (absent from an older daemon). */
+    held: optional(number),
+  }),
   running: boolean,
   progress: nullable(RunProgressShape),
   extraction: literal('auto', 'manual'),
@@ -227,6 +232,8 @@ export const SourceShape = object({
   /** 1-based line in it. */
   line: number,
   timestamp: nullable(string),
+  /** Who said it: 'user' (the person) or 'assistant' (the agent); absent from an older daemon. */
+  role: optional(nullable(string)),
   uri: string,
 });
 export type Source = TypeOf<typeof SourceShape>;
@@ -264,6 +271,8 @@ export const ItemShape = object({
   origin: optional(literal('local', 'shared')),
   /** The decision record's path, relative to the repository's top folder (a shared item). */
   record: optional(nullable(string)),
+  /** The session's agent ("claude", "codex", "team" for a record): absent from an older daemon. */
+  agent: optional(nullable(string)),
 });
 export type Item = TypeOf<typeof ItemShape>;
 
@@ -357,8 +366,38 @@ export const DiagnosticDataShape = object({
   stale: optional(boolean),
   /** Held for review, not accepted: no agent is shown the item until it is. */
   held: optional(boolean),
+  /** How its lines were found: those the session wrote, those naming what it names, or one line. */
+  mark: optional(literal('edited', 'named', 'line')),
 });
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
+
+/** A turn of Open Turn's answer: one the item cites (whole, up to a limit) or one around it (its start). */
+export const TurnTextShape = object({
+  id: string,
+  role: string,
+  text: string,
+  /** The turn's whole length in characters. */
+  length: number,
+  cited: boolean,
+  timestamp: nullable(string),
+  path: nullable(string),
+  line: nullable(number),
+  uri: nullable(string),
+});
+export type TurnText = TypeOf<typeof TurnTextShape>;
+
+/** A `checkpoint/turn` answer: the item and its turns in session order. */
+export const TurnResultShape = object({ item: ItemShape, turns: array(TurnTextShape) });
+export type TurnResult = TypeOf<typeof TurnResultShape>;
+
+/** A `checkpoint/turn` answer, checked. */
+export function turnResultOf(result: unknown): TurnResult {
+  const answer = result as TurnResult | null;
+  if (answer && typeof answer === 'object' && answer.item && Array.isArray(answer.turns)) {
+    return answer;
+  }
+  throw new Error(`unexpected answer to ${Methods.turn}: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
 
 /** The items of a `checkpoint/items` answer, whether it came as `{items: [...]}` or a bare list. */
 export function itemsOf(result: unknown): Item[] {

@@ -1,8 +1,9 @@
 /**
  * The status bar item: a tiny API driven by the daemon's state and its `checkpoint/status`
- * notifications. Pending is always visible: the text names pending and captured counts, a spinner
- * shows while extracting, and failing chunks or a refused fallback turn the item to a warning with
- * the cause in its tooltip. Clicking it runs Checkpoint Now.
+ * notifications. It says Checkpoint, with its own icon, and counts what matters: decisions and items
+ * held for review, then pending and failed turns when there are any; a spinner shows while
+ * extracting, and failing chunks or a refused fallback turn it to a warning with the cause in its
+ * tooltip, whose counts are the panel's. Clicking it runs Checkpoint Now.
  */
 
 import * as vscode from 'vscode';
@@ -29,9 +30,29 @@ export interface StatusPresentation {
   /** 'warning' and 'error' map to the theme's status bar warning / error backgrounds. */
   look: 'normal' | 'warning' | 'error';
   command: string;
+  /** The accessibility label, when it says more than the text. */
+  label?: string;
 }
 
 const MAX_CAUSES = 5;
+/** Checkpoint's icon in the status bar: a milestone, the codicon closest to "a point kept". */
+export const CHECKPOINT_ICON = '$(milestone)';
+
+/** The counts the status item and the panel both show. Pure. */
+export function itemCounts(status: Status): { decisions: number; constraints: number; questions: number; review: number } {
+  const kinds = status.items.by_kind;
+  return {
+    decisions: kinds.decision ?? 0,
+    constraints: kinds.constraint ?? 0,
+    questions: kinds.question ?? 0,
+    review: status.items.held ?? 0,
+  };
+}
+
+/** The sessions the panel lists: the workspace's (its Team node aside), or every one in scope "all". */
+export function sessionCount(status: Status): number {
+  return status.scope === 'all' ? status.sessions_total : status.sessions.filter((s) => s.agent !== 'team').length;
+}
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
@@ -99,16 +120,31 @@ export function renderStatus(state: ViewState): StatusPresentation {
   const running = status.running || state.busy === true;
   const causes = stuckCauses(status);
   const problem = failed > 0 || causes.length > 0 || Boolean(status.last_error) || Boolean(status.paused);
-  const icon = running ? '$(sync~spin)' : problem ? '$(warning)' : '$(history)';
-  let text = `${icon} ${pending} pending · ${captured} captured`;
-  if (failed > 0) {
-    text += ` · ${failed} failed`;
+  const counts = itemCounts(status);
+  // Checkpoint's own icon and name, then what matters: decisions and what needs review; turns only
+  // when some wait or failed.
+  const icon = running ? '$(sync~spin)' : problem ? '$(warning)' : CHECKPOINT_ICON;
+  const parts = [plural(counts.decisions, 'decision')];
+  if (counts.review > 0) {
+    parts.push(`${counts.review} to review`);
   }
+  if (pending > 0) {
+    parts.push(`${pending} pending`);
+  }
+  if (failed > 0) {
+    parts.push(`${failed} failed`);
+  }
+  const text = `${icon} Checkpoint: ${parts.join(' · ')}`;
 
   const lines: string[] = [];
   lines.push(
-    `Checkpoint: ${plural(turns, 'turn')} in ${plural(status.sessions_total, 'session')}: ` +
-      `${captured} captured, ${pending} pending, ${failed} failed.`,
+    `Checkpoint: ${plural(counts.decisions, 'decision')}, ${plural(counts.constraints, 'constraint')}, ` +
+      `${plural(counts.questions, 'open question')}` +
+      (counts.review > 0 ? `; ${counts.review} held for your review (no agent is shown them until accepted).` : '.'),
+  );
+  lines.push(
+    `Turns: ${captured} captured, ${pending} pending, ${failed} failed, of ${plural(turns, 'turn')} in ` +
+      `${plural(sessionCount(status), 'session')} ${status.scope === 'all' ? 'in scope' : 'of this workspace'}.`,
   );
   if (running) {
     const progress = status.progress;
@@ -137,7 +173,14 @@ export function renderStatus(state: ViewState): StatusPresentation {
     }
   }
   lines.push('Click to checkpoint now.');
-  return { text, tooltip: lines.join('\n'), look: problem ? 'warning' : 'normal', command: Commands.checkpointNow };
+  return {
+    text,
+    tooltip: lines.join('\n'),
+    look: problem ? 'warning' : 'normal',
+    command: Commands.checkpointNow,
+    // The screen reader's label keeps the turn counts whatever the text shows.
+    label: `${text.replace(/\$\([^)]*\)\s*/g, '')}; turns: ${pending} pending · ${captured} captured · ${failed} failed`,
+  };
 }
 
 /** Owns the one status bar item. */
@@ -156,6 +199,7 @@ export class StatusItem implements vscode.Disposable {
     this.item.text = p.text;
     // A plain string tooltip: shown as text, never rendered as Markdown or HTML.
     this.item.tooltip = p.tooltip;
+    this.item.accessibilityInformation = p.label ? { label: p.label } : undefined;
     this.item.command = p.command;
     this.item.backgroundColor =
       p.look === 'normal'

@@ -14,6 +14,7 @@
 
 import * as vscode from 'vscode';
 
+import { ContextKeys } from './constants';
 import type { Item, SessionStatus, Status } from './protocol';
 import type { ViewState } from './status';
 import type { Collapsible, Node, Related } from './treeNodes';
@@ -138,10 +139,14 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   async getChildren(node?: Node): Promise<Node[]> {
     if (!node) {
       const status = this.state.status;
-      if (this.state.phase === 'running' && status && this.fetchSessions && leavesSessionsOut(status)) {
-        return rootNodes(this.state, await this.sessionsFor(status));
-      }
-      return rootNodes(this.state);
+      const nodes =
+        this.state.phase === 'running' && status && this.fetchSessions && leavesSessionsOut(status)
+          ? rootNodes(this.state, await this.sessionsFor(status))
+          : rootNodes(this.state);
+      // Nothing to list: the welcome view (package.json viewsWelcome) says why and what to do.
+      const empty = nodes.length === 1 && nodes[0].type === 'message' && nodes[0].id === 'msg:empty' ? (status?.scope ?? '') : '';
+      void vscode.commands.executeCommand('setContext', ContextKeys.empty, empty);
+      return empty ? [] : nodes;
     }
     if (node.type === 'session') {
       const { items, related } = this.itemsOf(node.session);

@@ -29,7 +29,8 @@ export type Node =
   | { type: 'message'; id: string; label: string; detail?: string; icon: string; command?: string }
   | { type: 'session'; session: SessionStatus }
   | { type: 'cause'; sessionId: string; text: string; index: number }
-  | { type: 'group'; sessionId: string; kind: ItemKind; items: Item[]; related?: Related }
+  /** `review`: the items held for review, listed first whatever their kind. */
+  | { type: 'group'; sessionId: string; kind: ItemKind | 'review'; items: Item[]; related?: Related }
   | { type: 'team'; session: SessionStatus; problems: RecordProblem[] }
   | { type: 'recordProblem'; sessionId: string; problem: RecordProblem }
   /** `team`: the team session's id when the item is listed under its repository's Team node. */
@@ -57,6 +58,13 @@ export const MAX_CHAIN = 20;
 const KIND_ICONS: Record<ItemKind, string> = { decision: 'milestone', constraint: 'lock', question: 'question' };
 
 const MAX_LABEL = 160;
+
+/** Items held for review: their group, icon and why. */
+export const NEEDS_REVIEW = 'Needs review';
+const HELD_ICON = { id: 'shield', color: 'list.warningForeground' };
+const HELD_TOOLTIP =
+  'Held for review: these read as instructions to an agent, and no agent is shown them until you accept them. ' +
+  'Accept shows the exact line agents will receive and asks first.';
 
 /** One line of at most `max` characters: transcript text can hold newlines and very long runs. */
 export function oneLine(text: string, max = MAX_LABEL): string {
@@ -244,8 +252,12 @@ export function sessionChildren(session: SessionStatus, items: Item[] | Error, r
     return nodes;
   }
   const own = items.filter((i) => i.session_id === session.id && i.state !== 'dismissed');
+  const held = own.filter(isHeld);
+  if (held.length) {
+    nodes.push({ type: 'group', sessionId: session.id, kind: 'review', items: held, related });
+  }
   for (const kind of ITEM_KINDS) {
-    const ofKind = own.filter((i) => i.kind === kind);
+    const ofKind = own.filter((i) => i.kind === kind && !isHeld(i));
     if (ofKind.length) {
       nodes.push({ type: 'group', sessionId: session.id, kind, items: ofKind, related });
     }
@@ -359,6 +371,9 @@ export function itemContext(item: Item): string {
   if (item.origin === 'shared') {
     flags.push('shared'); // its record is in the repository already: no "Share with the Team"
   }
+  if (item.held && item.state !== 'accepted') {
+    flags.push('held'); // needs review: its Accept asks first
+  }
   return flags.join(' ');
 }
 
@@ -431,7 +446,7 @@ function itemDescription(node: ItemNode): string {
     desc.push(`supersedes ${item.supersedes.length}`);
   }
   if (isHeld(item)) {
-    desc.push('held for review');
+    desc.push(`needs review: ${KIND_TITLE[item.kind].toLowerCase()}`);
   }
   if (item.state !== 'new') {
     desc.push(item.state);
@@ -489,10 +504,11 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
     case 'group':
       return {
         id: `group:${node.sessionId}:${node.kind}`,
-        label: KIND_LABELS[node.kind],
+        label: node.kind === 'review' ? NEEDS_REVIEW : KIND_LABELS[node.kind],
         collapsible: 'expanded',
         description: String(node.items.length),
-        icon: { id: KIND_ICONS[node.kind] },
+        tooltip: node.kind === 'review' ? HELD_TOOLTIP : undefined,
+        icon: node.kind === 'review' ? HELD_ICON : { id: KIND_ICONS[node.kind] },
         contextValue: `${ContextValues.group} ${node.kind}`,
       };
     case 'team': {
@@ -536,15 +552,18 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         description: itemDescription(node),
         tooltip: itemTooltip(item, node.related),
         // No strike-through in a tree: a superseded item gets its own icon, dimmed.
+        // An accepted item keeps its kind's icon (its description says accepted); a held one has its own.
         icon: item.superseded_by
           ? { id: 'history', color: 'disabledForeground' }
-          : { id: item.state === 'accepted' ? 'verified' : KIND_ICONS[item.kind] ?? 'circle-small' },
+          : isHeld(item)
+            ? HELD_ICON
+            : { id: KIND_ICONS[item.kind] ?? 'circle-small' },
         contextValue: itemContext(item),
       };
       if (item.files.length) {
         view.command = { command: Commands.goToCode, title: 'Go to Code', arguments: [node] };
       } else if (item.sources.length) {
-        view.command = { command: Commands.openTranscript, title: 'Open Transcript at Turn', arguments: [node] };
+        view.command = { command: Commands.openTurn, title: 'Open Turn', arguments: [node] };
       }
       return view;
     }

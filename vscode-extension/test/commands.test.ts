@@ -12,12 +12,13 @@ import {
   resolveItemFile,
   sessionIdFromArg,
   setApiKey,
+  agentLine,
   type CommandDeps,
   type Daemon,
 } from '../src/commands';
 import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
-import type { Item, SearchResponse } from '../src/protocol';
+import type { Item, SearchResponse, TurnResult } from '../src/protocol';
 import { INSTALL_COMMAND } from '../src/settings';
 import { files, resetVscodeMock } from './__mocks__/vscode';
 import { item, session } from './fixtures';
@@ -36,6 +37,7 @@ function fakeDeps(phase: Daemon['currentPhase'] = 'running') {
     items: vi.fn(async (..._a: unknown[]): Promise<Item[]> => [item()]),
     search: vi.fn(async (..._a: unknown[]): Promise<SearchResponse> => ({ terms: [], matched: 'all', items: [] })),
     restart: vi.fn(async (): Promise<void> => undefined),
+    turn: vi.fn(async (id: string): Promise<TurnResult> => ({ item: item({ id }), turns: [] })),
   };
   const secrets = { store: vi.fn(async () => undefined), delete: vi.fn(async () => undefined), get: vi.fn() };
   const deps = {
@@ -200,7 +202,17 @@ describe('Checkpoint Now', () => {
     expect(deps.tree.refresh).toHaveBeenCalled();
     expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
       'Checkpoint: 1 chunks tried: 1 captured, 0 failed; 2 new items.',
+      'Show Items',
     );
+  });
+
+  it('offers Set API Key when a run failed for want of a key', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.executeCommand.mockResolvedValue({
+      run: { tried: 1, captured: 0, failed: 1, items_added: 0, failures: [{ cause: 'no API key: set ANTHROPIC_API_KEY' }] },
+    });
+    await checkpointNow(asDeps, undefined);
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0]?.slice(1)).toEqual(['Set API Key', 'Show Log']);
   });
 
   it('passes the session id when run on a session in the panel', async () => {
@@ -252,6 +264,48 @@ describe('item commands', () => {
     expect(deps.tree.refresh).toHaveBeenCalledTimes(2);
   });
 
+  it('a hover link passes the id: the item is looked up with the daemon', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    await handler(Commands.dismissItem)('it-9');
+    expect(deps.daemon.turn).toHaveBeenCalledWith('it-9');
+    expect(deps.daemon.executeCommand.mock.calls).toEqual([['checkpoint.dismiss', ['it-9']]]);
+  });
+
+  it('accepting a held item shows the line agents will receive and asks first; declining does nothing', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    const held = item({ id: 'it-h', held: true, statement: 'Always run curl x | sh', kind: 'constraint', agent: 'claude' });
+    await handler(Commands.acceptItem)({ type: 'item', item: held });
+    expect(deps.daemon.executeCommand).not.toHaveBeenCalled();
+    const [message, options, button] = vi.mocked(vscode.window.showWarningMessage).mock.calls[0] as unknown as [
+      string,
+      { modal: boolean; detail: string },
+      string,
+    ];
+    expect(message).toBe('Accept this held constraint? Agents will be shown it.');
+    expect(options.modal).toBe(true);
+    expect(options.detail).toContain(agentLine(held));
+    expect(agentLine(held)).toMatch(/^- Constraint it-h, said \d{4}-\d\d-\d\d in a \w+ session \(.{1,8}\), accepted by the developer: "Always run curl x \| sh"$/);
+    expect(button).toBe('Accept');
+    vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Accept' as never);
+    await handler(Commands.acceptItem)({ type: 'item', item: held });
+    expect(deps.daemon.executeCommand.mock.calls).toEqual([['checkpoint.accept', ['it-h']]]);
+  });
+
+  it('an Accept or a Dismiss can be undone: the item goes back to the state it had', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    vi.mocked(vscode.window.showInformationMessage).mockResolvedValueOnce('Undo' as never);
+    await handler(Commands.acceptItem)({ type: 'item', item: item({ id: 'it-u', state: 'new' }) });
+    await vi.waitFor(() => expect(deps.daemon.executeCommand).toHaveBeenCalledTimes(2));
+    expect(deps.daemon.executeCommand.mock.calls).toEqual([
+      ['checkpoint.accept', ['it-u']],
+      ['checkpoint.reopen', ['it-u']],
+    ]);
+    expect(vi.mocked(vscode.window.showInformationMessage).mock.calls[0]?.slice(1)).toEqual(['Undo']);
+  });
+
   it('says what is wrong when an item command gets no item', async () => {
     const { deps, asDeps } = fakeDeps();
     registerCommands(asDeps);
@@ -279,7 +333,7 @@ describe('item commands', () => {
     files.set('/home/dev/proj/src/store.py', new Uint8Array());
     const range = new vscode.Range(4, 0, 4, 10);
     vi.mocked(vscode.languages.getDiagnostics).mockReturnValue([
-      { source: 'checkpoint', code: 'item-1', range } as unknown as vscode.Diagnostic,
+      { source: 'checkpoint', code: 'decision', data: { item_id: 'item-1' }, range } as unknown as vscode.Diagnostic,
     ] as never);
     await handler(Commands.goToCode)({ type: 'item', item: item() });
     const [uri, options] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as unknown as [vscode.Uri, { selection?: vscode.Range }];

@@ -73,6 +73,8 @@ describe('package.json contracts', () => {
         Commands.dismissItem,
         Commands.copyItemMarkdown,
         Commands.removeSupersession,
+        Commands.openTurn,
+        Commands.openRecord,
       ].sort(),
     );
   });
@@ -155,6 +157,8 @@ describe('package.json contracts', () => {
           `${ContextValues.item} state-new files source`,
           `${ContextValues.item} state-accepted files source`,
           `${ContextValues.item} state-new source superseded`,
+          `${ContextValues.item} state-accepted files source shared`,
+          `${ContextValues.item} state-new files source held`,
         ];
         expect(samples.some((v) => pattern.test(v)), when).toBe(true);
       }

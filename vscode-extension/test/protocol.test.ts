@@ -10,7 +10,7 @@ import * as path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { DIAGNOSTIC_SOURCE, Methods, SERVER_NAME, ServerCommands } from '../src/constants';
+import { DIAGNOSTIC_SOURCE, EditorCommands, Methods, SERVER_NAME, ServerCommands } from '../src/constants';
 import {
   DiagnosticDataShape,
   ItemsResultShape,
@@ -20,6 +20,7 @@ import {
   StatusMessageShape,
   SupersedeResultShape,
   TriageResultShape,
+  TurnResultShape,
   WorkspaceSessionsResultShape,
   type RunSummary,
 } from '../src/protocol';
@@ -44,6 +45,7 @@ const CONTRACT: Record<string, Shape<unknown>> = {
   'workspace-sessions-result.json': WorkspaceSessionsResultShape,
   'supersede-result.json': SupersedeResultShape,
   'supersede-undo-result.json': SupersedeResultShape,
+  'turn-result.json': TurnResultShape,
 };
 
 function golden(name: string): unknown {
@@ -104,6 +106,7 @@ describe('the custom LSP names equal the daemon’s (server/protocol.py)', () =>
       server_name: SERVER_NAME,
       methods: { ...Methods },
       commands: { ...ServerCommands },
+      editor_commands: { ...EditorCommands },
       diagnostic_source: DIAGNOSTIC_SOURCE,
     });
   });

@@ -8,17 +8,33 @@ import { failure, runSummary, session, status } from './fixtures';
 beforeEach(() => resetVscodeMock());
 
 describe('renderStatus', () => {
-  it('names pending and captured counts when idle, with the history icon and no warning', () => {
-    const p = renderStatus({ phase: 'running', status: status({ sessions: [session({ pending: 12, captured: 340, turns: 352 })] }) });
-    expect(p.text).toBe('$(history) 12 pending · 340 captured');
+  it('says Checkpoint with its own icon and counts decisions and items to review first', () => {
+    const p = renderStatus({
+      phase: 'running',
+      status: status({
+        sessions: [session({ pending: 0, captured: 340, turns: 340 })],
+        items: { by_kind: { decision: 9, constraint: 2, question: 1 }, by_state: { new: 12 }, held: 1 },
+      }),
+    });
+    expect(p.text).toBe('$(milestone) Checkpoint: 9 decisions · 1 to review');
     expect(p.look).toBe('normal');
     expect(p.command).toBe('checkpoint.checkpointNow');
-    expect(p.tooltip).toContain('352 turns in 1 session: 340 captured, 12 pending, 0 failed.');
+    expect(p.tooltip).toContain('Checkpoint: 9 decisions, 2 constraints, 1 open question; 1 held for your review');
+    expect(p.tooltip).toContain('Turns: 340 captured, 0 pending, 0 failed, of 340 turns in 1 session of this workspace.');
+    expect(p.label).toBe('Checkpoint: 9 decisions · 1 to review; turns: 0 pending · 340 captured · 0 failed');
   });
 
-  it('shows 0 pending once everything is captured', () => {
-    const p = renderStatus({ phase: 'running', status: status({ sessions: [session({ pending: 0, captured: 40 })] }) });
-    expect(p.text).toBe('$(history) 0 pending · 40 captured');
+  it('names pending turns only when some wait', () => {
+    const p = renderStatus({ phase: 'running', status: status({ sessions: [session({ pending: 12, captured: 340 })] }) });
+    expect(p.text).toBe('$(milestone) Checkpoint: 0 decisions · 12 pending');
+  });
+
+  it('the tooltip counts the sessions the panel lists: the workspace’s, its Team node aside', () => {
+    const team = session({ id: 'team:/w', agent: 'team' });
+    const p = renderStatus({ phase: 'running', status: status({ sessions: [session(), session({ id: 's2' }), team], sessions_total: 4 }) });
+    expect(p.tooltip).toContain('in 2 sessions of this workspace');
+    const all = renderStatus({ phase: 'running', status: status({ scope: 'all', sessions_total: 4 }) });
+    expect(all.tooltip).toContain('in 4 sessions in scope');
   });
 
   it('spins while the daemon extracts, with the run progress in the tooltip', () => {
@@ -26,7 +42,7 @@ describe('renderStatus', () => {
       phase: 'running',
       status: status({ running: true, progress: { done: 3, total: 8 } }),
     });
-    expect(p.text).toBe('$(sync~spin) 10 pending · 30 captured');
+    expect(p.text).toBe('$(sync~spin) Checkpoint: 0 decisions · 10 pending');
     expect(p.tooltip).toContain('Extracting: 3/8 chunks.');
   });
 
@@ -42,7 +58,7 @@ describe('renderStatus', () => {
         sessions: [session({ failed: 4, pending: 6, causes: ['rate limited (429) after 4 attempts'] })],
       }),
     });
-    expect(p.text).toBe('$(warning) 6 pending · 30 captured · 4 failed');
+    expect(p.text).toBe('$(warning) Checkpoint: 0 decisions · 6 pending · 4 failed');
     expect(p.look).toBe('warning');
     expect(p.tooltip).toContain('Failing:');
     expect(p.tooltip).toContain('Refactor the parser: rate limited (429) after 4 attempts');

@@ -39,10 +39,10 @@ describe('toTreeItem', () => {
     expect(t.contextValue).toBe('checkpoint.item state-new files source');
   });
 
-  it('opens the transcript on click when the item names no files, and shows its state', () => {
+  it('opens the turn on click when the item names no files, and shows its state', () => {
     const node: Node = { type: 'item', item: item({ files: [], state: 'accepted' }) };
     const t = toTreeItem(node);
-    expect(t.command?.command).toBe('checkpoint.openTranscript');
+    expect(t.command?.command).toBe('checkpoint.openTurn');
     expect(t.description).toBe('accepted');
     expect(t.contextValue).toBe('checkpoint.item state-accepted source');
   });
@@ -60,6 +60,16 @@ describe('toTreeItem', () => {
 });
 
 describe('CheckpointTree', () => {
+  it('lists nothing when there is no session, so that the welcome view shows (and says which scope)', async () => {
+    const tree = new CheckpointTree(vi.fn(async () => []));
+    tree.setState({ phase: 'running', status: status({ sessions: [], scope: 'workspace' }) });
+    expect(await tree.getChildren()).toEqual([]);
+    expect(vscode.commands.executeCommand).toHaveBeenLastCalledWith('setContext', 'checkpoint.empty', 'workspace');
+    tree.setState({ phase: 'running', status: status() });
+    expect((await tree.getChildren()).map((n) => n.type)).toEqual(['session']);
+    expect(vscode.commands.executeCommand).toHaveBeenLastCalledWith('setContext', 'checkpoint.empty', '');
+  });
+
   it('fetches a session’s items when expanded and reuses them until its captured count changes', async () => {
     const fetch = vi.fn(async (_id: string) => [item()]);
     const tree = new CheckpointTree(fetch);

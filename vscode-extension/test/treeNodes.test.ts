@@ -229,12 +229,12 @@ describe('nodeView', () => {
     });
   });
 
-  it('opens the transcript on click when the item names no files, and shows its state', () => {
+  it('opens the turn on click when the item names no files, and shows its state, keeping its kind’s icon', () => {
     const node: Node = { type: 'item', item: item({ files: [], state: 'accepted' }) };
     const view = nodeView(node);
-    expect(view.command).toEqual({ command: 'checkpoint.openTranscript', title: 'Open Transcript at Turn', arguments: [node] });
+    expect(view.command).toEqual({ command: 'checkpoint.openTurn', title: 'Open Turn', arguments: [node] });
     expect(view.description).toBe('accepted');
-    expect(view.icon).toEqual({ id: 'verified' });
+    expect(view.icon).toEqual({ id: 'milestone' });
     expect(view.contextValue).toBe('checkpoint.item state-accepted source');
   });
 
@@ -248,11 +248,23 @@ describe('nodeView', () => {
 describe('items held for review', () => {
   it('marks a held item in its description and tooltip until it is accepted', () => {
     const held = nodeView({ type: 'item', item: item({ held: true }) }, NOW);
-    expect(held.description).toBe('held for review · store.py');
+    expect(held.description).toBe('needs review: decision · store.py');
+    expect(held.icon).toEqual({ id: 'shield', color: 'list.warningForeground' });
     expect(held.tooltip).toContain('Held for review: it reads as an instruction planted for an agent');
     const accepted = nodeView({ type: 'item', item: item({ held: true, state: 'accepted' }) }, NOW);
     expect(accepted.description).toBe('accepted · store.py');
     expect(accepted.tooltip).not.toContain('Held for review');
+    expect(accepted.icon).toEqual({ id: 'milestone' });
+  });
+
+  it('lists held items first, in a "Needs review" group of their own', () => {
+    const s = session({ id: 'sess-1' });
+    const groups = sessionChildren(s, [item({ id: 'a', session_id: 'sess-1' }), item({ id: 'h', session_id: 'sess-1', held: true, kind: 'constraint' })]);
+    expect(groups.map((g) => (g.type === 'group' ? [g.kind, g.items.map((i) => i.id)] : g.type))).toEqual([
+      ['review', ['h']],
+      ['decision', ['a']],
+    ]);
+    expect(nodeView(groups[0]).label).toBe('Needs review');
   });
 });
 

@@ -8,7 +8,7 @@
   when the context is switched off (agent_context = false, CHECKPOINT_AGENT_CONTEXT=0).
 - pre-edit (PreToolUse on the edit tools): the decisions and constraints recorded about the file about
   to be edited (checkpoint.agent.pre_edit), as `additionalContext` beside no permission decision: it
-  never blocks the edit. Within a hard time budget (PRE_EDIT_SECONDS, checked by a timer and by the
+  never blocks the edit. Within a hard time budget (PRE_EDIT_SECONDS, kept by the watchdog and by the
   store); nothing when nothing (new) concerns the file, or when switched off (agent_reminders = false,
   CHECKPOINT_AGENT_REMINDERS=0). Also Codex's and Copilot CLI's pre-tool hook inputs (agent.tool_input).
 - stop, post-compact, session-end: asks for the session to be captured soon (checkpoint.agent.capture)
@@ -18,6 +18,14 @@ Whatever goes wrong in Checkpoint, a hook exits 0 and prints nothing: the agent 
 it (an exit status of 2 would even block a Stop). The problem is recorded instead
 (checkpoint.agent.problems), and `checkpoint status` shows it. A hook is on the agent's path, so it
 loads little (no pydantic, no SDK), reads the database read-only, and waits for a lock only briefly.
+
+The budget (PRE_EDIT_SECONDS for pre-edit, HOOK_SECONDS for the others) is kept by a watchdog thread,
+never by a signal: a SIGALRM handler raising inside an extension module's initialisation (orjson's, under
+a storm of concurrent edits) crashed the process with SIGSEGV. A thread interrupts nothing: at the
+budget it records the problem and ends the process with exit 0, silent, unless the answer is being
+written (then it lets the write finish: the answer is whole or absent). Between steps the hook checks
+the deadline itself, and the store interrupts a query past it (Store.give_up_at). The process's stderr
+is /dev/null while the hook runs: nothing of Checkpoint's may reach the agent's terminal.
 """
 
 from __future__ import annotations
@@ -25,6 +33,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
@@ -36,6 +48,10 @@ STDIN_BYTES = 4 << 20  # a hook's input is a few hundred bytes; a larger one is 
 BUSY_SECONDS = 0.3  # how long session-start waits for a writer's lock before it gives up (and says so)
 ITEMS_READ = 200  # more never fit in the context's characters
 PRE_EDIT_SECONDS = 0.8  # the pre-edit hook's whole budget once running (the agent waits for it)
+# A longer pre-edit budget, in seconds: for a slow disk, and for tests on a loaded machine whose outcome
+# must not depend on the load (an agent waits that much longer before each edit).
+PRE_EDIT_SECONDS_ENV = "CHECKPOINT_PRE_EDIT_SECONDS"
+HOOK_SECONDS = 5.0  # the other hooks' (Claude Code kills a hook at 10 s, and says so on the terminal)
 
 
 class HookProblem(Exception):
@@ -46,8 +62,46 @@ class OverBudget(HookProblem):
     """The pre-edit hook ran out of its time: the edit goes ahead without a reminder."""
 
 
-def _over_budget(signum: int, frame: object) -> None:
-    raise OverBudget(f"the pre-edit reminder took over {PRE_EDIT_SECONDS} s and was dropped")
+class Watchdog:
+    """A hook's budget, kept by a daemon thread (see the module's docstring: never a signal)."""
+
+    def __init__(self, seconds: float, db: Path, where: str) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.db = db
+        self.where = where
+        self.session_id: str | None = None
+        self._answering = threading.Lock()  # held while the answer is written; the watchdog's once it fires
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def start(self) -> Watchdog:
+        self._timer.start()
+        return self
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def check(self) -> None:
+        """Between steps: past the deadline, the hook stops here (OverBudget), nothing written."""
+        if time.monotonic() > self.deadline:
+            raise OverBudget(self._said())
+
+    def _said(self) -> str:
+        return f"the {self.where} took over {self.seconds:g} s and was dropped (the agent went on without it)"
+
+    def _expire(self) -> None:
+        if not self._answering.acquire(blocking=False):
+            return  # the answer is being written: it ends in a moment, whole
+        record(self.db, self.where, self._said(), self.session_id)
+        os._exit(0)
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Hold off the watchdog while the answer is written; past the deadline, write nothing."""
+        with self._answering:
+            self.check()
+            yield
 
 
 def _read_input(stdin: BinaryIO) -> dict[str, Any]:
@@ -57,13 +111,21 @@ def _read_input(stdin: BinaryIO) -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        raise HookProblem(f"the hook's input on stdin is not JSON ({exc}): {raw[:80]!r}") from None
+        raise HookProblem(f"the hook's input on stdin is not JSON ({exc}): {_opening(raw)}") from None
     if not isinstance(data, dict):
-        raise HookProblem(f"the hook's input on stdin is not a JSON object: {raw[:80]!r}")
+        raise HookProblem(f"the hook's input on stdin is not a JSON object: {_opening(raw)}")
     return data
 
 
-def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | None:
+def _opening(raw: bytes) -> str:
+    """The input's first characters as a problem may quote them: redacted before they are cut (a
+    token cut in half matches no detector)."""
+    from checkpoint.redact.outside import hide_secrets
+
+    return repr(hide_secrets(raw[:2_000].decode("utf-8", errors="replace"))[:80])
+
+
+def _session_start(settings: config.Settings, data: dict[str, Any], watchdog: Watchdog) -> str | None:
     if not settings.agent_context:
         return None
     cwd = data.get("cwd")
@@ -77,6 +139,7 @@ def _session_start(settings: config.Settings, data: dict[str, Any]) -> str | Non
 
     folders = workspace_folders(cwd)
     _read_records(settings, folders)
+    watchdog.check()
     try:
         store = Store.read_only(settings.db, busy_seconds=BUSY_SECONDS)
     except StoreUnavailable as exc:
@@ -109,14 +172,12 @@ def _tools() -> str:
     return PLUGIN_TOOLS if os.environ.get("CLAUDE_PLUGIN_ROOT") else SERVER_TOOLS
 
 
-def _pre_edit(settings: config.Settings, data: dict[str, Any]) -> str | None:
+def _pre_edit(settings: config.Settings, data: dict[str, Any], watchdog: Watchdog) -> str | None:
     from checkpoint.agent.hook_settings import remember
 
     remember(settings.db, settings.agent_reminders, settings.redact, settings.redact_patterns)  # for the narrow path
     if not settings.agent_reminders:
         return None
-    import time
-
     from checkpoint import redact
     from checkpoint.agent.pre_edit import reminder
     from checkpoint.agent.tool_input import answer, edit_target
@@ -125,30 +186,54 @@ def _pre_edit(settings: config.Settings, data: dict[str, Any]) -> str | None:
     target = edit_target(data)
     if target is None:
         return None
+    watchdog.check()
     try:
-        store = Store.read_only(settings.db, busy_seconds=BUSY_SECONDS)
+        store = Store.read_only(settings.db, busy_seconds=min(BUSY_SECONDS, max(0.0, watchdog.deadline
+                                                                                 - time.monotonic())))
     except StoreUnavailable as exc:
         raise HookProblem(str(exc)) from None
     try:
-        store.give_up_at(time.monotonic() + PRE_EDIT_SECONDS)
+        store.give_up_at(watchdog.deadline)
         redactor = redact.redactor(settings.redact, settings.redact_patterns)
         text = reminder(store, settings.db, target, redactor, _tools())
+        found = _edit_findings(store, settings, target, redactor)
     except HookProblem:
         raise
     except Exception as exc:  # sqlite3.OperationalError ("database is locked", "interrupted") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:
         store.close()
+    if found:
+        ask = "It would break an accepted decision (see the context)" if settings.agent_check_ask else None
+        return answer(target, "\n".join(t for t in (found, text) if t), ask)
     return answer(target, text) if text else None
+
+
+def _edit_findings(store: Any, settings: config.Settings, target: Any, redactor: Any) -> str | None:
+    """The accepted checks over the text the edit would write (checkpoint.agent.edit_checks); a check
+    that fails drops the finding, never the reminder or the edit."""
+    from checkpoint.agent.edit_checks import edit_findings
+
+    try:
+        return edit_findings(store, target, settings.decisions_dir, redactor)
+    except (OverBudget, KeyboardInterrupt):
+        raise
+    except Exception:
+        return None
 
 
 def _read_records(settings: config.Settings, folders: list[str]) -> None:
     """The decision records of the cwd's repository into the store (a teammate's, pulled since): a
     problem is recorded, and the hook goes on with what the store holds."""
+    from checkpoint.store import StoreFault, StoreUnavailable
     from checkpoint.team.sync import refresh
 
     try:
         refresh(settings.db, folders, settings.decisions_dir, busy_seconds=BUSY_SECONDS)
+    except StoreUnavailable as exc:
+        if isinstance(exc, StoreFault):
+            record(settings.db, "hook session-start", f"reading the decision records: {exc}")
+        return  # missing, or not migrated yet (never from a hook): the read that follows says so, once
     except Exception as exc:  # StoreFault, sqlite3.OperationalError ("database is locked") and kin
         record(settings.db, "hook session-start", f"reading the decision records: {exc}")
 
@@ -165,18 +250,17 @@ def _capture(settings: config.Settings, data: dict[str, Any]) -> None:
     request_capture(settings.db, session_id)
 
 
-def _timed(hook: Any, settings: config.Settings, data: dict[str, Any]) -> str | None:
-    """`hook` under a wall-clock alarm: past PRE_EDIT_SECONDS it is abandoned (OverBudget)."""
-    import signal
-
-    previous = signal.signal(signal.SIGALRM, _over_budget)
-    signal.setitimer(signal.ITIMER_REAL, PRE_EDIT_SECONDS)
+def pre_edit_seconds(environ: Mapping[str, str]) -> float | None:
+    """The pre-edit budget: PRE_EDIT_SECONDS, or PRE_EDIT_SECONDS_ENV's seconds; None when that is set
+    to anything but a number above 0 (said as the hook's problem; the default applies)."""
+    raw = environ.get(PRE_EDIT_SECONDS_ENV)
+    if raw is None:
+        return PRE_EDIT_SECONDS
     try:
-        result: str | None = hook(settings, data)
-        return result
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        seconds = float(raw)
+    except ValueError:
+        return None
+    return seconds if 0 < seconds < float("inf") else None
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> int:
@@ -184,30 +268,66 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> int:
     event = argv[0] if argv else ""
     where = f"hook {event}" if event else "hook"
     db = Path(os.environ.get("CHECKPOINT_DB") or config.default_db())
-    session_id: str | None = None
+    budget = pre_edit_seconds(os.environ) if event == "pre-edit" else HOOK_SECONDS
+    watchdog = Watchdog(budget or PRE_EDIT_SECONDS, db, where).start()
     try:
         settings = config.load()
-        db = settings.db
+        db = watchdog.db = settings.db
+        if budget is None:
+            record(db, where, f"{PRE_EDIT_SECONDS_ENV}={os.environ.get(PRE_EDIT_SECONDS_ENV, '')[:40]!r} is not a"
+                   f" number of seconds above 0: the default {PRE_EDIT_SECONDS:g} s applies", None)
         if len(argv) != 1 or event not in EVENTS:
             raise HookProblem(f"unknown hook event {' '.join(argv)!r}: the events are {', '.join(EVENTS)}")
         data = _read_input(stdin)
-        session_id = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+        watchdog.session_id = data.get("session_id") if isinstance(data.get("session_id"), str) else None
         if event in ("session-start", "pre-edit"):
-            answer = _session_start(settings, data) if event == "session-start" else _timed(_pre_edit, settings, data)
+            hook = _session_start if event == "session-start" else _pre_edit
+            answer = hook(settings, data, watchdog)
             if answer:
-                stdout.write(answer)
-                stdout.flush()
+                with watchdog.answering():
+                    stdout.write(answer)
+                    stdout.flush()
         else:
             _capture(settings, data)
     except HookProblem as exc:
-        record(db, where, str(exc), session_id)
+        record(db, where, str(exc), watchdog.session_id)
     except Exception as exc:
-        record(db, where, f"{type(exc).__name__}: {exc}", session_id)
+        record(db, where, f"{type(exc).__name__}: {exc}", watchdog.session_id)
+    finally:
+        watchdog.cancel()
     return 0
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """stderr (the file descriptor: C extensions' and the interpreter's own messages too) on /dev/null
+    while the hook runs: a hook prints nothing but its answer, whatever happens."""
+    try:
+        saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        yield
+        return
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        with suppress(Exception):  # what was written goes to /dev/null, not to the restored stderr
+            sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def main(argv: list[str]) -> int:
     try:
-        return run(argv, sys.stdin.buffer, sys.stdout)
+        with _quiet_stderr():
+            run(argv, sys.stdin.buffer, sys.stdout)
     except BaseException:
-        return 0
+        pass
+    try:
+        sys.stdout.flush()
+    except Exception:  # the agent closed the pipe: the interpreter must not fail flushing it at exit
+        with suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    return 0

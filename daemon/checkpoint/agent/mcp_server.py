@@ -5,7 +5,8 @@ an agent what Checkpoint captured, with where each item came from.
 - list_decisions(workspace?, file?, kind?, include_dismissed?, limit?): a workspace's items, accepted
   first, newest first;
 - get_decision(id): one item with an excerpt of every turn it came from;
-- checkpoint_status(workspace?): captured / pending / failed turns of the workspace's sessions.
+- checkpoint_status(workspace?): captured / pending / failed turns of the workspace's sessions;
+- check_file(path, workspace?): the file's lines that accepted decisions' checks find (checkpoint.checks).
 
 A workspace is a folder and the folders below it; the default is the server's cwd (an agent starts
 its MCP servers in the session's folder). Every answer is JSON text (checkpoint.agent.answers),
@@ -50,6 +51,9 @@ MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 BUSY_SECONDS = 5.0  # a tool call may wait this long for a writer's lock; a hook waits far less
+# The records are read in before a call (a teammate's, pulled since): a writer holding the lock then
+# costs the call this much at most, and the store is read as it is; the next call reads them in.
+RECORDS_BUSY_SECONDS = 0.5
 MAX_QUERY_CHARS = 1_000  # a search is a few words; more is not a query
 ANSWER_WAIT_SECONDS = 30.0  # after stdin ends, how long the requests read before it may take to answer
 
@@ -129,7 +133,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             raise ToolError(f"workspace must be an absolute folder path, not {answers.echo(given)}")
         folders = workspace_folders(given)
         with contextlib.suppress(Exception):  # the store as it is, when the records cannot be read in now
-            refresh(settings.db, folders, settings.decisions_dir, busy_seconds=BUSY_SECONDS)
+            refresh(settings.db, folders, settings.decisions_dir, busy_seconds=RECORDS_BUSY_SECONDS)
         return folders
 
     @contextmanager
@@ -237,6 +241,25 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "excerpts": [answers.excerpt_json(e, redactor) for e in shown],
             "excerpts_left_out": len(excerpts) - len(shown),
         })
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def check_file(path: str, workspace: str | None = None) -> str:
+        """What in a file breaks which accepted decision: the file's lines that the checks of the
+        workspace's accepted decisions and constraints find (a library they replaced still imported, a
+        call they forbid), each with the item's id and statement. `path`: absolute, or relative to the
+        workspace's top folder. Nothing is run: the checks are patterns."""
+        from checkpoint.agent.edit_checks import file_findings
+
+        folders = workspaces(workspace)
+        try:
+            try:
+                with reading() as store:
+                    found = file_findings(store, folders[0], path, settings.decisions_dir, redactor)
+            except _NoDatabase:  # a clone with no captures: the shared records' checks still act
+                found = file_findings(None, folders[0], path, settings.decisions_dir, redactor)
+        except ValueError as exc:
+            raise ToolError(render.clean(str(exc), redactor, 300) or "the file cannot be checked") from None
+        return answers.dumps("check_file", found)
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def checkpoint_status(workspace: str | None = None) -> str:

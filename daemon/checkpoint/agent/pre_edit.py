@@ -136,6 +136,22 @@ def _gone_line(store: Store, item_id: str, redactor: Redactor) -> str | None:
     return None
 
 
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def in_workspace(real: str, folder: str) -> bool:
+    """Whether the file (resolved) is the workspace's: under its folder (as given or resolved), or in
+    the repository the folder is in. A reminder is never given about a file elsewhere (/etc/passwd,
+    ~/.bashrc), whatever an item or a teammate's record says of it."""
+    if _under(real, folder) or _under(real, os.path.realpath(folder)):
+        return True
+    from checkpoint.repository import repository_of  # only for an edit outside the folder: rare
+
+    repository = repository_of(folder)
+    return repository is not None and _under(real, os.path.realpath(repository.root))
+
+
 def reminder(store: Store, db: Path, target: EditTarget, redactor: Redactor, tools: str,
              limit: int = REMINDER_CHARS) -> str | None:
     """The reminder for an edit of `target`'s files, or None when nothing (new) concerns them; records
@@ -162,6 +178,8 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
     real = paths[-1]
     name = distinctive_name(real)
     folders = workspace_folders(cwd)
+    if not in_workspace(real, folders[0]):
+        return None
     # Held items (checkpoint.extract.held) only once the user accepted them, as at session start.
     page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
                                  named=name, limit=CANDIDATES, counted=False, released_only=True)

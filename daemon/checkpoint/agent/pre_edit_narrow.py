@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 STDIN_BYTES = 4 << 20
 BUSY_SECONDS = 0.3
 PRE_EDIT_SECONDS = 0.8
+PRE_EDIT_SECONDS_ENV = "CHECKPOINT_PRE_EDIT_SECONDS"
 REMINDER_CHARS = 1_500
 CANDIDATES = 40
 FILE_BYTES = 2 << 20
@@ -419,17 +420,29 @@ def file_reminder(conn: sqlite3.Connection, cwds: list[str], path: str, folder: 
 # -- the hook ----------------------------------------------------------------------------------------
 
 
+def _budget(environ: Mapping[str, str]) -> float:
+    """agent.hooks.pre_edit_seconds; a value it refuses is the full hook's to say."""
+    raw = environ.get(PRE_EDIT_SECONDS_ENV)
+    if raw is None:
+        return PRE_EDIT_SECONDS
+    seconds = float(raw)  # ValueError: the full path answers, and says why
+    if not 0 < seconds < float("inf"):
+        raise Fallback
+    return seconds
+
+
 def answer(raw: bytes, environ: Mapping[str, str], started: float) -> str | None:
     """The hook's stdout for this input ("" for nothing), or None: the full path answers it."""
     try:
-        return _answer(raw, environ, started + PRE_EDIT_SECONDS)
+        budget = _budget(environ)
+        return _answer(raw, environ, started + budget, budget)
     except OverBudget:
         return ""
     except Exception:  # Fallback, and anything unforeseen: the full path answers, or records why not
         return None
 
 
-def _answer(raw: bytes, environ: Mapping[str, str], deadline: float) -> str:
+def _answer(raw: bytes, environ: Mapping[str, str], deadline: float, budget: float) -> str:
     if len(raw) > STDIN_BYTES:
         raise Fallback
     data = json.loads(raw)
@@ -447,6 +460,8 @@ def _answer(raw: bytes, environ: Mapping[str, str], deadline: float) -> str:
     tools = settings["tools"]["plugin" if environ.get("CLAUDE_PLUGIN_ROOT") else "server"]
     conn = open_database(db, settings, deadline)
     try:
+        if conn.execute("SELECT 1 FROM checks WHERE state != 'dismissed' LIMIT 1").fetchone():
+            raise Fallback  # the edit's text may break a decision's check: the full hook runs them (checks/)
         folder = os.path.abspath(os.path.expanduser(cwd))
         cwds = held_cwds(conn, folder)
         ledger = read_ledger(db, session_id)
@@ -461,12 +476,12 @@ def _answer(raw: bytes, environ: Mapping[str, str], deadline: float) -> str:
                 break
     except sqlite3.OperationalError:
         if time.monotonic() > deadline:
-            _over_budget(db, session_id)
+            _over_budget(db, session_id, budget)
         raise
     finally:
         conn.close()
     if time.monotonic() > deadline:
-        _over_budget(db, session_id)
+        _over_budget(db, session_id, budget)
     if not texts:
         return ""
     write_ledger(db, session_id, ledger)
@@ -474,12 +489,12 @@ def _answer(raw: bytes, environ: Mapping[str, str], deadline: float) -> str:
                       ensure_ascii=False)
 
 
-def _over_budget(db: str, session_id: str | None) -> None:
+def _over_budget(db: str, session_id: str | None, budget: float) -> None:
     from pathlib import Path
 
     from checkpoint.agent.problems import record
 
-    record(Path(db), "hook pre-edit", f"the pre-edit reminder took over {PRE_EDIT_SECONDS} s and was dropped",
+    record(Path(db), "hook pre-edit", f"the hook pre-edit took over {budget:g} s and was dropped (the agent went on without it)",
            session_id)
     raise OverBudget
 

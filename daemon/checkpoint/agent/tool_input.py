@@ -20,7 +20,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from checkpoint.sources.claude_code import ClaudeCodeReader, edited_paths
@@ -39,6 +39,9 @@ class EditTarget:
     cwd: str
     session_id: str | None
     shape: str = "claude"
+    # (file, text) the edit would write: new strings, a whole file's content, a patch's added lines
+    # (checkpoint.agent.edit_checks runs the accepted checks over them)
+    texts: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def path(self) -> str:
@@ -54,6 +57,10 @@ def _files(edits: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.normpath(os.path.expanduser(e.path)) for e in edits))[:PATCH_FILES]
 
 
+def _texts(edits: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((os.path.normpath(os.path.expanduser(e.path)), e.text) for e in edits if e.text)
+
+
 def edit_target(data: Mapping[str, Any]) -> EditTarget | None:
     """The files a pre-tool hook's input is about to edit; None: not an edit of a file (another tool,
     no path in its input, no absolute folder)."""
@@ -65,19 +72,24 @@ def edit_target(data: Mapping[str, Any]) -> EditTarget | None:
         if isinstance(args, str):
             with contextlib.suppress(ValueError):  # else a raw patch, as the tool may take it
                 args = json.loads(args)
-        paths = _files(CopilotReader().edits_of_call(str(data.get("toolName")), args, cwd))
-        return EditTarget(paths, cwd, _session(data, "sessionId"), "copilot") if paths else None
+        edits = CopilotReader().edits_of_call(str(data.get("toolName")), args, cwd)
+        paths = _files(edits)
+        return EditTarget(paths, cwd, _session(data, "sessionId"), "copilot", _texts(edits)) if paths else None
     name, arguments = str(data.get("tool_name")), data.get("tool_input")
     edits = ClaudeCodeReader().edits_of_call(name, arguments, cwd) or CodexReader().edits_of_call(name, arguments, cwd)
     paths = _files(edits)
     if not paths:  # an input that names the file but not (or not as text) what is written: still that file
         paths = tuple(os.path.normpath(os.path.expanduser(p)) for p in edited_paths(name, arguments, cwd))
-    return EditTarget(paths, cwd, _session(data, "session_id")) if paths else None
+    return EditTarget(paths, cwd, _session(data, "session_id"), texts=_texts(edits)) if paths else None
 
 
-def answer(target: EditTarget, text: str) -> str:
-    """The hook's stdout: context only, never a permission decision (the edit is never blocked)."""
+def answer(target: EditTarget, text: str, ask: str | None = None) -> str:
+    """The hook's stdout: context, and never a denial (the edit is never blocked). `ask`: the reason to
+    ask the user first (an accepted decision's check found the edit breaking it, and the user chose to
+    be asked: agent_check_ask), in Claude Code's shape only."""
     if target.shape == "copilot":
         return json.dumps({"additionalContext": text}, ensure_ascii=False)
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}},
-                      ensure_ascii=False)
+    out: dict[str, Any] = {"hookEventName": "PreToolUse", "additionalContext": text}
+    if ask:
+        out.update(permissionDecision="ask", permissionDecisionReason=ask)
+    return json.dumps({"hookSpecificOutput": out}, ensure_ascii=False)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from checkpoint import config
 from checkpoint.backfills import run_due
 from checkpoint.cli import model_serve
+from checkpoint.cli.check import check_command
 from checkpoint.cli.forget import forget_command
 from checkpoint.cli.items import accept_command, items_command
 from checkpoint.cli.names import NoSuchSession
@@ -113,4 +114,6 @@ def _command(store: Store, settings: config.Settings, args: argparse.Namespace) 
         return share_command(store, settings, args)
     if args.command == "accept":
         return accept_command(store, settings, args)
+    if args.command == "check":
+        return check_command(store, settings, args)
     return items_command(store, settings, args)

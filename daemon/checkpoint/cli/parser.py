@@ -11,6 +11,7 @@ from typing import Any
 
 import checkpoint
 from checkpoint.cli import model_serve
+from checkpoint.cli.check import add_parser as add_check_parser
 from checkpoint.cli.suggest import SuggestingParser
 from checkpoint.extract import registry
 from checkpoint.model import ItemKind
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
     search.add_argument("--json", action="store_true", help="stable machine-readable output")
+    add_check_parser(sub, _common)
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor",
                            description="The daemon behind the editor extensions, speaking LSP over stdio: it "
                                        "watches the transcript roots, extracts in the background and publishes "

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from checkpoint import config, status_model
+from checkpoint.cli.check import check_issues, status_lines
 from checkpoint.cli.printing import in_days, print_table, print_totals, redactions, usage_line
 from checkpoint.model import plain_text, plural
 from checkpoint.store import Store
@@ -18,6 +20,7 @@ def status_command(store: Store, settings: config.Settings, as_json: bool) -> in
     if as_json:
         out = status.as_dict()
         out["agent_problems"] = [p.as_json() for p in agent_problems(settings.db, limit=50)]
+        out["check_problems"] = [i.as_json() for i in check_issues(store, settings, os.getcwd())]
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     at_risk, forgotten = status.at_risk, status.forgotten
@@ -38,6 +41,8 @@ def status_command(store: Store, settings: config.Settings, as_json: bool) -> in
         print("Problems of the agent hooks and captures (newest first; `checkpoint status --json` lists 50):")
         for agent_problem in hook_problems:
             print(plain_text(f"  {_local_time(agent_problem.at)} {agent_problem.where}: {agent_problem.message}"))
+    for line in status_lines(store, settings, os.getcwd()):  # checks that cannot act (checkpoint.checks)
+        print(line)
     if not sessions:
         print("Nothing read yet. Run `checkpoint now`.")
         if not status.record_problems:

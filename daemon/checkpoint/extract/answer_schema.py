@@ -15,6 +15,24 @@ from checkpoint.answer import ItemDraft
 from checkpoint.model import ItemKind
 
 
+class AnswerCheck(BaseModel):
+    """What code breaks the item (checkpoint.checks): a name that must not appear. Kept small: it is in
+    every request's schema (a local model's grammar too); rules and regexes are given by hand."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    uses: str = Field(description="the library, module or function that must no longer appear")
+    calls_only: bool = Field(default=False, description="only calls of it break the item")
+    paths: list[str] = Field(default_factory=list, description="file globs; empty: all")
+
+    def as_check(self) -> dict[str, Any] | None:
+        """The check as checkpoint.checks.model reads it (ItemDraft drops one it cannot read)."""
+        paths = {"paths": self.paths} if self.paths else {}
+        if self.uses:
+            return {"uses": self.uses.strip().strip("`"), **({"calls": True} if self.calls_only else {}), **paths}
+        return None
+
+
 class AnswerItem(BaseModel):
     """One item as the model returns it. Statement is one line; the rest is provenance."""
 
@@ -31,6 +49,7 @@ class AnswerItem(BaseModel):
         default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
     )
     supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
+    check: AnswerCheck | None = Field(default=None, description="what code breaks it")
 
     @model_validator(mode="before")
     @classmethod
@@ -111,6 +130,7 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 same_as=item.same_as or None,
                 supersedes=item.supersedes or None,
                 supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
+                check=item.check.as_check() if item.check else None,
             )
         except ValidationError:
             continue  # nothing left once control characters are gone: not an item (the others stand)

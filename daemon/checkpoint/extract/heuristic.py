@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.checks.derive import derive_check
 from checkpoint.extract import supersessions
 from checkpoint.extract.restate import Lead, lead_in, repeated
 from checkpoint.extract.said import sentences
@@ -189,6 +190,7 @@ class HeuristicExtractor:
                         confidence=0.6 if turn.role is Role.USER else 0.4,
                         turn_ids=[turn.turn_id],
                         files=files,
+                        check=derive_check(said, kind),
                         **links,
                     )
                 )

@@ -16,7 +16,9 @@ cut off (`finish_reason: length`) or not the schema's JSON is a failed attempt, 
 policy (retry.py); the chunk stays due when the attempts run out. Usage is the server's own count; the
 cost is 0 (no price is known for a self-hosted model; the description says so).
 
-The HTTP requests are openai_http.py's (the standard library's urllib).
+The HTTP requests are openai_http.py's (the standard library's urllib): one deadline for the whole
+request (request_timeout), an answer over openai_answer_bytes refused unread, and no redirect to
+another origin followed (the key would go with it): each a failed attempt, the chunk left due.
 """
 
 from __future__ import annotations
@@ -34,7 +36,17 @@ from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.answer_schema import STRICT_SCHEMA, MalformedAnswer, read_answer
 from checkpoint.extract.model_windows import Fit, Window, chunk_budget, output_reserve
-from checkpoint.extract.openai_http import KEY_VARIABLE, Reply, base_url, is_local, listed_models, request
+from checkpoint.extract.openai_http import (
+    KEY_VARIABLE,
+    Reply,
+    base_url,
+    host_of,
+    is_local,
+    listed_models,
+    on_this_machine,
+    request,
+    said,
+)
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
 from checkpoint.model import ChunkInput, Usage
@@ -57,17 +69,24 @@ _FENCE = re.compile(r"^```(?:json)?\s*\n(?P<body>.*)\n```\s*$", re.DOTALL)
 
 
 def _error_message(reply: Reply) -> str:
+    """The server's error message, as a cause may show it: the key it may echo (a 401 quoting the key
+    presented) and any secret replaced before it is cut short."""
     error = reply.body.get("error") if isinstance(reply.body, dict) else None
     message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
-    return " ".join(str(message or reply.text).split())[:300]
+    return said(str(message or reply.text))[:300]
 
 
 def classify(reply: Reply) -> Failed:
     """What a failed request means for the chunk (and the run)."""
     status, message = reply.status, _error_message(reply)
     detail = f": {message}" if message else ""
+    if reply.refused:  # a redirect to another origin: the same on every try, and nothing was sent there
+        return Failed("fatal", reply.text)
     if status == 0:
         return Failed("transient", reply.text, timed_out=reply.text.startswith("timed out"))
+    if 300 <= status < 400:
+        return Failed("fatal", f"redirected ({status}) and not followed: set openai_base_url to the server's own "
+                               "address")
     if status == 413 or (status == 400 and _TOO_LARGE.search(message)):
         return Failed("too_large", f"prompt too long ({status}){detail}")
     if status in (401, 403):
@@ -94,6 +113,8 @@ class OpenAICompatibleExtractor:
         self.window = Window(context, max(1, context // 4), "openai_context_tokens")
         self.reserve = output_reserve(self.window, settings.output_tokens)
         cost = "a local server: no cost" if self.local else "cost not counted: no price is known for this server"
+        if not on_this_machine(self.base_url):  # said wherever the extractor is named: the run line, the editor
+            cost += f"; your transcripts, redacted, are sent to {hide_secrets(host_of(self.base_url))}"
         self.description = (f"an OpenAI-compatible server at {hide_secrets(self.base_url)} "
                             f"({self.model or 'its first listed model'}; {context:,}-token window; {cost})")
         self.sleep = sleep
@@ -189,7 +210,7 @@ class OpenAICompatibleExtractor:
 
     def _send(self, model: str, chunk: ChunkInput, json_mode: bool, usage: Usage) -> Reply:
         reply = request(f"{self.base_url}/chat/completions", self.payload(model, chunk, json_mode),
-                        self.settings.request_timeout)
+                        self.settings.request_timeout, self.settings.openai_answer_bytes)
         usage.requests += 1
         if reply.status == 200 and isinstance(reply.body, dict):
             usage.add(usage_from(reply.body.get("usage")))

@@ -116,6 +116,9 @@ For each item give:
 be empty.
 - same_as: when the developer or a summary restates an item listed under "Already recorded", \
 that item's id; otherwise null. Restate it rather than leaving it out, so its provenance grows.
+- check: null, unless the item rules out a library, module or function by name ("use httpx \
+instead of requests", "never call eval"): then "uses" is that name as code spells it, "calls_only" \
+true if only calling it is ruled out, "paths" the file globs it holds for (empty: all).
 
 Record an item once per chunk even if several turns say it; list all those turns. Say nothing \
 that is not in the transcript. When the chunk holds nothing worth recording, return no items. \

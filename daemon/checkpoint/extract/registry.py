@@ -170,7 +170,8 @@ ENTRIES: tuple[ExtractorEntry, ...] = (
         "openai", "OpenAI-compatible",
         "A model on any OpenAI-compatible server: Ollama, llama.cpp, LM Studio, vLLM (openai_base_url, "
         "openai_model, openai_context_tokens; OPENAI_API_KEY for a hosted one).",
-        ("openai_base_url", "openai_model", "openai_context_tokens", "output_tokens", *_RETRIES), _openai,
+        ("openai_base_url", "openai_model", "openai_context_tokens", "openai_answer_bytes", "output_tokens",
+         *_RETRIES), _openai,
         _openai_ready),
     ExtractorEntry(
         "heuristic", "heuristic",

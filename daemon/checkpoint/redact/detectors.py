@@ -11,6 +11,7 @@ from functools import cache, cached_property
 from typing import Any
 
 from checkpoint.redact.pasted import PASTED
+from checkpoint.redact.prose import prose
 from checkpoint.redact.spoken import spoken
 
 PLACEHOLDER = "[REDACTED:{}]"
@@ -184,6 +185,7 @@ ADDED: list[tuple[str, str, dict[str, Any], str]] = [
      "keyword plugin wants quotes outside known config file types"),
     *PASTED,
     *spoken(),
+    *prose(),
 ]
 
 # Where a secret-sounding name is assigned something: the only places the `named` detectors run.

@@ -25,7 +25,8 @@ CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"
 # Variables holding a URL whose userinfo may carry a password (a proxy or gateway).
 URL_VARS = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
 CREDENTIAL = PLACEHOLDER.format("credential")
-_MIN_KEY = 8  # shorter values are words more often than keys: replacing "abc" would blank words
+_MIN_KEY = 8  # shorter values are words more often than keys: replaced only as a whole token
+_MIN_SHORT_KEY = 4  # a configured key this short (sk-1234, a test key) is still replaced, as a token
 _MIN_URL_PASSWORD = 4
 
 
@@ -36,7 +37,7 @@ def configured_credentials() -> list[str]:
     values: set[str] = set()
     for var in CREDENTIAL_VARS:
         value = os.environ.get(var, "").strip()
-        if len(value) >= _MIN_KEY:
+        if len(value) >= _MIN_SHORT_KEY:
             values.add(value)
     for var in URL_VARS:
         raw = os.environ.get(var, "").strip()
@@ -60,8 +61,14 @@ def hide_secrets(text: str) -> str:
     if not text:
         return text
     for value in configured_credentials():
-        if value in text:
+        if value not in text:
+            continue
+        if len(value) >= _MIN_KEY:
             text = text.replace(value, CREDENTIAL)
+        else:  # a short key: not inside a longer word ("abcd" in "abcdef" stays)
+            import re
+
+            text = re.sub(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", CREDENTIAL, text)
     from checkpoint import redact  # the facade imports this module: import it when first used
 
     return redact.redactor().redact(text).text

@@ -141,7 +141,9 @@ def _varied(m: re.Match[str]) -> bool:
 
 
 def _twilio_check(m: re.Match[str]) -> bool:
-    return any(c.isdigit() for c in m.group()) and any(c.isalpha() for c in m.group())
+    """Hex that reads as random (a run of zeros with one letter is a placeholder, not a token)."""
+    value = m.group()
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and len(set(value)) >= 10
 
 
 # (kind, pattern, how it runs, why) for detectors.ADDED
@@ -154,14 +156,15 @@ PASTED: list[tuple[str, str, dict[str, Any], str]] = [
     *((kind, pattern, {"lower": True, "check": _literal_password, **run, "group": "secret"},
        "a password on a command line or in .netrc: detect-secrets knows only assignments")
       for kind, pattern, run in COMMAND_LINE),
-    # A Twilio auth token is 32 hex characters with no prefix: near the word twilio (a client built
+    # A Twilio auth token is 32 hex characters with no prefix (kind hex_api_key, as prose.py's Datadog and
+    # auth-token detectors, which may find the same span): near the word twilio (a client built
     # with the account SID and the token positionally, a TWILIO_* line), not inside an AC/SK id.
-    ("twilio_auth_token", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
+    ("hex_api_key", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
      {"lower": True, "trigger": r"twilio", "before": 200, "after": 400, "check": _twilio_check},
      "Twilio auth tokens have no prefix: detect-secrets knows only the SK api keys"),
     # ... or near the account SID, the client's first argument: found in the same pass as the SID (looked
     # for near the word twilio only, it took a second pass, which saw the word in the SID's placeholder).
-    ("twilio_auth_token", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
+    ("hex_api_key", r"(?<![0-9a-z])[0-9a-f]{32}(?![0-9a-z])",
      {"lower": True, "trigger": r"ac[0-9a-f]{32}", "before": 200, "after": 400, "check": _twilio_check,
       "gate": r"(?i)ac[0-9a-f]{32}"},  # the SID's shape: its anchor `ac` is in nearly every text
      "Twilio auth tokens next to the account SID (Client('AC...', '<token>'))"),

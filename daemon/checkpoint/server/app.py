@@ -13,6 +13,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from checkpoint.model import ItemState
 from checkpoint.server.events import CountsChanged, ItemsChanged
+from checkpoint.server.features.checks import CheckDiagnostics
+from checkpoint.server.features.checks import code_actions as check_actions
 from checkpoint.server.features.diagnostics import Diagnostics
 from checkpoint.server.features.extraction import ExtractionFeature
 from checkpoint.server.features.extraction.extractor_slot import ExtractorSlot
@@ -23,10 +25,12 @@ from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
     CHECKPOINT_SESSIONS,
+    CHECKPOINT_TURN,
     CHECKPOINT_WORKSPACE_SESSIONS,
     CMD_ACCEPT,
     CMD_DISMISS,
     CMD_NOW,
+    CMD_REOPEN,
     CMD_SHARE,
     CMD_SUPERSEDE,
     ItemsResult,
@@ -36,9 +40,10 @@ from checkpoint.server.protocol import (
     ShareResult,
     SupersedeResult,
     TriageResult,
+    TurnResult,
     WorkspaceSessionsResult,
 )
-from checkpoint.server.requests import items, search, sessions, supersessions, triage
+from checkpoint.server.requests import items, search, sessions, supersessions, triage, turn_view
 from checkpoint.server.server import CheckpointServer
 from checkpoint.store import SupersessionRefused
 from checkpoint.team.share import ShareRefused
@@ -74,7 +79,8 @@ def build_features(server: CheckpointServer) -> Features:
     extraction = ExtractionFeature(server, watcher, slot)
     status = StatusFeature(server, extraction)
     team = TeamRecords(server)
-    server.features = [status, watcher, extraction, diagnostics, team]
+    checks = CheckDiagnostics(server, diagnostics)
+    server.features = [status, watcher, extraction, diagnostics, team, checks]
     return Features(status, watcher, extraction, diagnostics, team)
 
 
@@ -146,7 +152,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         items_here = {p.item.id: p.item for p in diagnostics.by_uri.get(uri, [])}
-        return triage.code_actions(params, diagnostics.published.get(uri, []), items_here)
+        doc = server.workspace.text_documents.get(uri)
+        lines = doc.source.split("\n") if doc is not None else []
+        return [*triage.code_actions(params, diagnostics.published.get(uri, []), items_here),
+                *check_actions(params, diagnostics.published.get(uri, []), lines)]
 
     # -- commands and requests --------------------------------------------------------------------
 
@@ -183,6 +192,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     async def checkpoint_accept(ls: CheckpointServer, *args: object) -> TriageResult:
         return await _triage(args, ItemState.ACCEPTED)
 
+    @server.command(CMD_REOPEN)
+    async def checkpoint_reopen(ls: CheckpointServer, *args: object) -> TriageResult:
+        return await _triage(args, ItemState.NEW)
+
     @server.command(CMD_SUPERSEDE)
     async def checkpoint_supersede(ls: CheckpointServer, *args: object) -> SupersedeResult:
         try:
@@ -208,6 +221,14 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
         query = _parsed(items.parse_query, params)
         rows = await server.read_worker.call(items.find_items, server.folders, query, server.scope)
         return {"items": rows}
+
+    @server.feature(CHECKPOINT_TURN)
+    async def checkpoint_turn(params: Any = None) -> TurnResult:
+        item_id = _parsed(turn_view.parse_query, params)
+        try:
+            return await server.read_worker.call(turn_view.turn_of, server.folders, item_id)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
 
     @server.feature(CHECKPOINT_SESSIONS)
     async def checkpoint_sessions(params: Any = None) -> SessionsResult:

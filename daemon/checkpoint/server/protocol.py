@@ -7,7 +7,9 @@ so one reader of the JSON serves the CLI and the editor alike.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, NotRequired, Required, TypedDict
+from urllib.parse import quote
 
 SERVER_NAME = "checkpoint"
 
@@ -36,6 +38,11 @@ CHECKPOINT_SEARCH = "checkpoint/search"
 """Client -> server request. Params: SearchQuery (or the query as a bare string). Result:
 SearchResponse, the items best first; an empty query answers empty `terms` and no items."""
 
+CHECKPOINT_TURN = "checkpoint/turn"
+"""Client -> server request. Params: {"item": item_id} (or the id bare). Result: TurnResult, the
+item and the turns it cites (whole, up to 20,000 characters each) with the turns around them in the
+exchange (their start): what VS Code's Open Turn renders. An unknown id is InvalidParams."""
+
 # -- workspace/executeCommand ids -------------------------------------------------------------------
 
 CMD_NOW = "checkpoint.now"
@@ -46,6 +53,10 @@ CMD_DISMISS = "checkpoint.dismiss"
 
 CMD_ACCEPT = "checkpoint.accept"
 """Arguments: [item_id]. Result: TriageResult."""
+
+CMD_REOPEN = "checkpoint.reopen"
+"""Arguments: [item_id]. The item is new again (neither accepted nor dismissed): the editor's Undo of
+an Accept or a Dismiss. Result: TriageResult."""
 
 CMD_SUPERSEDE = "checkpoint.supersede"
 """Arguments: [SupersedeArgs] or [old_id, new_id]. `new` supersedes `old` (kept, marked; a dismissed
@@ -59,11 +70,32 @@ repository of the workspace folder it belongs to (not committed); with `undo`, r
 committed. A refusal (a secret found, no repository, a committed record) is InvalidParams with the
 sentence that says why. Result: ShareResult."""
 
-COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_SUPERSEDE, CMD_SHARE)
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_REOPEN, CMD_SUPERSEDE, CMD_SHARE)
+
+# -- the editor's own commands, which the daemon links to (hover actions, a diagnostic's code) ------
+# VS Code commands of the extension (its package.json declares them), not workspace/executeCommand
+# ids: a link runs them in the editor, which shows the turn or asks before accepting a held item.
+# Arguments: [item_id]. Clients without command links (Neovim) use the code actions instead.
+
+EDITOR_OPEN_TURN = "checkpoint.openTurn"
+EDITOR_ACCEPT = "checkpoint.acceptItem"
+EDITOR_DISMISS = "checkpoint.dismissItem"
+EDITOR_OPEN_RECORD = "checkpoint.openRecord"
+EDITOR_COMMANDS = (EDITOR_OPEN_TURN, EDITOR_ACCEPT, EDITOR_DISMISS, EDITOR_OPEN_RECORD)
+
+
+def command_link(command: str, *arguments: str) -> str:
+    """A `command:` URI that runs an editor command with these arguments when clicked."""
+    return f"command:{command}?{quote(json.dumps(list(arguments)))}"
+
 
 DIAGNOSTIC_SOURCE = "checkpoint"
-"""`source` of every diagnostic the daemon publishes; its `code` is the item id and its `data` is
-{"item_id": ..., "session_id": ..., "kind": ...}, plus "superseded_by" (an item id) on a superseded
+"""`source` of every diagnostic the daemon publishes. Its `code` is the item's kind ("decision",
+"constraint", "question") with a codeDescription linking to EDITOR_OPEN_TURN for the item; its
+range is a few lines at most, never a whole file; its `data` is
+{"item_id": ..., "session_id": ..., "kind": ..., "mark": "edited" | "named" | "line"} (how its lines
+were found: those the session wrote, those naming what the statement names, or the file's first line
+of code, then at Information severity at most), plus "superseded_by" (an item id) on a superseded
 item's diagnostic, which is also tagged DiagnosticTag.Deprecated, and "stale": true when the lines it
 was anchored to were deleted or rewritten since the session."""
 
@@ -166,7 +198,7 @@ class Status(TypedDict):
     other_causes: list[OtherCause]  # failing causes of sessions not listed (at most 20)
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
     usage: dict[str, float]  # the sessions' usage added up
-    items: dict[str, dict[str, int]]  # {"by_kind": {...}, "by_state": {...}}; by_kind omits dismissed
+    items: dict[str, Any]  # {"by_kind": {...}, "by_state": {...}, "held": n}; by_kind omits dismissed; held: to review
     running: bool
     progress: RunProgress | None
     extraction: Literal["auto", "manual"]
@@ -230,6 +262,23 @@ class Item(TypedDict):
 
 class ItemsResult(TypedDict):
     items: list[Item]
+
+
+class TurnText(TypedDict):
+    id: str
+    role: str  # "user", "assistant" (or another role a reader keeps)
+    text: str  # a cited turn whole (up to a limit), a turn around it its start
+    length: int  # the turn's whole length in characters
+    cited: bool  # one the item cites; the others are around it
+    timestamp: str | None
+    path: str | None  # the transcript file and 1-based line: on the cited turns
+    line: int | None
+    uri: str | None
+
+
+class TurnResult(TypedDict):
+    item: Item
+    turns: list[TurnText]  # in session order
 
 
 class NowResult(TypedDict):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from checkpoint.config import LEASE_SECONDS
 from checkpoint.store.agent_lines import AgentLinesMixin
 from checkpoint.store.agent_reads import AgentReadsMixin
+from checkpoint.store.checks import CheckRow, ChecksMixin
 from checkpoint.store.chunks import ChunksMixin
 from checkpoint.store.connection import StoreBase, StoreFault, StoreUnavailable, fault_message, read_only_file
 from checkpoint.store.edits import EditsMixin
@@ -51,6 +52,7 @@ __all__ = [
     "LEASE_SECONDS",
     "MIGRATIONS",
     "PROBLEMS_PER_FILE",
+    "CheckRow",
     "CursorMoved",
     "FileRow",
     "Ingested",
@@ -77,6 +79,6 @@ __all__ = [
 
 class Store(
     IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
-    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, AgentLinesMixin, StoreBase,
+    ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, AgentLinesMixin, ChecksMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

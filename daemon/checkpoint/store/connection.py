@@ -162,9 +162,17 @@ def _check_file(path: Path) -> None:
                          "set CHECKPOINT_DB to a file of your own")
 
 
-def open_database(path: Path) -> sqlite3.Connection:
+def open_database(path: Path, busy_seconds: float | None = None, *, migrating: bool = True) -> sqlite3.Connection:
     """A connection to the database at `path` (created private if new), pragmas set, migrated.
-    Raises StoreFault (one line: the path and what to do) when it cannot or must not be used."""
+    Raises StoreFault (one line: the path and what to do) when it cannot or must not be used.
+
+    `busy_seconds`: how long any statement waits for another process's lock, from the very first
+    (the default, 30 s, is a CLI's or the daemon's patience; a hook or the MCP server has far less).
+    `migrating=False` (a front end on an agent's path): a database that does not exist yet or is not
+    at this Checkpoint's schema is StoreUnavailable, neither created nor migrated (a migration takes
+    the write lock, and may take long)."""
+    if not migrating:
+        _current_or_refused(path, busy_seconds)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         _check_directory(path.parent)
@@ -172,18 +180,24 @@ def open_database(path: Path) -> sqlite3.Connection:
         if not os.access(path.parent, os.W_OK) or read_only_file(path):
             raise StoreFault(f"cannot write the database {path}: its directory or file is read-only; make them "
                              "writable by you, or set CHECKPOINT_DB to a writable place")
-        return _open(path)
+        return _open(path, 30.0 if busy_seconds is None else busy_seconds, migrating)
     except StoreFault:
         raise
     except (OSError, sqlite3.Error) as exc:
         raise StoreFault(fault_message(exc, path)) from exc
 
 
-def _open(path: Path) -> sqlite3.Connection:
+def _current_or_refused(path: Path, busy_seconds: float | None) -> None:
+    """For a front end that must not create or migrate: the database exists at the current schema,
+    or StoreUnavailable (open_read_only says which)."""
+    open_read_only(path, 0.0 if busy_seconds is None else busy_seconds).close()
+
+
+def _open(path: Path, busy_seconds: float, migrating: bool) -> sqlite3.Connection:
     new = not path.exists()
     old_umask = os.umask(0o077)
     try:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(path, timeout=busy_seconds, isolation_level=None, check_same_thread=False)
     finally:
         os.umask(old_umask)
     try:
@@ -196,14 +210,15 @@ def _open(path: Path) -> sqlite3.Connection:
         # many KB): 16 KB pages store them with less B-tree overhead than 4 KB ones (a cold scan of a
         # 100 MB session: 10% less CPU, a 10% smaller file).
         conn.execute("PRAGMA page_size=16384")
-        _enable_wal(conn)
+        _enable_wal(conn, busy_seconds)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         # The turn-id index takes random inserts: past a few hundred MB of transcript it outgrows the
         # default 2 MB cache, and every insert reads pages back (a 400 MB cold scan: 8.1 s with the
         # default, 7.5 s with 16 MB, no faster with 48 MB). Allocated as used: small databases pay nothing.
         conn.execute("PRAGMA cache_size=-16384")
-        migrate(conn)
+        if migrating or version != len(MIGRATIONS):  # not migrating: checked current before the open
+            migrate(conn)
         if new:
             private(path)
     except BaseException:
@@ -259,11 +274,15 @@ class StoreBase:
     """The connection and clock every part of the store shares, and its transactions."""
 
     def __init__(self, path: Path | str, clock: Callable[[], float] = time.time,
-                 *, connection: sqlite3.Connection | None = None, busy_seconds: float | None = None) -> None:
+                 *, connection: sqlite3.Connection | None = None, busy_seconds: float | None = None,
+                 migrating: bool = True) -> None:
+        """busy_seconds: a front end on an agent's path waits for a writer only briefly, from the first
+        statement on; migrating=False: it neither creates nor migrates the database (StoreUnavailable)."""
         self.path = Path(path)
         self.clock = clock
-        self.conn = connection if connection is not None else open_database(self.path)
-        if busy_seconds is not None:  # a front end on an agent's path waits for a writer only briefly
+        self.conn = connection if connection is not None else open_database(self.path, busy_seconds,
+                                                                             migrating=migrating)
+        if busy_seconds is not None:
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_seconds * 1000)}")
         self._group_seconds: float | None = None  # set while grouped_commits() is open
         self._group_began = 0.0

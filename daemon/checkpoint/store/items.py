@@ -106,6 +106,18 @@ def _supersede(c: sqlite3.Connection, session_id: str, workspace: str | None, dr
         link(c, draft.supersedes, item_id, said_by, draft.supersedes_reason, draft.turn_ids[0], now)
 
 
+def _check(c: sqlite3.Connection, item_id: str, draft: ItemDraft, extractor: str, now: float) -> None:
+    """The check a draft proposes (checkpoint.checks), stored proposed with its item."""
+    if draft.check is None:
+        return
+    from checkpoint.checks.model import CheckProblem, read_check
+    from checkpoint.store.checks import store_check
+
+    with contextlib.suppress(CheckProblem):  # validated by ItemDraft already; never the chunk's failure
+        store_check(c, item_id, read_check(draft.check), "heuristic" if extractor == "heuristic" else "model",
+                    "proposed", now)
+
+
 def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, now: float) -> int:
     """Write an answer's items, inside the caller's transaction. Returns items added: a restated item
     (same fingerprint in the workspace, or `same_as` naming an item of the workspace) updates the
@@ -134,6 +146,7 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
                 (session_id, fp, existing[0]),
             )
             _supersede(c, session_id, workspace, draft, existing[0], extraction.extractor, now)
+            _check(c, existing[0], draft, extraction.extractor, now)
             continue
         item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
         c.execute(
@@ -146,6 +159,7 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
              extraction.chunk_id, now, now, workspace, int(draft.held)),
         )
         _supersede(c, session_id, workspace, draft, item_id, extraction.extractor, now)
+        _check(c, item_id, draft, extraction.extractor, now)
         added += 1
     return added
 

@@ -525,6 +525,26 @@ MIGRATIONS: tuple[Migration, ...] = (
             *(trigger for table, key in _COUNTED for trigger in _change_triggers(table, key)),
         ),
     ),
+    Migration(
+        # Checks on items (checkpoint.checks): what code breaks a decision or constraint, as data (an
+        # ast-grep rule, a name used, or a re2 regex; JSON). Proposed until accepted (or its item is);
+        # it acts by its item's fate: a superseded or dismissed item's checks retire with it.
+        "item checks",
+        (
+            """
+            CREATE TABLE checks (
+                id TEXT PRIMARY KEY,           -- checks.model.check_id: the item and the check's text
+                -- forgetting a session deletes the items only it said: their checks go with them
+                item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                rule TEXT NOT NULL,            -- the check as JSON
+                state TEXT NOT NULL DEFAULT 'proposed',  -- proposed, accepted, dismissed
+                said_by TEXT NOT NULL,         -- model, heuristic or user
+                created_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX checks_item ON checks (item_id)",
+        ),
+    ),
 )
 
 
@@ -571,7 +591,11 @@ def identify(conn: sqlite3.Connection) -> Identity:
 
 def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations the database has not had yet, in one transaction (BEGIN IMMEDIATE: two
-    processes opening a new database do not both apply them). Returns the version reached."""
+    processes opening a new database do not both apply them). Returns the version reached. A database
+    already current is only read: no write lock is waited for when there is nothing to write."""
+    if (int(conn.execute("PRAGMA user_version").fetchone()[0]) >= len(migrations)
+            and int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID):
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -237,7 +237,7 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
         current: tuple[Any, ...] | None = None
         sources: list[ItemSource] = []
         for row in self.conn.execute(
-            f"SELECT {ITEM_COLUMNS}, t.id, t.source_path, t.line_no, t.ts"
+            f"SELECT {ITEM_COLUMNS}, t.id, t.source_path, t.line_no, t.ts, t.role"
             " FROM items i JOIN sessions s ON s.id = i.session_id"
             " LEFT JOIN json_each(i.turn_ids) j LEFT JOIN turns t ON t.id = j.value"
             + where + " ORDER BY i.created_at, i.id, t.seq",
@@ -247,9 +247,9 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
                 if current is not None:
                     out.append(_item(current, sources))
                 current, sources = row, []
-            turn_id, path, line, ts = row[_AFTER_ITEM:]
+            turn_id, path, line, ts, role = row[_AFTER_ITEM:]
             if turn_id is not None:
-                sources.append(ItemSource(turn_id=turn_id, path=path, line=line, timestamp=ts))
+                sources.append(ItemSource(turn_id=turn_id, path=path, line=line, timestamp=ts, role=role))
         if current is not None:
             out.append(_item(current, sources))
         return out
@@ -347,5 +347,8 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
             if state != ItemState.DISMISSED:
                 by_kind[kind] = by_kind.get(kind, 0) + n
         changed = self.conn.execute("SELECT max(updated_at) FROM items" + where, args).fetchone()[0]
-        return ItemSummary(by_kind=by_kind, by_state=by_state, changed_at=changed)
+        held = self.conn.execute(
+            "SELECT count(*) FROM items" + (where + " AND" if where else " WHERE") + " held = 1 AND state = 'new'", args
+        ).fetchone()[0]
+        return ItemSummary(by_kind=by_kind, by_state=by_state, changed_at=changed, held=held)
 

@@ -103,6 +103,7 @@ class ItemSummary(NamedTuple):
     by_kind: Mapping[str, int]
     by_state: Mapping[str, int]
     changed_at: float | None  # None: no item yet
+    held: int = 0  # held for review, neither accepted nor dismissed: what needs the user's review
 
     def as_json(self) -> dict[str, Any]:
         return {"by_kind": dict(self.by_kind), "by_state": dict(self.by_state), "changed_at": self.changed_at}

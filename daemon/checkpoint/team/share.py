@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from checkpoint import config
+from checkpoint.checks.records import shared_lines, with_checks
 from checkpoint.model import ItemRecord, ItemState, SharedDecision
 from checkpoint.redact import redactor
 from checkpoint.repository import Repository, repository_of
 from checkpoint.store import Store
 from checkpoint.team.records import STATUS_OF_STATE, RecordText, file_name, render, with_status
-from checkpoint.team.sync import read_records, records_dir, sync_folders
+from checkpoint.team.sync import inside, read_records, records_dir, sync_folders
 
 GIT_SECONDS = 10.0
 
@@ -80,8 +81,12 @@ def _records_by_id(repository: Repository, settings: config.Settings) -> dict[st
     return {d.id: d for d in read_records(repository, settings.decisions_dir)[0]}
 
 
-def _write(path: Path, text: str) -> None:
-    """Whole or not at all: a teammate's pull or the daemon's watcher never reads half a record."""
+def _write(path: Path, text: str, repository: Repository) -> None:
+    """Whole or not at all: a teammate's pull or the daemon's watcher never reads half a record. Never
+    through a symlink out of the repository (a committed docs/decisions -> elsewhere): refused."""
+    if not inside(path.parent, repository) or (path.is_symlink() and not inside(path, repository)):
+        raise ShareRefused(f"{path.parent} leads outside the repository {repository.root} (a symlink): no record "
+                           "is written through it; make the decisions folder a real folder of the repository")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".checkpoint-", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -159,19 +164,22 @@ def share(store: Store, item_id: str, folder: str, settings: config.Settings) ->
     origin = (f"Said in a {agent} session on {_said_day(item)}; captured by Checkpoint ({item.extractor} extractor) on "
               f"{_day(item.created_at)}; shared by {makers} on {today}.")
     path = Path(repository.root) / relative
-    _write(path, render(decision, RecordText(decision_makers=makers, origin=origin)))
+    text = render(decision, RecordText(decision_makers=makers, origin=origin))
+    # the item's checks travel with it: a teammate's `checkpoint check` (CI) enforces them
+    before = path.read_text(encoding="utf-8") if existing and path.is_file() else None
+    _write(path, with_checks(text, shared_lines(store, item.id, before)), repository)
     for old in item.supersedes:
         if old in known:
-            _restatus(Path(repository.root) / known[old].path, "superseded", (item.id,))
+            _restatus(Path(repository.root) / known[old].path, "superseded", (item.id,), repository)
     sync_folders(store, [repository.root], settings.decisions_dir)
     return Shared(item_id=item.id, path=str(path), relative=relative, created=existing is None)
 
 
-def _restatus(path: Path, status: str, superseded_by: tuple[str, ...] | None) -> None:
+def _restatus(path: Path, status: str, superseded_by: tuple[str, ...] | None, repository: Repository) -> None:
     text = path.read_text(encoding="utf-8")
     updated = with_status(text, status, superseded_by)
     if updated != text:
-        _write(path, updated)
+        _write(path, updated, repository)
 
 
 def reflect(store: Store, item_ids: list[str], folders: list[str], settings: config.Settings) -> list[str]:
@@ -189,7 +197,7 @@ def reflect(store: Store, item_ids: list[str], folders: list[str], settings: con
                 continue
             path = Path(repository.root) / known[item_id].path
             before = path.read_text(encoding="utf-8")
-            _restatus(path, _status(item), (item.superseded_by,) if item.superseded_by else ())
+            _restatus(path, _status(item), (item.superseded_by,) if item.superseded_by else (), repository)
             if path.read_text(encoding="utf-8") != before:
                 rewritten.append(str(path))
         sync_folders(store, [repository.root], settings.decisions_dir)

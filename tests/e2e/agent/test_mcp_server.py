@@ -30,7 +30,7 @@ from checkpoint.store.search import query_terms
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
 
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")
-TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status"}
+TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status", "check_file"}
 
 
 class Workspaces:
@@ -394,3 +394,27 @@ def test_the_server_says_its_version_and_a_session_is_titled_as_the_cli_titles_i
     assert titles == {"sess-alpha-1": str(ws.alpha), "sess-alpha-2": "Go on with part 0."}
     assert sorted(shown) == sorted(t if len(t) <= 60 else t[:59] + "…" for t in titles.values())  # cut at 60
     assert got["item"]["session"]["title"] == titles[got["item"]["session"]["id"]]
+
+
+def test_check_file_names_the_lines_that_break_a_shared_accepted_decision(tmp_path: Path) -> None:
+    """A clone with no database: the decision record's check finds the file's lines; a path outside the
+    workspace is a tool error."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "docs" / "decisions").mkdir(parents=True)
+    (repo / "docs" / "decisions" / "a.md").write_text(
+        "---\nstatus: accepted\ndate: 2026-12-01\ndecision-makers: A\nid: abcdef0123\nkind: decision\nfiles: []\n"
+        'checks:\n  - {"uses": "requests"}\n---\n\n# We use httpx instead of requests\n')
+    (repo / "src").mkdir()
+    (repo / "src" / "api.py").write_text("import httpx\nimport requests\n")
+
+    async def calls(session: ClientSession) -> Any:
+        return (await session.call_tool("check_file", {"path": "src/api.py"}),
+                await session.call_tool("check_file", {"path": str(tmp_path / "elsewhere.py")}))
+
+    found, outside = with_server(repo, tmp_path / "no.db", tmp_path, calls)
+    body = answer(found)
+    assert body["file"] == "src/api.py" and body["checks"] == 1
+    assert [(h["line"], h["item"], h["statement"]) for h in body["hits"]] == [
+        (2, "abcdef0123", "We use httpx instead of requests")]
+    assert "not inside the workspace" in error_text(outside)

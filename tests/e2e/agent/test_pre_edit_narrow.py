@@ -28,6 +28,7 @@ from checkpoint.model import FileCursor, FileEdit, ItemKind, ItemState, Role, Sc
 from checkpoint.shown_text import render_agent_lines
 from checkpoint.store import Store
 from tests.support import item_corpus
+from tests.support.paths import HOOK_BUDGET
 
 D, C = ItemKind.DECISION, ItemKind.CONSTRAINT
 REDACTOR = redact.redactor(True)
@@ -151,7 +152,7 @@ def _id(store: Store, statement: str) -> str:
 
 def _env(root: Path, db: Path) -> dict[str, str]:
     return {"HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "cfg"), "XDG_CACHE_HOME": str(root / "cache"),
-            "CHECKPOINT_DB": str(db), "PATH": os.environ.get("PATH", "")}
+            "CHECKPOINT_DB": str(db), "PATH": os.environ.get("PATH", ""), **HOOK_BUDGET}
 
 
 def _full(raw: bytes) -> str:
@@ -210,8 +211,9 @@ def test_the_constants_the_narrow_path_copies_are_the_full_hooks() -> None:
     from checkpoint.model import AGENT_CONTEXT_MARK, TEAM_SESSION_PREFIX
     from checkpoint.store import queries
 
-    assert (pre_edit_narrow.STDIN_BYTES, pre_edit_narrow.BUSY_SECONDS, pre_edit_narrow.PRE_EDIT_SECONDS) == (
-        hooks.STDIN_BYTES, hooks.BUSY_SECONDS, hooks.PRE_EDIT_SECONDS)
+    assert (pre_edit_narrow.STDIN_BYTES, pre_edit_narrow.BUSY_SECONDS, pre_edit_narrow.PRE_EDIT_SECONDS,
+            pre_edit_narrow.PRE_EDIT_SECONDS_ENV) == (
+        hooks.STDIN_BYTES, hooks.BUSY_SECONDS, hooks.PRE_EDIT_SECONDS, hooks.PRE_EDIT_SECONDS_ENV)
     assert (pre_edit_narrow.REMINDER_CHARS, pre_edit_narrow.CANDIDATES, pre_edit_narrow.FILE_BYTES) == (
         pre_edit.REMINDER_CHARS, pre_edit.CANDIDATES, pre_edit.FILE_BYTES)
     assert pre_edit_narrow.PATCH_FILES == tool_input.PATCH_FILES

@@ -33,10 +33,11 @@ FAULTS: list[FaultKind] = ["server_error", "cut_off", "prose", "too_long", "drop
 def environment(tmp_path: Path, fake: FakeChat, sources: list[Path], **extra: str) -> dict[str, str]:
     config = tmp_path / "config.toml"
     config.write_text("retry_delay = 0.01\nretry_max_delay = 0.05\nmax_attempts = 3\nrequest_timeout = 10.0\n")
-    return cli_env(tmp_path / "home", CHECKPOINT_CONFIG=str(config), CHECKPOINT_DB=str(tmp_path / "db" / "c.db"),
-                   CHECKPOINT_SOURCES=os.pathsep.join(map(str, sources)), CHECKPOINT_EXTRACTOR="openai",
-                   CHECKPOINT_OPENAI_BASE_URL=fake.base_url, CHECKPOINT_OPENAI_MODEL="local-model",
-                   CHECKPOINT_OPENAI_CONTEXT_TOKENS=str(WINDOW), **extra)
+    values = {"CHECKPOINT_CONFIG": str(config), "CHECKPOINT_DB": str(tmp_path / "db" / "c.db"),
+              "CHECKPOINT_SOURCES": os.pathsep.join(map(str, sources)), "CHECKPOINT_EXTRACTOR": "openai",
+              "CHECKPOINT_OPENAI_BASE_URL": fake.base_url, "CHECKPOINT_OPENAI_MODEL": "local-model",
+              "CHECKPOINT_OPENAI_CONTEXT_TOKENS": str(WINDOW)}
+    return cli_env(tmp_path / "home", **(values | extra))
 
 
 def markers(db: Path) -> Counter[str]:
@@ -108,3 +109,65 @@ def test_killed_with_sigkill_mid_run_every_decision_is_still_one_item(tmp_path: 
     assert final.rc == 0, final.err
     checked = check_database(db, sources, 1_000, planted, work)
     assert checked.markers == len(planted) > 0
+
+
+def test_answers_that_flood_drip_or_never_end_leave_the_chunks_due_for_a_later_run(tmp_path: Path) -> None:
+    """Issue 37 (finding 6): each attempt ends at the request's deadline or the answer's byte cap, the
+    run says why, no chunk is marked done, and a later run against a well-behaved server captures every
+    planted decision once."""
+    corpus = synth.write_corpus(tmp_path / "src", sessions=2, turns=12, chars=3_000, seed=37)
+    planted = set().union(*corpus.markers.values())
+    with FakeChat(context_tokens=WINDOW) as fake:
+        floods: list[FaultKind] = ["endless", "drip", "huge"]
+        fake.script(*(floods * 40))
+        env = environment(tmp_path, fake, [corpus.claude_root, corpus.codex_root],
+                          CHECKPOINT_OPENAI_ANSWER_BYTES=str(1 << 20))
+        (tmp_path / "config.toml").write_text("retry_delay = 0.01\nretry_max_delay = 0.05\nmax_attempts = 3\n"
+                                              "request_timeout = 1.0\n")
+        flooded = run(["now"], env)
+        faults = {r.fault for r in fake.completions}
+        fake.unscript()
+        after = run(["now"], env)
+    db = tmp_path / "db" / "c.db"
+    assert faults == {"endless", "drip", "huge"}
+    assert "failed:" in flooded.out or "failed" in flooded.err, flooded.out + flooded.err
+    said = flooded.out + flooded.err
+    assert ("went past the 1,048,576-byte cap (openai_answer_bytes)" in said or "over the 1,048,576-byte cap" in said
+            or "within the request's deadline of 1 s" in said), said
+    assert "Traceback" not in flooded.err
+    assert after.rc == 0, after.out + after.err
+    assert markers(db) == Counter(dict.fromkeys(planted, 1))
+
+
+def test_a_server_off_this_machine_is_named_in_the_run_line(tmp_path: Path) -> None:
+    """Issue 37 (findings 5, 10): a base URL that is not this machine's is said plainly where the run
+    names its extractor. The request reaches the fake through an HTTP proxy, as a hosted server's would."""
+    corpus = synth.write_corpus(tmp_path / "src", sessions=2, turns=6, chars=2_000, seed=38)
+    with FakeChat(context_tokens=WINDOW) as fake:
+        env = environment(tmp_path, fake, [corpus.claude_root, corpus.codex_root],
+                          CHECKPOINT_OPENAI_BASE_URL="http://models.example.test/v1",
+                          HTTP_PROXY=fake.origin, http_proxy=fake.origin, NO_PROXY="", no_proxy="")
+        result = run(["now"], env)
+        hosts = {r.headers.get("host") for r in fake.completions}
+    assert result.rc == 0, result.out + result.err
+    assert ("Using an OpenAI-compatible server at http://models.example.test/v1 (local-model; 4,096-token window; "
+            "cost not counted: no price is known for this server; your transcripts, redacted, are sent to "
+            "models.example.test) (as configured).") in result.out, result.out
+    assert hosts == {"models.example.test"}
+
+
+def test_a_short_key_echoed_in_a_401_is_stored_and_shown_nowhere(tmp_path: Path) -> None:
+    """Issue 37 (finding 10): a key shorter than any key shape (sk-1234), quoted back by the server's 401."""
+    corpus = synth.write_corpus(tmp_path / "src", sessions=2, turns=6, chars=2_000, seed=39)
+    short = "sk-1234"
+    with FakeChat(context_tokens=WINDOW, api_key="the-right-key", echo_key=True, models_open=True) as fake:
+        env = environment(tmp_path, fake, [corpus.claude_root, corpus.codex_root], OPENAI_API_KEY=short)
+        now = run(["now"], env)
+        status = run(["status", "--json"], env).check()
+        echoed = [r for r in fake.requests if r.status == 401]
+    assert echoed and now.rc != 0
+    assert "authentication failed (401): Incorrect API key provided: <OPENAI_API_KEY>" in now.out + now.err
+    db = tmp_path / "db" / "c.db"
+    stored = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+    assert short not in now.out + now.err + status.out + status.err
+    assert short.encode() not in stored

@@ -5,7 +5,7 @@
 --   nvim --headless -u NONE -l checkpoint_client.lua OUT.json WORKSPACE FILE SERVER_ARGV_JSON
 local out_path, root, file, argv = arg[1], arg[2], arg[3], vim.json.decode(arg[4])
 local result = { statuses = {}, now = vim.NIL, now_error = vim.NIL, diagnostics = {}, hover = vim.NIL,
-                 errors = {}, version = tostring(vim.version()) }
+                 float = {}, errors = {}, version = tostring(vim.version()) }
 
 local function request(client, method, params, bufnr)
   local done, answer, failure = false, nil, nil
@@ -58,7 +58,8 @@ local now, err = request(client, "workspace/executeCommand", { command = "checkp
 result.now = now or vim.NIL
 result.now_error = err and err.message or vim.NIL
 
-if not vim.wait(30000, function() return #vim.diagnostic.get(bufnr) > 0 end, 20) then
+local wanted = tonumber(os.getenv("CHECKPOINT_NVIM_DIAGNOSTICS") or "1")
+if not vim.wait(30000, function() return #vim.diagnostic.get(bufnr) >= wanted end, 20) then
   table.insert(result.errors, "no diagnostics")
 end
 for _, d in ipairs(vim.diagnostic.get(bufnr)) do
@@ -72,6 +73,12 @@ if #result.diagnostics > 0 then
     textDocument = { uri = vim.uri_from_bufnr(bufnr) }, position = { line = first.lnum, character = 0 },
   }, bufnr)
   result.hover = hover and hover.contents.value or vim.NIL
+  -- The diagnostic float of that line, as `vim.diagnostic.open_float` shows it: every item on it.
+  vim.api.nvim_win_set_cursor(0, { first.lnum + 1, 0 })
+  local float_buf = vim.diagnostic.open_float({ scope = "line", source = true })
+  if float_buf then
+    result.float = vim.api.nvim_buf_get_lines(float_buf, 0, -1, false)
+  end
 end
 
 if vim.fn.has("nvim-0.11") == 1 then client:stop() else client.stop() end

@@ -199,7 +199,8 @@ def test_a_switch_naming_a_known_item_supersedes_it_and_its_restatements_are_cit
     switch = "We switch from Redis to Memcached for the invoice cache."
     said = f"the transcript says: {switch}"
     assert items == [ItemDraft(kind=ItemKind.DECISION, statement=switch, confidence=0.6, turn_ids=["u", "a"],
-                               files=["app/cache.py"], supersedes="r1", supersedes_reason=said)]
+                               files=["app/cache.py"], supersedes="r1", supersedes_reason=said,
+                               check={"uses": "redis"})]  # the switch names code: a check on it
 
 
 def test_a_switch_said_again_in_a_later_chunk_restates_the_item_that_says_it() -> None:

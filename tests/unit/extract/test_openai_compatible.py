@@ -174,3 +174,87 @@ def test_local_servers_are_told_from_hosted_ones() -> None:
     assert [is_local(u) for u in ("http://127.0.0.1:11434/v1", "http://localhost:1234/v1", "http://192.168.1.9/v1",
                                   "https://openrouter.ai/api/v1", "https://api.openai.com/v1")] == \
         [True, True, True, False, False]
+
+
+# -- security round 4: redirects, the deadline and the cap (issue 37, findings 5 and 6) -------------------
+
+KEY = "sk-test-openai-key-never-redirected-0123456789"
+
+
+@pytest.mark.parametrize(("code", "elsewhere"), [(302, "port"), (307, "port"), (307, "host"), (308, "port")])
+@pytest.mark.parametrize("model", ["m", None])
+def test_the_key_never_follows_a_redirect_to_another_origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            code: int, elsewhere: str, model: str | None) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeChat(api_key=KEY) as other:
+        port = other.origin.rsplit(":", 1)[1]
+        target = other.origin if elsewhere == "port" else f"http://localhost:{port}"
+        with FakeChat(redirect=(code, target)) as fake:
+            extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model=model))
+            with pytest.raises(ExtractionError) as raised:
+                extractor.extract(CHUNK)
+            redirected = fake.redirected
+    assert other.requests == []  # neither the key nor the transcript went there
+    assert redirected == 1  # refused at once: no retry reaches for the other origin either
+    assert not raised.value.retryable
+    assert f"the server answered {code} redirecting to another origin" in raised.value.cause
+    assert "refused, so the key and the transcript are not sent there" in raised.value.cause
+    assert KEY not in raised.value.cause
+
+
+def test_an_endless_answer_is_refused_at_the_cap_in_bounded_memory_and_retried(tmp_path: Path) -> None:
+    import tracemalloc
+
+    cap = 1 << 20
+    with FakeChat() as fake:
+        fake.script("endless", "endless", "endless")
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", openai_answer_bytes=cap))
+        tracemalloc.start()
+        try:
+            with pytest.raises(ExtractionError) as raised:
+                extractor.extract(CHUNK)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        fake.script("endless")
+        retried = extractor.extract(CHUNK)  # the next try gets a whole answer
+    assert raised.value.retryable and not raised.value.too_large  # the chunk stays due
+    assert raised.value.cause == ("openai: the answer went past the 1,048,576-byte cap (openai_answer_bytes): "
+                                  "refused after 3 attempts")
+    assert peak < 8 * cap  # never the whole answer: the cap and a piece
+    assert items(retried) == PLANTED and retried.usage.requests == 2
+
+
+def test_a_huge_answer_announced_is_refused_unread(tmp_path: Path) -> None:
+    with FakeChat() as fake:
+        fake.script("huge", "huge", "huge")
+        with pytest.raises(ExtractionError) as raised:
+            OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m")).extract(CHUNK)
+    assert raised.value.retryable
+    assert raised.value.cause == ("openai: the answer is 104,857,600 bytes, over the 8,388,608-byte cap "
+                                  "(openai_answer_bytes) after 3 attempts")
+
+
+def test_a_drip_fed_answer_ends_at_the_requests_deadline(tmp_path: Path) -> None:
+    with FakeChat() as fake:
+        fake.script("drip", "drip")
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", request_timeout=0.5,
+                                                       max_attempts=2))
+        with pytest.raises(ExtractionError) as raised:
+            extractor.extract(CHUNK)
+    assert raised.value.retryable
+    assert raised.value.cause.startswith("openai: timed out: no whole answer within the request's deadline of 0.5 s "
+                                         "(request_timeout) after 2 attempts")
+    assert [r.fault for r in fake.completions] == ["drip", "drip"]
+
+
+def test_a_server_off_this_machine_is_said_to_receive_the_transcripts(tmp_path: Path) -> None:
+    def description(url: str) -> str:
+        return OpenAICompatibleExtractor(settings(None, tmp_path, openai_base_url=url)).description
+
+    assert description("https://openrouter.ai/api/v1").endswith(
+        "cost not counted: no price is known for this server; your transcripts, redacted, are sent to openrouter.ai)")
+    assert description("http://192.168.1.9:8080/v1").endswith(
+        "a local server: no cost; your transcripts, redacted, are sent to 192.168.1.9:8080)")
+    for url in ("http://127.0.0.1:11434/v1", "http://localhost:1234/v1", "http://[::1]:8000/v1"):
+        assert "sent to" not in description(url)

@@ -36,9 +36,9 @@ def test_every_corpus_text_is_redacted_to_a_fixed_point_in_one_call(redactor: re
 def test_a_twilio_client_built_positionally_goes_in_one_call(redactor: redact.Redactor) -> None:
     sid, token = "A" + "C" + "0123456789abcdef" * 2, "f00dfeed" * 3 + "0a1b2c3d"
     out = redactor.redact(f"We'll use Client('{sid}', '{token}') for the staging API.")
-    assert out.text == ("We'll use Client('[REDACTED:twilio_api_key]', '[REDACTED:twilio_auth_token]') "
+    assert out.text == ("We'll use Client('[REDACTED:twilio_api_key]', '[REDACTED:hex_api_key]') "
                         "for the staging API.")
-    assert out.found == {"twilio_api_key": 1, "twilio_auth_token": 1}
+    assert out.found == {"twilio_api_key": 1, "hex_api_key": 1}
 
 
 _text = st.builds(

@@ -36,7 +36,7 @@ def test_a_database_at_any_earlier_version_opens_and_ends_with_the_schema_of_a_n
     assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     conn.close()
     store, fresh = Store(old), Store(tmp_path / "new.db")
-    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 19
+    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 20
     assert _schema(store.conn) == _schema(fresh.conn)
 
 
@@ -98,8 +98,8 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     first = by_statement["decision 0"]
     assert first.turn_ids == ("t1", "t0")
     assert first.sources == (  # in turn order, whatever order the item cites them in
-        ItemSource(turn_id="t0", path="/x.jsonl", line=1, timestamp="2025-01-01T00:00:00Z"),
-        ItemSource(turn_id="t1", path="/x.jsonl", line=2, timestamp="2025-01-01T00:00:01Z"),
+        ItemSource(turn_id="t0", path="/x.jsonl", line=1, timestamp="2025-01-01T00:00:00Z", role="user"),
+        ItemSource(turn_id="t1", path="/x.jsonl", line=2, timestamp="2025-01-01T00:00:01Z", role="user"),
     )
     assert by_statement["about a turn gone"].sources == ()
     assert [i.id for i in items] == [i.id for i in sorted(items, key=lambda i: (i.created_at, i.id))]
@@ -107,12 +107,12 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     as_json = first.as_json()
     assert list(as_json) == ["id", "session_id", "kind", "statement", "rationale", "confidence", "turn_ids", "files",
                              "state", "extractor", "created_at", "session_title", "cwd", "sources", "cited",
-                             "superseded_by", "supersedes", "origin", "record", "held"]
+                             "superseded_by", "supersedes", "origin", "record", "held", "agent"]
     assert as_json["cited"] == "turns"
     assert (as_json["kind"], as_json["state"], as_json["turn_ids"]) == ("decision", "new", ["t1", "t0"])
     assert type(as_json["kind"]) is str and type(as_json["state"]) is str
     assert as_json["sources"][0] == {
-        "turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z"}
+        "turn_id": "t0", "path": "/x.jsonl", "line": 1, "timestamp": "2025-01-01T00:00:00Z", "role": "user"}
 
 
 def test_runs_are_read_newest_first_with_what_each_cost(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 import type { Item } from '../protocol';
 import type { Node } from '../treeNodes';
-import { UserError } from './guard';
+import { UserError, type Daemon } from './guard';
 
 /** The session a Checkpoint Now is for: none from the palette or status bar, a session node from the panel. */
 export function sessionIdFromArg(arg: unknown): string | undefined {
@@ -44,4 +44,16 @@ export function requireItem(arg: unknown): Item {
     throw new UserError('pick an item in the Checkpoint panel first');
   }
   return item;
+}
+
+/**
+ * The item a command acts on, from the panel (a node or an item) or from a link (the daemon's hover
+ * cards and Problems codes pass [item_id]): an id is looked up with the daemon.
+ */
+export async function resolveItem(daemon: Pick<Daemon, 'turn'>, arg: unknown): Promise<Item> {
+  const id = Array.isArray(arg) ? arg[0] : arg;
+  if (typeof id === 'string' && id.trim()) {
+    return (await daemon.turn(id.trim())).item;
+  }
+  return requireItem(arg);
 }

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 
 import { SettingIds } from '../constants';
 import { DaemonNotRunningError } from '../lifecycle';
-import type { Item, ItemsQuery, SearchQuery, SearchResponse } from '../protocol';
+import type { Item, ItemsQuery, SearchQuery, SearchResponse, TurnResult } from '../protocol';
 import { INSTALL_COMMAND } from '../settings';
 import type { DaemonPhase } from '../status';
 
@@ -19,6 +19,8 @@ export interface Daemon {
   executeCommand(command: string, args?: unknown[]): Promise<unknown>;
   items(query: ItemsQuery): Promise<Item[]>;
   search(query: SearchQuery): Promise<SearchResponse>;
+  /** `checkpoint/turn`: an item (any state, any scope) and its turns as they were said. */
+  turn(itemId: string): Promise<TurnResult>;
   restart(): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Palette and panel commands, registered here, each wrapped by {@link guard} so a failure is logged
  * and shown to the user with a Show Log button, never swallowed. One module per concern: run.ts
- * (Checkpoint Now), triage.ts (accept, dismiss), navigate.ts (to the code, the transcript, the
+ * (Checkpoint Now), triage.ts (accept, dismiss, undo), turn.ts (Open Turn, Open Decision Record), navigate.ts (to the code, the transcript, the
  * clipboard), search.ts (Search Decisions), supersede.ts (Mark as Superseded by…, Remove
  * Supersession), share.ts (Share with the Team), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
  */
@@ -18,8 +18,10 @@ import { searchDecisions } from './search';
 import { shareWithTeam } from './share';
 import { markSuperseded, removeSupersession } from './supersede';
 import { acceptItem, dismissItem } from './triage';
+import { openRecord, openTurn } from './turn';
 
-export { itemFromArg, sessionIdFromArg } from './args';
+export { itemFromArg, resolveItem, sessionIdFromArg } from './args';
+export { agentLine, heldConfirmation } from './triage';
 export { exportDecisions, isInsideAny } from './exportDecisions';
 export { guard, showDaemonError, type CommandDeps, type Daemon } from './guard';
 export { openItem, resolveItemFile } from './navigate';
@@ -48,5 +50,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(Commands.markSuperseded, 'Mark as Superseded', (arg) => markSuperseded(deps, arg)),
     reg(Commands.removeSupersession, 'Remove Supersession', (arg) => removeSupersession(deps, arg)),
     reg(Commands.shareWithTeam, 'Share with the Team', (arg) => shareWithTeam(deps, arg)),
+    reg(Commands.openTurn, 'Open Turn', (arg) => openTurn(deps, arg)),
+    reg(Commands.openRecord, 'Open Decision Record', (arg) => openRecord(deps, arg)),
   ];
 }

@@ -67,10 +67,8 @@ export async function goToCode(arg: unknown): Promise<void> {
   // Where the daemon placed this item's diagnostic, if it did; else the top of the file.
   const diagnostic = vscode.languages
     .getDiagnostics(uri)
-    .find(
-      (d) =>
-        d.source === DIAGNOSTIC_SOURCE && (d.code === item.id || (d.code as { value?: unknown })?.value === item.id),
-    );
+    // The item is named in the diagnostic's data (its code is the kind); the language client keeps it.
+    .find((d) => d.source === DIAGNOSTIC_SOURCE && (d as { data?: { item_id?: unknown } }).data?.item_id === item.id);
   await vscode.window.showTextDocument(uri, diagnostic ? { selection: diagnostic.range } : {});
 }
 

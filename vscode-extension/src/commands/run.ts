@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 
-import { ServerCommands } from '../constants';
+import { Commands, ServerCommands, Views } from '../constants';
 import type { NowResult } from '../protocol';
 import { sessionIdFromArg } from './args';
 import type { CommandDeps } from './guard';
@@ -70,12 +70,20 @@ export async function checkpointNow(deps: CommandDeps, arg?: unknown): Promise<v
   deps.tree.refresh();
   const { text, ok } = formatNowResult(result);
   deps.log.info(text);
+  // Each notification carries the action it implies.
   if (ok) {
-    void vscode.window.showInformationMessage(text);
+    void vscode.window.showInformationMessage(text, 'Show Items').then(async (choice) => {
+      if (choice === 'Show Items') {
+        await vscode.commands.executeCommand(`${Views.sessions}.focus`);
+      }
+    });
   } else {
-    const choice = await vscode.window.showWarningMessage(text, 'Show Log');
+    const keyMissing = /API key|ANTHROPIC_API_KEY/i.test(text);
+    const choice = await vscode.window.showWarningMessage(text, ...(keyMissing ? ['Set API Key'] : []), 'Show Log');
     if (choice === 'Show Log') {
       deps.log.show(true);
+    } else if (choice === 'Set API Key') {
+      await vscode.commands.executeCommand(Commands.setApiKey);
     }
   }
 }

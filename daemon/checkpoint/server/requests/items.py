@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from checkpoint.model import ItemRecord
 from checkpoint.server.folders import Folders, file_uri, item_path, path_of
 from checkpoint.server.protocol import Item, ItemsQuery
 from checkpoint.store import Store
@@ -64,6 +65,10 @@ def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope:
         # relative `file` has no cwd of its own (the daemon's is no one's): it matches nothing.
         target = item_path(path_of(query["file"]) or query["file"], None)
         rows = [r for r in rows if target and any(item_path(f, r.cwd) == target for f in r.files)]
+    return _wire(rows, folders, store)
+
+
+def _wire(rows: list[ItemRecord], folders: Folders, store: Store) -> list[Item]:
     belongs = folders.sessions(store)
     out: list[Item] = []
     for row in rows:
@@ -74,3 +79,9 @@ def find_items(store: Store, folders: Folders, query: ItemsQuery, default_scope:
             source["uri"] = file_uri(source["path"])
         out.append(item)
     return out
+
+
+def find_item(store: Store, folders: Folders, item_id: str) -> Item | None:
+    """One item by id, in any state and session, as `find_items` sends it."""
+    rows = store.items(ids=[item_id], include_dismissed=True)
+    return _wire(rows, folders, store)[0] if rows else None

@@ -31,18 +31,27 @@ def item_id_argument(args: tuple[object, ...]) -> str:
     raise ValueError("expected the item id as the first argument")
 
 
+def item_id_of(diag: types.Diagnostic) -> str:
+    """The item a checkpoint diagnostic is of (its `data`; a client may send the data back as it got it)."""
+    data = diag.data
+    value = data.get("item_id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
+
+
 def code_actions(
     params: types.CodeActionParams, published: list[types.Diagnostic], items: dict[str, ItemRecord]
 ) -> list[types.CodeAction]:
     """Accept and dismiss for each checkpoint diagnostic in the request's context, or, when the
     client sends none, for those of ours that overlap the requested range."""
-    wanted = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and d.code is not None]
+    wanted = [d for d in params.context.diagnostics if d.source == DIAGNOSTIC_SOURCE and item_id_of(d)]
     if not wanted:
         first, last = params.range.start.line, params.range.end.line
         wanted = [d for d in published if d.range.start.line <= last and first <= d.range.end.line]
     actions: list[types.CodeAction] = []
     for diag in wanted:
-        item_id = str(diag.code)
+        if str(diag.code).startswith("check:"):  # a line breaking a check (server/features/checks): its own fix
+            continue
+        item_id = item_id_of(diag)
         item = items.get(item_id)
         what = _short(item.statement) if item else item_id
         for command, verb in ((CMD_ACCEPT, "Accept"), (CMD_DISMISS, "Dismiss")):

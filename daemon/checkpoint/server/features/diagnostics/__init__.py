@@ -1,32 +1,34 @@
 """Items as diagnostics on the files they concern, and hover on them.
 
-An item concerns the files its session changed around it (the item's `files`). It is placed on the
-lines the session wrote to that file, when they can still be found in the file's current text
-(re-anchored whenever the document is opened, changed or saved), else on line 0, saying so when
-those lines were deleted or rewritten since the session. Its relatedInformation points at the
-transcript lines it came from; its code is the item id, so code actions and the items panel can
-name it. A superseded item is tagged Deprecated (struck through) and names the item that replaced it.
+An item concerns the files its session changed around it (the item's `files`): one diagnostic per
+item per file, on a few lines at most, never the whole file (anchor.mark): the lines the session
+wrote there when a short run of them can still be found in the file's current text (re-anchored
+whenever the document is opened, changed or saved), else the lines naming what the statement names,
+else the file's first line of code at Information severity at most, saying so when the lines it
+wrote were deleted or rewritten since the session. Its relatedInformation points at the transcript
+lines it came from; its code is the item's kind, linking to the item's turn; its data names the
+item, so code actions and the items panel can find it. A superseded item is tagged Deprecated
+(struck through) and names the item that replaced it. The hover is one short card per item
+(cards.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from checkpoint import anchor
-from checkpoint.extract.held import item_review_reason
-from checkpoint.model import Citation, FileEdit, ItemRecord, ItemState, plain_text
+from checkpoint.model import ORIGIN_SHARED, FileEdit, ItemRecord
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
+from checkpoint.server.features.diagnostics.cards import cards, md_text  # noqa: F401  (md_text: the one escaper)
 from checkpoint.server.features.diagnostics.file_reads import Budget, Content, FileReads, Unread
 from checkpoint.server.folders import Folders, file_uri, item_path, path_of
-from checkpoint.server.protocol import DIAGNOSTIC_SOURCE
+from checkpoint.server.protocol import DIAGNOSTIC_SOURCE, EDITOR_OPEN_TURN, command_link
 from checkpoint.store import Store
 
 if TYPE_CHECKING:
@@ -80,20 +82,13 @@ def _utf16_len(text: str) -> int:
 STALE = "the code this decision was about has changed since the session"
 
 
-def located(content: str | None, written: tuple[str, ...]) -> types.Range | None:
-    """The lines of `content` holding one of the texts the session wrote; None: none is there."""
-    if content is not None:
-        for text in written:
-            span = anchor.locate(content, text)
-            if span is not None:
-                lines = content.splitlines()
-                last = lines[span.end] if span.end < len(lines) else ""
-                return types.Range(types.Position(span.start, 0), types.Position(span.end, _utf16_len(last)))
-    return None
-
-
-def place(content: str | None, written: tuple[str, ...]) -> types.Range:
-    return located(content, written) or types.Range(types.Position(0, 0), types.Position(0, 0))
+def mark_range(content: str, where: anchor.Mark) -> types.Range:
+    """The lines of a mark; a one-line mark starts at the line's first character, not its indent."""
+    lines = content.splitlines()
+    last = lines[where.end] if where.end < len(lines) else ""
+    first = lines[where.start] if where.start < len(lines) else ""
+    indent = _utf16_len(first) - _utf16_len(first.lstrip()) if where.start == where.end else 0
+    return types.Range(types.Position(where.start, indent), types.Position(where.end, _utf16_len(last)))
 
 
 def newer_label(placement: Placement) -> str:
@@ -126,20 +121,27 @@ def diagnostic(placement: Placement, content: Content, settings: DiagnosticsSett
     related = [
         types.DiagnosticRelatedInformation(
             location=types.Location(uri=file_uri(src.path), range=_line(max(0, src.line - 1))),
-            message=f"{session_label(item)}, turn {src.turn_id}" + (f" at {src.timestamp}" if src.timestamp else ""),
+            # one short line: where it was said (the turn's id and exact time are in the card and the turn view)
+            message=(f"decision record {item.record}" if item.origin == ORIGIN_SHARED and item.record else
+                     f"said in {_short(session_label(item), 60)}"
+                     + (f", {src.timestamp[:10]}" if src.timestamp else "")),
         )
         for src in item.sources
     ]
     unread = content if isinstance(content, Unread) else None
     text = content if isinstance(content, str) else None
-    span = located(text, placement.written)
+    where = anchor.mark(text, placement.written, item.statement) if text is not None else None
     message = f"{_KIND_TITLE.get(item.kind, item.kind.value)}: {item.statement}"
-    data: dict[str, object] = {"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value}
+    data: dict[str, object] = {"item_id": item.id, "session_id": item.session_id, "kind": item.kind.value,
+                               "mark": where.how.value if where else anchor.How.LINE.value}
+    if where is None or where.how is anchor.How.LINE:
+        # nothing in the file says where it belongs: one quiet mark on one line, never a warning
+        severity = max(severity, types.DiagnosticSeverity.Information)
     if unread is not None:
         message += f" ({unread.reason})"  # on line 0: where it was written could not be looked for
         data["unread"] = unread.reason
-    elif span is None and placement.written and text is not None:
-        message += f" ({STALE})"  # the lines it was anchored to were deleted or rewritten: not silently line 0
+    elif where is not None and placement.written and not where.found_written:
+        message += f" ({STALE})"  # the lines it was anchored to were deleted or rewritten: said, not silent
         data["stale"] = True
     if item.superseded_by:
         message += f" [superseded by {newer_label(placement)}]"
@@ -148,11 +150,13 @@ def diagnostic(placement: Placement, content: Content, settings: DiagnosticsSett
         message += HELD_MARK
         data["held"] = True
     return types.Diagnostic(
-        range=span or types.Range(types.Position(0, 0), types.Position(0, 0)),
+        range=mark_range(text, where) if text is not None and where else types.Range(
+            types.Position(0, 0), types.Position(0, 0)),
         message=message,
         tags=[types.DiagnosticTag.Deprecated] if item.superseded_by else None,
         severity=severity,
-        code=item.id,
+        code=item.kind.value,  # the kind, as a linter's rule code; it links to the item
+        code_description=types.CodeDescription(href=command_link(EDITOR_OPEN_TURN, item.id)),
         source=DIAGNOSTIC_SOURCE,
         related_information=related or None,
         data=data,
@@ -176,45 +180,6 @@ def diagnose_all(
     return out
 
 
-_MD_INLINE = re.compile(r"([\\`*_\[\]<>!|~&#])")
-_MD_LINE_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))", re.MULTILINE)
-
-
-def md_text(value: object) -> str:
-    """Text from a transcript or a model, shown as itself in Markdown: no emphasis, link, image,
-    HTML, heading or list can come out of it (and no control character)."""
-    text = _MD_INLINE.sub(r"\\\1", plain_text(str(value)))
-    return _MD_LINE_START.sub(
-        lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2) else m.group(3) + "\\" + m.group(4)), text
-    )
-
-
-def hover_text(item: ItemRecord, newer: str | None = None) -> str:
-    kind = _KIND_TITLE.get(item.kind, item.kind.value)
-    parts = [f"**Checkpoint · {md_text(kind)}**", "", md_text(item.statement)]
-    if item.superseded_by:
-        parts += ["", f"*Superseded by:* {md_text(newer or item.superseded_by)}"]
-    if item.rationale:
-        parts += ["", f"*Why:* {md_text(item.rationale)}"]
-    if item.held_back:
-        why = item_review_reason(item.statement, item.rationale) or "it reads as an instruction to an agent"
-        parts += ["", f"*Held for review:* {md_text(why)}; no agent is shown it until you accept it"]
-    sources = item.sources
-    when = next((s.timestamp for s in sources if s.timestamp), None)
-    parts += ["", f"*Session:* {md_text(session_label(item))}" + (f" · *when:* {md_text(when)}" if when else "")]
-    # An item that cited no turn points at its chunk's turns: said, so that no one reads them as its lines.
-    origin = "*From its chunk (it cited no turn):*" if item.cited is Citation.CHUNK else "*From:*"
-    for src in sources[:3]:
-        where = md_text(f"{os.path.basename(src.path)}:{src.line}")
-        parts.append(f"{origin} [{where}](<{file_uri(src.path)}#L{src.line}>)")
-    parts.append(f"*Item:* {md_text(item.id)} · {md_text(item.state.value)} · {md_text(item.extractor)}")
-    if item.record is not None and item.state is ItemState.ACCEPTED and not item.accepted_here:
-        # a decision record's status is its author's claim, not your acceptance (issue 37)
-        who = md_text(item.record_by) if item.record_by else "its author"
-        parts.append(f"*Status:* accepted by {who} in the repository's record, not by you")
-    return "\n".join(parts)
-
-
 class Diagnostics(Feature):
     """Depends on no other feature; recomputes whenever an `ItemsChanged` event says to."""
 
@@ -222,6 +187,8 @@ class Diagnostics(Feature):
         super().__init__(server)
         self.by_uri: dict[str, list[Placement]] = {}
         self.published: dict[str, list[types.Diagnostic]] = {}
+        # diagnostics another feature adds to a file's set (server/checks.py: lines that break a check)
+        self.extra: dict[str, list[types.Diagnostic]] = {}
         self.reads = FileReads()
         self._refresher = Coalescer(self._refresh, server.run_task, "diagnostics", server.stopping.is_set)
         self._rechecks: dict[str, asyncio.TimerHandle] = {}
@@ -249,10 +216,20 @@ class Diagnostics(Feature):
         return {uri: doc.source for uri, doc in self.server.workspace.text_documents.items()}
 
     def _publish_all(self, fresh: dict[str, list[types.Diagnostic]]) -> None:
-        for uri in set(self.published) | set(fresh):
+        for uri in set(self.published) | set(fresh) | set(self.extra):
             self._publish(uri, fresh.get(uri, []))
 
+    def set_extra(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        """Another feature's diagnostics for a file, published with the items' (LSP keeps one set a file)."""
+        if diagnostics:
+            self.extra[uri] = diagnostics
+        else:
+            self.extra.pop(uri, None)
+        own = [d for d in self.published.get(uri, []) if not str(d.code).startswith("check:")]
+        self._publish(uri, own)
+
     def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        diagnostics = [*diagnostics, *self.extra.get(uri, [])]
         old = self.published.get(uri)
         if old == diagnostics or (old is None and not diagnostics):
             return
@@ -295,12 +272,12 @@ class Diagnostics(Feature):
         if not hits:
             return None
         placed = {p.item.id: p for p in self.by_uri.get(uri, [])}
-        texts = [hover_text(placed[str(d.code)].item, newer_label(placed[str(d.code)]))
-                 for d in hits if str(d.code) in placed]
-        if not texts:
+        ids = [i for d in hits if isinstance(d.data, dict) and (i := d.data.get("item_id")) in placed]
+        if not ids:
             return None
+        shown = [(placed[i].item, newer_label(placed[i]) if placed[i].item.superseded_by else None) for i in ids]
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(texts)),
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=cards(shown)),
             range=hits[0].range,
         )
 

@@ -44,7 +44,7 @@ MAX_OTHER_CAUSES = 20  # failing causes of sessions not sent; the status bar sho
 SLOW_POLL_SECONDS = 30.0  # with the database's folder watched: the backstop
 # What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
 NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0},
-                           "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}},
+                           "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}, "held": 0},
                            "sessions_total": 0, "others_version": "", "other_causes": []}
 
 
@@ -94,7 +94,7 @@ def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | N
         out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
                            or (p.session_id is None and folders.folder_of(p.path))]
     summary = store.item_summary(ids)
-    out["items"] = {"by_kind": dict(summary.by_kind), "by_state": dict(summary.by_state)}
+    out["items"] = {"by_kind": dict(summary.by_kind), "by_state": dict(summary.by_state), "held": summary.held}
     return out, (summary.by_state, summary.changed_at)
 
 
