@@ -64,7 +64,8 @@ def test_tool_output_chars_defaults_to_1000_0_keeps_all_and_a_bad_value_is_refus
     monkeypatch.delenv("CHECKPOINT_CONFIG", raising=False)
     assert config.load(environ={}).tool_output_chars == 1000
     assert config.load(environ={"CHECKPOINT_TOOL_OUTPUT_CHARS": "0"}).tool_output_chars == 0
-    with pytest.raises(config.SettingsError, match=r"CHECKPOINT_TOOL_OUTPUT_CHARS.*tool_output_chars: must be 0 or more"):
+    refused = r"CHECKPOINT_TOOL_OUTPUT_CHARS.*tool_output_chars: must be 0 or more"
+    with pytest.raises(config.SettingsError, match=refused):
         config.load(environ={"CHECKPOINT_TOOL_OUTPUT_CHARS": "-5"})
     path = config.config_file()
     path.parent.mkdir(parents=True, exist_ok=True)
