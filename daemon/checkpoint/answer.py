@@ -35,6 +35,13 @@ class ItemDraft(BaseModel):
     same_as: str | None = None  # id of a known item of the workspace this one restates
     supersedes: str | None = None  # id of a known item this one replaces (a reversal, a change of course)
     supersedes_reason: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    answers: str | None = None  # id of a known open question this decision or constraint answers
+    # False: an order about the task at hand ("when you're done", "for now"): kept in its session, given
+    # to no later session, reminder, MCP answer or shared record (checkpoint.extract.one_off).
+    lasting: bool = True
+    # Set by runner.validate (checkpoint.extract.item_files), never by a model: path -> "statement" (the
+    # statement names it), "edit" (its turn edited it) or "statement+edit", for each of `files`.
+    file_sources: dict[str, str] = Field(default_factory=dict)
     # What code breaks the item (checkpoint.checks.model), proposed: a check that cannot be read is
     # dropped, never the item.
     check: dict[str, Any] | None = None
@@ -67,7 +74,7 @@ class ItemDraft(BaseModel):
         except CheckProblem:
             return None
 
-    @field_validator("same_as", "supersedes", mode="before")
+    @field_validator("same_as", "supersedes", "answers", mode="before")
     @classmethod
     def _item_id(cls, value: object) -> object:
         return value if not isinstance(value, str) or len(value) <= 64 else None

@@ -25,7 +25,7 @@ LEASE_SECONDS = 300.0
 # ~/.claude/settings.json, by file mtime) while turns are pending is flagged and extracted first.
 AT_RISK_DAYS = 7.0
 OPENAI_DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible API
-OPENAI_CONTEXT_TOKENS = 4096  # Ollama's default context: the safe guess when the user gives none
+OPENAI_CONTEXT_TOKENS = 4096  # Ollama's default context: the safe guess when neither the user nor the server says
 OPENAI_ANSWER_BYTES = 8 << 20  # the most bytes one answer of the `openai` extractor may have
 
 
@@ -123,9 +123,10 @@ class Settings:
     # and the automatic choice does not look for a server; set, it takes one that answers.
     openai_base_url: str | None = None
     openai_model: str | None = None  # None: the first model the server lists (llama.cpp serves one)
-    # The server's real context window: Ollama's default is 4,096 tokens and it drops what does not fit
-    # without an error, so a request is measured against this before it is sent.
-    openai_context_tokens: int = OPENAI_CONTEXT_TOKENS
+    # The server's real context window, which each request is measured against before it is sent (Ollama
+    # drops what does not fit without an error). None: as the server says it (extract/openai_window.py),
+    # else OPENAI_CONTEXT_TOKENS.
+    openai_context_tokens: int | None = None
     # The most bytes one answer may have: a chunk's items are a few KB; an endless or huge answer is
     # refused (a failed attempt) at this, never held in memory whole.
     openai_answer_bytes: int = OPENAI_ANSWER_BYTES

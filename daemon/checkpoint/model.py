@@ -362,6 +362,15 @@ class ItemRecord(NamedTuple):
     held: bool = False
     accepted_here: bool = False  # this user accepted it (a record's "accepted" is its author's claim)
     record_by: str | None = None  # who the decision record says decided (its decision-makers), as written
+    # False: an order about the task at hand (checkpoint.extract.one_off): shown in its session, given to
+    # no later session, reminder, MCP answer (unless asked for) or shared record
+    lasting: bool = True
+    # path -> "statement" | "edit" | "statement+edit": where each file came from (checkpoint.extract.item_files);
+    # empty for items stored before it was kept
+    file_sources: dict[str, str] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
+    # a question answered later (checkpoint.store.answered): the answering item and the turn that says it
+    answered_by: str | None = None
+    answered_turn: str | None = None
 
     @property
     def accepted_by_user(self) -> bool:
@@ -384,6 +393,8 @@ class ItemRecord(NamedTuple):
             "sources": [s.as_json() for s in self.sources], "cited": self.cited.value,
             "superseded_by": self.superseded_by, "supersedes": list(self.supersedes),
             "origin": self.origin, "record": self.record, "held": self.held, "agent": self.agent,
+            "lasting": self.lasting, "file_sources": self.file_sources, "answered_by": self.answered_by,
+            "answered_turn": self.answered_turn,
         }
 
 

@@ -25,6 +25,8 @@ from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError, Extractor, Priced, fitted_chunk_tokens
 from checkpoint.extract.choose import ExtractorChoice, choose_extractor
 from checkpoint.extract.held import held_for_review
+from checkpoint.extract.item_files import item_files
+from checkpoint.extract.one_off import one_off
 from checkpoint.extract.prompt import quoted_header_files, turn_labels
 from checkpoint.extract.retry import CHUNK_REQUESTS, ChunkRequests, RequestAllowance
 from checkpoint.model import TOOL_OUTPUT_ONLY, ChunkInput, Citation, Failure, Role, RunReport, Usage
@@ -150,6 +152,12 @@ def validate(chunk: ChunkInput, extraction: Extraction,
                 dropped[TOOL_OUTPUT_ONLY] += 1
             continue
         held = held_for_review(item.statement, item.rationale)
+        if item.lasting and one_off(item.statement):  # the phrase rules catch what a model let through
+            item = item.model_copy(update={"lasting": False})
+        # Its files: those its statement names and those its own turns edited (never the chunk's every
+        # file: an item citing no turn of the chunk has only the files it names).
+        sources = item_files(chunk, cited, item.statement)
+        item = item.model_copy(update={"files": list(sources), "file_sources": sources})
         if cited:
             kept.append(item.model_copy(update={"turn_ids": cited, "cited": Citation.TURNS, "held": held}))
         else:

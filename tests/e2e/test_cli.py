@@ -22,6 +22,7 @@ from typing import Any
 from checkpoint.config import load
 from checkpoint.model import Usage
 from tests.support import synth
+from tests.support.agent_corpus import PlannedSession, write_claude_session
 from tests.support.cli_run import CHECKPOINT, CRASH_SIGNS, cli_env, item_markers, query, run, start
 from tests.support.oracle import clean_scan
 
@@ -106,6 +107,8 @@ def test_now_on_a_fresh_machine_captures_from_the_default_roots_and_says_what(tm
             f" {home}/.local/share/opencode (missing).") in out
     assert "Using the offline heuristic extractor (phrase rules, no network): no ANTHROPIC_API_KEY; `claude` not " \
            "found on PATH;" in out
+    # Offline, it says plainly what the phrase rules catch, and points at recall and at a model.
+    assert "most of what a session decides is missed" in out and "`checkpoint search --said WORDS`" in out
     assert "Extracted " in out and "with the heuristic extractor" in out
     assert "Nothing new to extract." not in out
     status = run(["status", "--json"], env).check().json()
@@ -320,3 +323,19 @@ def test_usage_in_status_json_names_every_field() -> None:
     still carry every field, with its value."""
     usage = Usage(**{f.name: i + 1 for i, f in enumerate(dataclasses.fields(Usage))})
     assert usage.as_dict() == dataclasses.asdict(usage)
+
+
+def test_search_said_finds_what_was_said_in_any_language_with_its_transcript_line(tmp_path: Path) -> None:
+    """`checkpoint search --said`: a few characters of a Chinese sentence, or English words, find the turn
+    that said them, with its session, agent and transcript line; --json the same, machine-readable."""
+    projects = tmp_path / "projects"
+    path = write_claude_session(projects, PlannedSession("sess-zh", str(tmp_path / "ws"), [
+        "我们决定使用Redis作为会话缓存。", "We'll keep the Justfile for local tasks."]))
+    env = cli_env(tmp_path / "home", CHECKPOINT_DB=str(tmp_path / "c.db"), CHECKPOINT_SOURCES=str(projects))
+    run(["scan"], env).check()
+    text = run(["search", "--said", "会话缓存"], env).check().out
+    assert f"[assistant] claude session sess-zh · 2026-11-01 10:00 · {path}:2" in text, text
+    assert "我们决定使用Redis作为会话缓存。" in text and "1 passage found in every workspace" in text
+    hits = json.loads(run(["search", "--said", "justfile", "--json"], env).check().out)["hits"]
+    assert [(h["session_id"], h["transcript"], h["line"], h["role"]) for h in hits] == [
+        ("sess-zh", str(path), 4, "assistant")]

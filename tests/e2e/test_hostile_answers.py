@@ -118,7 +118,9 @@ def test_absurd_answers_are_stored_as_bounded_plain_text(tmp_path: Path, fake: F
     assert item["statement"].startswith("<script>alert(1)</script> <img src=x onerror=alert(2)> **bold**")
     assert "red" in item["statement"] and not CONTROL.search(item["statement"] + item["rationale"])
     assert item["rationale"].startswith("because <script>")
-    assert item["files"][:2] == ["/w/ok.py", "/w/bad.py"] and len(item["files"]) == MAX_FILES
+    # The model's own file list is not what is stored: an item's files are those its statement names and
+    # its turns edited (checkpoint.extract.item_files), bounded as the model's were.
+    assert not any(f.startswith("/w/") for f in item["files"]) and len(item["files"]) <= MAX_FILES
     assert item["turn_ids"] == [turn_id(1)]
     # Printed as it is (HTML stays text), without a single control character.
     listed = h.cli("items").check()

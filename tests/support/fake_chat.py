@@ -14,6 +14,15 @@ Endpoints
     (which quotes the key presented with `echo_key=True`, as some gateways do); `models_open=True`: the
     model list is served without a key, as llama.cpp's server does.
 
+    `says_window` makes the fake say its window (`context_tokens`; `model_max` for what the model
+    allows) as one server does, every other convention answered 404 as that server would:
+        "vllm"         GET /v1/models           data[].max_model_len
+        "llama.cpp"    GET /props               default_generation_settings.n_ctx
+        "ollama"       GET /api/ps              models[].context_length (the model loaded)
+        "ollama-show"  POST /api/show           parameters "num_ctx N", model_info "<arch>.context_length"
+        "ollama-info"  POST /api/show           model_info only (the Modelfile sets no num_ctx)
+        "lmstudio"     GET /api/v0/models       data[].loaded_context_length, max_context_length
+
 Answers
 -------
     The prompt is the user message's text. The default responder answers the planted decisions of
@@ -62,6 +71,7 @@ from tests.support.fake_http import JSON, FakeHandler, FakeServer, hard_close, r
 FaultKind = Literal["server_error", "cut_off", "prose", "too_long", "drop", "hang", "endless", "huge", "drip"]
 HUGE_BYTES = 100 << 20
 DRIP_SECONDS = 0.2
+SaysWindow = Literal["vllm", "llama.cpp", "ollama", "ollama-show", "ollama-info", "lmstudio"]
 _SHORTHANDS: dict[int, FaultKind] = {500: "server_error"}
 SCHEMA_REFUSAL = "Either json_schema or grammar can be specified, but not both"
 
@@ -113,8 +123,11 @@ class FakeChat(FakeServer[RequestRecord]):
     def __init__(self, *, model: str = "fake-local-model", context_tokens: int | None = None,
                  refuse_json_schema: bool = False, api_key: str | None = None, latency: float = 0.0,
                  responder: Responder | None = None, redirect: tuple[int, str] | None = None,
-                 echo_key: bool = False, models_open: bool = False) -> None:
+                 echo_key: bool = False, models_open: bool = False, says_window: SaysWindow | None = None,
+                 model_max: int = 131_072) -> None:
         super().__init__()
+        self.says_window = says_window
+        self.model_max = model_max
         self.echo_key = echo_key
         self.models_open = models_open
         self.redirect = redirect
@@ -194,7 +207,14 @@ class FakeChat(FakeServer[RequestRecord]):
             self._json(h, rec, 401, _error(f"Incorrect API key provided{quoted}", "invalid_api_key", 401))
             return
         if h.command == "GET" and rec.path == "/v1/models":
-            self._json(h, rec, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
+            entry: JSON = {"id": self.model, "object": "model"}
+            if self.says_window == "vllm":
+                entry["max_model_len"] = self.context_tokens
+            self._json(h, rec, 200, {"object": "list", "data": [entry]})
+            return
+        said = self._window_said(h.command, rec.path, rec.body)
+        if said is not None:
+            self._json(h, rec, 200, said)
             return
         if h.command != "POST" or rec.path != "/v1/chat/completions":
             self._json(h, rec, 404, _error(f"no route {h.command} {rec.path}", code=404))
@@ -247,6 +267,24 @@ class FakeChat(FakeServer[RequestRecord]):
             "usage": {"prompt_tokens": rec.tokens, "completion_tokens": len(text) // 4 + 1,
                       "total_tokens": rec.tokens + len(text) // 4 + 1},
         })
+
+    def _window_said(self, method: str, path: str, body: JSON | None) -> JSON | None:
+        """The answer of the one window convention this fake follows, for its own request; else None (404)."""
+        says, window = self.says_window, self.context_tokens
+        if says == "llama.cpp" and (method, path) == ("GET", "/props"):
+            return {"default_generation_settings": {"n_ctx": window, "params": {}}, "total_slots": 1}
+        if says in ("ollama", "ollama-show", "ollama-info") and (method, path) == ("GET", "/api/ps"):
+            loaded = [{"name": self.model, "model": self.model, "size": 1, "context_length": window}]
+            return {"models": loaded if says == "ollama" else []}  # else: the model is not loaded
+        if says in ("ollama", "ollama-show", "ollama-info") and (method, path) == ("POST", "/api/show") \
+                and (body or {}).get("model") == self.model:
+            parameters = f"num_ctx {window}\nstop \"<|im_end|>\"" if says == "ollama-show" else ""
+            return {"parameters": parameters, "model_info": {"general.architecture": "qwen2",
+                                                             "qwen2.context_length": self.model_max}}
+        if says == "lmstudio" and (method, path) == ("GET", "/api/v0/models"):
+            return {"object": "list", "data": [{"id": self.model, "state": "loaded", "max_context_length":
+                                                self.model_max, "loaded_context_length": window}]}
+        return None
 
     def _json(self, h: FakeHandler, rec: RequestRecord, status: int, body: JSON) -> None:
         rec.status = status

@@ -145,9 +145,9 @@ def _session_start(settings: config.Settings, data: dict[str, Any], watchdog: Wa
     except StoreUnavailable as exc:
         raise HookProblem(str(exc)) from None
     try:
-        # Held items (checkpoint.extract.held) only once the user accepted them.
+        # Held items (checkpoint.extract.held) only once the user accepted them; no earlier task's orders.
         page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT),
-                                     limit=ITEMS_READ, released_only=True)
+                                     limit=ITEMS_READ, released_only=True, lasting_only=True)
     except Exception as exc:  # sqlite3.OperationalError ("database is locked") and kin
         raise HookProblem(f"reading {settings.db}: {exc}") from None
     finally:

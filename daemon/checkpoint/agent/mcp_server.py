@@ -162,12 +162,13 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def search_decisions(query: str, kind: Kind | None = None, file: str | None = None,
-                         workspace: str | None = None, limit: int = 20) -> str:
+                         workspace: str | None = None, limit: int = 20, include_one_off: bool = False) -> str:
         """Search the decisions, constraints and open questions recorded in earlier sessions for the
         words of `query` (every word must occur). Searches only the sessions run in this session's
         folder and below it unless `workspace` says otherwise (a folder, or "/" for every workspace);
         the CLI's `checkpoint search` searches every workspace. Optional: `kind`; `file`, a path the
-        item names (or its last parts, e.g. "src/db.py"). Answers JSON, compact: each item's id, kind,
+        item names (or its last parts, e.g. "src/db.py"); `include_one_off`, orders given for one earlier
+        task ("when you're done", "for now"), left out unless asked for. Answers JSON, compact: each item's id, kind,
         state, statement, when it was said and files (get_decision gives one with its provenance);
         `left_out` counts matches not shown."""
         if not query.split():
@@ -179,9 +180,10 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         try:
             with reading() as store:
                 page = store.search_items(query, workspaces=folders, kind=_kind(kind), file=file,
-                                          limit=_limit(limit), released_only=True)
+                                          limit=_limit(limit), released_only=True, lasting_only=not include_one_off)
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.search_items(
-                    query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True).total,
+                    query, workspaces=everywhere, kind=_kind(kind), file=file, limit=1, released_only=True,
+                    lasting_only=not include_one_off).total,
                     "match")
         except _NoDatabase:
             return nothing_yet("search_decisions")
@@ -190,21 +192,21 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def list_decisions(workspace: str | None = None, file: str | None = None, kind: Kind | None = None,
-                       include_dismissed: bool = False, limit: int = 30) -> str:
+                       include_dismissed: bool = False, limit: int = 30, include_one_off: bool = False) -> str:
         """List the items recorded in sessions run in a workspace folder or below it (default: this
         session's folder), accepted first, then newest first; dismissed ones only when asked. Optional
         `file` (a path the item names, or its last parts) and `kind`; `workspace` "/" lists every
-        workspace. JSON as search_decisions."""
+        workspace; `include_one_off`: also orders given for one earlier task. JSON as search_decisions."""
         folders = workspaces(workspace)
         try:
             with reading() as store:
                 kinds = [k for k in [_kind(kind)] if k]
                 page = store.workspace_items(
                     folders, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=_limit(limit),
-                    released_only=True)
+                    released_only=True, lasting_only=not include_one_off)
                 hint = {} if page.total else elsewhere(store, folders, lambda everywhere: store.workspace_items(
                     everywhere, kinds=kinds, file=file, include_dismissed=include_dismissed, limit=1,
-                    released_only=True).total, "recorded")
+                    released_only=True, lasting_only=not include_one_off).total, "recorded")
         except _NoDatabase:
             return nothing_yet("list_decisions")
         return answers.items_answer("list_decisions", page.items, page.total, redactor, workspace=folders[0],
@@ -241,6 +243,30 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
             "excerpts": [answers.excerpt_json(e, redactor) for e in shown],
             "excerpts_left_out": len(excerpts) - len(shown),
         })
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def search_said(query: str, workspace: str | None = None, limit: int = 10) -> str:
+        """Search what the developer and the agent said in earlier sessions (their own words, not tool
+        output) for `query`: every word must occur; any language (a few characters of a Chinese or
+        Japanese sentence find it). For what was said but never recorded as a decision. Searches this
+        session's folder and below unless `workspace` says otherwise ("/" for every workspace). Answers
+        JSON: each passage's session, agent, time, transcript path and line, and the text around the match."""
+        if not query.split():
+            raise ToolError("query is empty: give one or more words to search for")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolError(f"query is {len(query)} characters, over the {MAX_QUERY_CHARS} a search takes: "
+                            "give the few words to search for")
+        folders = workspaces(workspace)
+        try:
+            with reading() as store:
+                result = store.search_said(query, workspaces=None if folders == ["/"] else folders,
+                                           limit=_limit(limit))
+        except _NoDatabase:
+            return nothing_yet("search_said")
+        hits = [dict(hit.as_json(), snippet=render.clean(hit.snippet, redactor, answers.EXCERPT_CHARS))
+                for hit in result.hits]
+        return answers.dumps("search_said", {"passages": hits, "shown": len(hits), "query": answers.echo(query),
+                                             "searched": _scope(folders)})
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
     def check_file(path: str, workspace: str | None = None) -> str:

@@ -182,7 +182,7 @@ def _file_reminder(store: Store, path: str, cwd: str, ledger: Shown, redactor: R
         return None
     # Held items (checkpoint.extract.held) only once the user accepted them, as at session start.
     page = store.workspace_items(folders, kinds=(ItemKind.DECISION, ItemKind.CONSTRAINT), concerning=paths,
-                                 named=name, limit=CANDIDATES, counted=False, released_only=True)
+                                 named=name, limit=CANDIDATES, counted=False, released_only=True, lasting_only=True)
     # The store's candidates checked exactly (its match on relative paths and names is loose); what
     # their turns wrote to the file is read only for those it decides on or that are shown.
     written: dict[str, list[str]] = {}

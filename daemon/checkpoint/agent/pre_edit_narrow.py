@@ -190,7 +190,7 @@ def candidates(conn: sqlite3.Connection, cwds: list[str], paths: tuple[str, ...]
            f" WHERE i.session_id IN (SELECT session_id FROM session_cwds WHERE cwd IN ({','.join('?' * len(cwds))}))"
            " AND i.kind IN ('decision', 'constraint') AND " + concerns + ")"
            " AND i.state != 'dismissed' AND NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)"
-           " AND (i.held = 0 OR i.accepted_here = 1)"
+           " AND (i.held = 0 OR i.accepted_here = 1) AND i.lasting = 1"  # no earlier task's orders (one_off)
            " ORDER BY (i.state = 'accepted') DESC, i.created_at DESC, i.rowid DESC LIMIT ?")
     return conn.execute(sql, [*cwds, *args, CANDIDATES]).fetchall()
 
@@ -494,8 +494,8 @@ def _over_budget(db: str, session_id: str | None, budget: float) -> None:
 
     from checkpoint.agent.problems import record
 
-    record(Path(db), "hook pre-edit", f"the hook pre-edit took over {budget:g} s and was dropped (the agent went on without it)",
-           session_id)
+    record(Path(db), "hook pre-edit",
+           f"the hook pre-edit took over {budget:g} s and was dropped (the agent went on without it)", session_id)
     raise OverBudget
 
 

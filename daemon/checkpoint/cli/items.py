@@ -28,6 +28,8 @@ def print_item(item: ItemRecord, id_chars: int = 8) -> None:
     team_only = is_team_item(item)
     mark += f"  [{shared_phrase(item)}]" if item.record and not team_only else ""
     mark += HELD if item.held_back else ""
+    mark += "" if item.lasting else "  [one-off: for its own task only]"
+    mark += f"  [answered by {item.answered_by}]" if item.answered_by else ""
     print(plain_text(f"[{item.kind.value}] {item.statement}  ({item.id}){mark}"))
     if item.rationale:
         print(plain_text(f"    why: {item.rationale}"))

@@ -35,6 +35,10 @@ def now_command(store: Store, settings: config.Settings, args: argparse.Namespac
     items_before = store.item_counts()
     choice = choose_extractor(settings)
     print(choice.brief or choice.sentence, file=out)
+    if choice.extractor.name == "heuristic":
+        from checkpoint.extract.choose import OFFLINE_CATCHES
+
+        print(OFFLINE_CATCHES, file=out)
     show_progress = sys.stderr.isatty()
 
     def progress(report: RunReport) -> None:

@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only items of sessions run in DIR or in a folder inside it")
     search.add_argument("--limit", type=int, default=20, help="at most this many items (default 20)")
     search.add_argument("--json", action="store_true", help="stable machine-readable output")
+    search.add_argument("--said", action="store_true",
+                        help="search what the user and the assistant said in every session (no model needed; "
+                             "any language: a few characters of a Chinese or Japanese sentence find it)")
     add_check_parser(sub, _common)
     serve = sub.add_parser("serve", help="the LSP daemon over stdio: watch, extract, report to the editor",
                            description="The daemon behind the editor extensions, speaking LSP over stdio: it "

@@ -15,11 +15,18 @@ from checkpoint.store import Store
 
 
 def search_command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
-    read_records(store, settings, args)
-    text = " ".join(args.query)
     if args.limit < 1:
         print("checkpoint search: --limit must be at least 1", file=sys.stderr)
         return 2
+    if args.said:
+        from checkpoint.cli.said import search_said
+
+        if args.kind:
+            print("checkpoint search: --kind is for items; --said searches what was said", file=sys.stderr)
+            return 2
+        return search_said(store, args)
+    read_records(store, settings, args)
+    text = " ".join(args.query)
     workspaces = [str(args.workspace.expanduser().absolute())] if args.workspace else None
     result = store.search(text, kind=args.kind, workspaces=workspaces, limit=args.limit)
     if args.json:

@@ -49,6 +49,10 @@ class AnswerItem(BaseModel):
         default=None, description="id of an already recorded item it replaces: the decision was reversed or changed"
     )
     supersedes_reason: str | None = Field(default=None, description="why the replaced item no longer holds")
+    answers: str | None = Field(default=None, description="id of an already recorded open question this "
+                                "decision or constraint answers")
+    lasting: bool = Field(default=True, description="true: holds for the project from now on; false: an order "
+                          "about the task at hand only (\"when you're done\", \"for now\", \"don't stop until\")")
     check: AnswerCheck | None = Field(default=None, description="what code breaks it")
 
     @model_validator(mode="before")
@@ -130,6 +134,8 @@ def to_drafts(answer: Answer) -> list[ItemDraft]:
                 same_as=item.same_as or None,
                 supersedes=item.supersedes or None,
                 supersedes_reason=_WS.sub(" ", item.supersedes_reason or "").strip() or None,
+                lasting=item.lasting,
+                answers=item.answers or None,
                 check=item.check.as_check() if item.check else None,
             )
         except ValidationError:

@@ -24,6 +24,10 @@ from checkpoint.extract import Extractor
 from checkpoint.extract.registry import BY_NAME, OFFLINE, ExtractorEntry, credentials_variable
 
 OFFLINE_SAID = "the offline heuristic extractor (phrase rules, no network)"
+# Said by `now` whenever the offline extractor runs: what it can and cannot do, and what else there is.
+OFFLINE_CATCHES = ("Offline, only items worded as such are caught (\"we decided ...\", \"we'll use ...\","
+                   " \"never ...\", \"TBD\"): most of what a session decides is missed. Everything said stays"
+                   " searchable without a model: `checkpoint search --said WORDS`. A model finds the rest.")
 FOR_A_MODEL = ("For a model: set ANTHROPIC_API_KEY, log in to `claude` or `codex`, or set openai_base_url to a "
                "local model server (Ollama, llama.cpp, LM Studio, vLLM).")
 

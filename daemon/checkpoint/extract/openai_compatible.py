@@ -8,10 +8,14 @@ llama.cpp builds) is asked again in JSON mode (`json_object`, the schema written
 prompt) for the rest of the run, said once in the log; either way the answer is read by
 schema.read_answer, and nothing else counts.
 
-The window is the setting `openai_context_tokens` (the server cannot be trusted to say: Ollama drops
-what does not fit its context without an error). Each request is measured against it before it is
-sent, by the chunker's conservative estimate: a chunk that does not fit is re-split (never trimmed);
-a window too small to hold the prompt itself is refused with that cause and nothing is sent. An answer
+The window is the setting `openai_context_tokens`, else what the server says of itself (Ollama's,
+llama.cpp's, vLLM's and LM Studio's conventions: openai_window.py), else a safe 4,096 tokens; which
+one, and why, is said with the extractor. Each request is measured against it before it is sent, by
+the chunker's conservative estimate. The prompt's own parts give way before a chunk does: the known
+items (most relevant first, as the store chose them) take a bounded share of the window and are cut
+to what fits beside the chunk, so a chunk of at least the smallest size always fits; a chunk larger
+than the rest of the window is re-split (never trimmed); only a window too small for the instructions
+and schema alone is refused, with that cause and the fix, and nothing is sent. An answer
 cut off (`finish_reason: length`) or not the schema's JSON is a failed attempt, retried by the retry
 policy (retry.py); the chunk stays due when the attempts run out. Usage is the server's own count; the
 cost is 0 (no price is known for a self-hosted model; the description says so).
@@ -28,14 +32,15 @@ import logging
 import re
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from checkpoint.answer import Extraction
 from checkpoint.chunker import MIN_CHUNK_TOKENS, estimate_tokens
-from checkpoint.config import Settings
+from checkpoint.config import OPENAI_CONTEXT_TOKENS, Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.answer_schema import STRICT_SCHEMA, MalformedAnswer, read_answer
-from checkpoint.extract.model_windows import Fit, Window, chunk_budget, output_reserve
+from checkpoint.extract.model_windows import Fit, Window, output_reserve
 from checkpoint.extract.openai_http import (
     KEY_VARIABLE,
     Reply,
@@ -47,7 +52,14 @@ from checkpoint.extract.openai_http import (
     request,
     said,
 )
-from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
+from checkpoint.extract.openai_window import PROBE_TIMEOUT, ServerWindow, server_window
+from checkpoint.extract.prompt import (
+    KNOWN_ITEMS_HEAD,
+    SYSTEM_PROMPT,
+    known_item_line,
+    render_known_items,
+    render_request,
+)
 from checkpoint.extract.retry import Failed, RetryPolicy, Sleep
 from checkpoint.model import ChunkInput, Usage
 from checkpoint.redact.outside import hide_secrets
@@ -66,6 +78,11 @@ _SCHEMA_REFUSED = re.compile(r"json_schema|grammar|response_format|structured ou
 _TOO_LARGE = re.compile(r"context[_ ]length|context (window|size)|maximum context|too many (input )?tokens|"
                         r"prompt is too long|exceeds? the (available )?context", re.IGNORECASE)
 _FENCE = re.compile(r"^```(?:json)?\s*\n(?P<body>.*)\n```\s*$", re.DOTALL)
+# "Session <id> (<agent>).": planned at this many tokens before a chunk (and so its session) is known.
+SESSION_LINE_TOKENS = 48
+# The known items' share of the prompt's room (the window less the reserve, instructions and schema):
+# enough for the few a chunk most likely restates, never so much that a chunk cannot fit beside them.
+KNOWN_SHARE = 4
 
 
 def _error_message(reply: Reply) -> str:
@@ -108,15 +125,26 @@ class OpenAICompatibleExtractor:
         self.base_url = base_url(settings)
         self.model = settings.openai_model
         self.local = is_local(self.base_url)
-        context = settings.openai_context_tokens
+        found = ServerWindow(OPENAI_CONTEXT_TOKENS, "assumed: the server did not answer to say its window")
+        if settings.openai_context_tokens is None:
+            # The window is the model's: the one asked is the first listed (as _model would choose). A
+            # server that does not answer the listing is not probed further (the run says why it stops).
+            models, _ = listed_models(self.base_url, min(PROBE_TIMEOUT, settings.request_timeout))
+            if models is not None:
+                self.model = self.model or (models[0] if models else None)
+                found = server_window(settings, self.model)
+        else:
+            found = server_window(settings, self.model)
+        context = found.tokens
         # The context holds the request and the answer: the answer gets up to a quarter of it.
-        self.window = Window(context, max(1, context // 4), "openai_context_tokens")
+        self.window = Window(context, max(1, context // 4), found.why)
         self.reserve = output_reserve(self.window, settings.output_tokens)
         cost = "a local server: no cost" if self.local else "cost not counted: no price is known for this server"
         if not on_this_machine(self.base_url):  # said wherever the extractor is named: the run line, the editor
             cost += f"; your transcripts, redacted, are sent to {hide_secrets(host_of(self.base_url))}"
         self.description = (f"an OpenAI-compatible server at {hide_secrets(self.base_url)} "
-                            f"({self.model or 'its first listed model'}; {context:,}-token window; {cost})")
+                            f"({self.model or 'its first listed model'}; {context:,}-token window {found.why}; "
+                            f"{cost})")
         self.sleep = sleep
         self.retry = RetryPolicy.from_settings(settings)
         self._lock = threading.Lock()
@@ -124,29 +152,62 @@ class OpenAICompatibleExtractor:
 
     # -- windows and sizes ------------------------------------------------------------------------
 
+    def _parts(self, chunk: ChunkInput | None) -> int:
+        """Tokens a request carries besides the transcript and the known items: the instructions and
+        schema (JSON mode's prompt, which holds the schema, is the larger), the session line and the
+        messages' framing, by the chunker's conservative estimate."""
+        session = (estimate_tokens(f"Session {chunk.session_id} ({chunk.agent}).\n") if chunk is not None
+                   else SESSION_LINE_TOKENS)
+        return estimate_tokens(JSON_MODE_SYSTEM) + session + 32
+
+    def room(self, chunk: ChunkInput | None = None) -> int:
+        """What the window leaves for the transcript and the known items."""
+        return self.window.max_input_tokens - self.reserve - self._parts(chunk)
+
+    def known_budget(self) -> int:
+        """The tokens new chunks leave for known items: a share of the room, never below the smallest chunk."""
+        room = self.room()
+        return max(0, min(room // KNOWN_SHARE, room - MIN_CHUNK_TOKENS))
+
     def overhead_estimate(self, chunk: ChunkInput | None = None) -> int:
-        """Tokens a request carries besides the transcript (the JSON-mode prompt, which holds the
-        schema, is the larger of the two): the chunker's conservative estimate."""
-        known = render_request(chunk)[0] if chunk is not None else ""
-        return estimate_tokens(JSON_MODE_SYSTEM) + estimate_tokens(known) + 32
+        """Tokens a request carries besides the transcript: its parts and the known items it is sent with."""
+        known = render_known_items(chunk) if chunk is not None else ""
+        return self._parts(chunk) + (estimate_tokens(known) if known else 0)
 
     def chunk_budget(self) -> int:
-        """The largest chunk (in the chunker's estimate) the window takes beside the prompt and the reserve."""
-        return chunk_budget(self.window, self.reserve, self.overhead_estimate())
+        """The largest chunk (in the chunker's estimate) the window takes beside the prompt's parts, a
+        share for known items, and the reserve."""
+        return max(MIN_CHUNK_TOKENS, self.room() - self.known_budget())
+
+    def fitted(self, chunk: ChunkInput) -> ChunkInput:
+        """The chunk with as many of its known items, in the order given (the most relevant first), as
+        the window takes beside it: the prompt's parts give way, the transcript never does."""
+        if not chunk.known_items:
+            return chunk
+        room = self.room(chunk) - chunk.token_estimate
+        used = estimate_tokens(KNOWN_ITEMS_HEAD) + 1
+        kept = []
+        for item in chunk.known_items:
+            cost = estimate_tokens(known_item_line(item)) + 1  # each line with its newline
+            if used + cost > room:
+                break
+            kept.append(item)
+            used += cost
+        return chunk if len(kept) == len(chunk.known_items) else replace(chunk, known_items=kept)
 
     def measure(self, model: str, chunk: ChunkInput) -> Fit:
         overhead = self.overhead_estimate(chunk)
         return Fit(model, overhead + chunk.token_estimate, self.window, self.reserve, False, overhead)
 
     def _refuse_small_window(self, chunk: ChunkInput) -> None:
-        overhead = self.overhead_estimate(chunk)
-        if self.window.max_input_tokens - self.reserve - overhead >= MIN_CHUNK_TOKENS:
+        if self.room(chunk) >= MIN_CHUNK_TOKENS:
             return
         raise ExtractionError(
-            f"openai: the window of {self.window.max_input_tokens:,} tokens (openai_context_tokens) cannot hold "
-            f"the prompt: its instructions, schema and known items take ~{overhead:,} tokens and the answer's "
+            f"openai: the window of {self.window.max_input_tokens:,} tokens ({self.window.source}) cannot hold "
+            f"the prompt: its instructions and schema alone take ~{self._parts(chunk):,} tokens and the answer's "
             f"reserve {self.reserve:,}, leaving less than the smallest chunk ({MIN_CHUNK_TOKENS} tokens). Give the "
-            f"server a larger context (Ollama: OLLAMA_CONTEXT_LENGTH) and set openai_context_tokens to it",
+            f"server a larger context (Ollama: OLLAMA_CONTEXT_LENGTH; llama.cpp: --ctx-size) and set "
+            f"openai_context_tokens to it",
             retryable=False)
 
     # -- the model --------------------------------------------------------------------------------
@@ -172,10 +233,11 @@ class OpenAICompatibleExtractor:
         self._refuse_small_window(chunk)  # before any request: nothing is sent that cannot fit
         model = self._model()
         usage = Usage()
+        chunk = self.fitted(chunk)
         fit = self.measure(model, chunk)
-        if not fit.ok:  # never sent: re-split to what fits
+        if not fit.ok:  # never sent: re-split to what new chunks are planned at (beside the known items' share)
             raise ExtractionError(f"openai: {fit.describe()}; re-splitting", too_large=True,
-                                  fit_tokens=fit.fit_tokens(chunk.token_estimate), usage=usage)
+                                  fit_tokens=max(MIN_CHUNK_TOKENS, int(self.chunk_budget() * 0.9)), usage=usage)
         outcome = self.retry.run(lambda: self._once(model, chunk, usage), self.sleep)
         if not isinstance(outcome, Failed):
             return outcome

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from checkpoint.model import ChunkInput, TurnSlice
+from checkpoint.model import ChunkInput, KnownItem, TurnSlice
 
 TURN_SEPARATOR = "\n\n"
 # The chunker plans a turn's size before it knows its chunk, so with the widest label a chunk can
@@ -114,6 +114,11 @@ For each item give:
 "t3"). Only turns of this chunk.
 - files: workspace files it concerns (from the headers' "files:" or named in the text); may \
 be empty.
+- lasting: true when it holds for the project from now on; false when it is an order about the task \
+at hand only ("delete the old files when you're done", "don't stop until the tests pass", "use the \
+mock for now"): such an item is kept in its session but not given to later sessions.
+- answers: when a decision or constraint answers an open question listed under "Already recorded", \
+that question's id; otherwise null.
 - same_as: when the developer or a summary restates an item listed under "Already recorded", \
 that item's id; otherwise null. Restate it rather than leaving it out, so its provenance grows.
 - check: null, unless the item rules out a library, module or function by name ("use httpx \
@@ -126,13 +131,18 @@ Answer with the JSON object the schema describes, nothing else.
 """
 
 
+KNOWN_ITEMS_HEAD = ("Already recorded for this session (cite one in same_as when a turn restates it, "
+                    "in supersedes when a turn reverses or replaces it):")
+
+
+def known_item_line(item: KnownItem) -> str:
+    return f"- ({item.id}) {item.kind.value}: {item.statement}"
+
+
 def render_known_items(chunk: ChunkInput) -> str:
     if not chunk.known_items:
         return ""
-    lines = ["Already recorded for this session (cite one in same_as when a turn restates it, "
-             "in supersedes when a turn reverses or replaces it):"]
-    lines += [f"- ({item.id}) {item.kind.value}: {item.statement}" for item in chunk.known_items]
-    return "\n".join(lines) + "\n"
+    return "\n".join([KNOWN_ITEMS_HEAD, *(known_item_line(item) for item in chunk.known_items)]) + "\n"
 
 
 def render_request(chunk: ChunkInput) -> list[str]:

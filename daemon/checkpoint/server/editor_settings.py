@@ -74,7 +74,8 @@ SETTINGS: tuple[EditorSetting, ...] = (
                   " model the server lists."),
     EditorSetting("openai.contextTokens", "openai_context_tokens", "With the openai extractor: the server's real"
                   " context window in tokens (Ollama's default is small and drops what does not fit without an"
-                  " error). Chunks are cut to fit it, never trimmed. Null: the daemon's default."),
+                  " error). Chunks are cut to fit it, never trimmed. Null: as the server says it (vLLM, llama.cpp,"
+                  " Ollama, LM Studio), else 4,096."),
     EditorSetting("budget.maxRequests", "max_requests", f"Most model requests in one checkpoint run. {_BUDGET}"),
     EditorSetting("budget.maxTokens", "max_tokens", f"Most input tokens sent in one checkpoint run. {_BUDGET}"),
     EditorSetting("budget.maxCost", "max_cost", f"Most US dollars spent in one checkpoint run. {_BUDGET}"),

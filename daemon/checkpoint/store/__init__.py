@@ -44,6 +44,7 @@ from checkpoint.store.rows import (
     WindowTurn,
 )
 from checkpoint.store.runs import RunsMixin
+from checkpoint.store.said import SaidMixin
 from checkpoint.store.search import SearchMixin
 from checkpoint.store.shared import SharedMixin, SharedProblem, SyncReport
 from checkpoint.store.supersessions import Supersession, SupersessionRefused, SupersessionsMixin
@@ -78,7 +79,7 @@ __all__ = [
 
 
 class Store(
-    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, QueriesMixin,
+    IngestMixin, ChunksMixin, ItemsMixin, SupersessionsMixin, AgentReadsMixin, SearchMixin, SaidMixin, QueriesMixin,
     ForgettingMixin, RunsMixin, EditsMixin, SharedMixin, AgentLinesMixin, ChecksMixin, StoreBase,
 ):
     """One SQLite database. Safe to open from several processes (WAL, busy timeout, leases)."""

@@ -15,7 +15,7 @@ from checkpoint.store.connection import StoreBase
 from checkpoint.store.items import ITEM_HOLDS
 from checkpoint.store.queries import ITEM_COLUMNS, QueriesMixin, _item
 from checkpoint.store.rows import ItemPage, SourceExcerpt
-from checkpoint.store.search import RELEASED, SearchMixin, file_clause
+from checkpoint.store.search import LASTING, RELEASED, SearchMixin, file_clause
 
 # Accepted first, then new; newest first within each (items of one answer share a time: the later
 # inserted, from later in the chunk, first).
@@ -99,12 +99,13 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
         self, workspaces: Sequence[str], *, kinds: Sequence[ItemKind] = (), file: str | None = None,
         concerning: Sequence[str] = (), named: str | None = None,
         include_dismissed: bool = False, include_superseded: bool = False, limit: int = 50, counted: bool = True,
-        released_only: bool = False,
+        released_only: bool = False, lasting_only: bool = False,
     ) -> ItemPage:
         """The items of sessions run in these folders (or below), accepted first, newest first; those a
         later item superseded are left out unless asked for. `concerning`: only the items about one
         file, given as its absolute spellings (concerns_clause), or whose statement holds `named`.
-        `released_only`: only what an agent may be shown (held items once accepted)."""
+        `released_only`: only what an agent may be shown (held items once accepted). `lasting_only`: no
+        order about one task (what a later session is given)."""
         clause, args = self._scope_clause(workspaces)
         clauses = [clause]
         if kinds:
@@ -124,16 +125,19 @@ class AgentReadsMixin(SearchMixin, QueriesMixin, StoreBase):
             clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
         if released_only:
             clauses.append(RELEASED)
+        if lasting_only:
+            clauses.append(LASTING)
         return self._item_page(clauses, args, limit, counted, released_only)
 
     def search_items(
         self, query: str, *, workspaces: Sequence[str] = (), kind: ItemKind | None = None, file: str | None = None,
-        limit: int = 20, released_only: bool = False,
+        limit: int = 20, released_only: bool = False, lasting_only: bool = False,
     ) -> ItemPage:
         """The full-text search (Store.search: bm25, FTS syntax read as words) of current items, dismissed
         and superseded ones left out, with how many matched in all. No workspace: every workspace."""
         found = self.search(query, kind=kind, workspaces=list(workspaces) or None, file=file, limit=limit,
-                            include_superseded=False, count=True, released_only=released_only)
+                            include_superseded=False, count=True, released_only=released_only,
+                            lasting_only=lasting_only)
         ids = [item.id for item, _ in found.hits]
         by_id = {item.id: item for item in self._with_sources(self.conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM items i JOIN sessions s ON s.id = i.session_id"

@@ -14,6 +14,7 @@ import orjson
 
 from checkpoint.model import Citation, ItemKind, ItemState, KnownItem
 from checkpoint.repository import workspace_key
+from checkpoint.store.answered import mark_answered
 from checkpoint.store.connection import StoreBase
 from checkpoint.store.supersessions import SaidBy, SupersessionRefused, link
 
@@ -25,6 +26,15 @@ def fingerprint(kind: ItemKind, statement: str) -> str:
     """Same kind and same words (case, spacing and punctuation aside) are the same item."""
     norm = re.sub(r"[^\w]+", " ", statement.lower()).strip()
     return hashlib.blake2b(f"{kind}|{norm}".encode(), digest_size=10).hexdigest()
+
+
+def _merged_sources(existing: dict[str, str], more: dict[str, str]) -> dict[str, str]:
+    """Where an item's files came from, over every session that said it: a file named by one and
+    edited by another came from both."""
+    merged = dict(existing)
+    for path, source in more.items():
+        merged[path] = source if merged.get(path) in (None, source) else "statement+edit"
+    return merged
 
 
 def _union(existing: list[str], more: Sequence[str]) -> list[str]:
@@ -54,26 +64,27 @@ def _scope(session_id: str, workspace: str | None) -> tuple[str, str]:
 
 def _same_item(
     c: sqlite3.Connection, session_id: str, workspace: str | None, fp: str, kind: ItemKind, same_as: str | None
-) -> tuple[str, str, str, str] | None:
+) -> tuple[str, str, str, str, str] | None:
     """The item a draft restates, in its workspace (any of the workspace's sessions): the one it
     names (same kind), else the oldest with its fingerprint or a wording already merged into one.
-    (id, turn_ids, files, cited) or None."""
+    (id, turn_ids, files, cited, file_sources) or None."""
     where, key = _scope(session_id, workspace)
+    columns = "i.id, i.turn_ids, i.files, i.cited, i.file_sources"
     if same_as:
         row = c.execute(
-            f"SELECT i.id, i.turn_ids, i.files, i.cited FROM items i WHERE i.id = ? AND i.kind = ? AND {where}",
+            f"SELECT {columns} FROM items i WHERE i.id = ? AND i.kind = ? AND {where}",
             (same_as, kind.value, key),
         ).fetchone()
         if row:
             return row  # type: ignore[no-any-return]
     row = c.execute(
-        f"SELECT i.id, i.turn_ids, i.files, i.cited FROM items i WHERE i.fingerprint = ? AND {where}"
+        f"SELECT {columns} FROM items i WHERE i.fingerprint = ? AND {where}"
         " ORDER BY i.created_at, i.id LIMIT 1",
         (fp, key),
     ).fetchone()
     if row is None:
         row = c.execute(
-            "SELECT i.id, i.turn_ids, i.files, i.cited FROM item_aliases a JOIN items i ON i.id = a.item_id"
+            f"SELECT {columns} FROM item_aliases a JOIN items i ON i.id = a.item_id"
             f" WHERE a.fingerprint = ? AND {where} ORDER BY i.created_at, i.id LIMIT 1",
             (fp, key),
         ).fetchone()
@@ -123,6 +134,8 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
     (same fingerprint in the workspace, or `same_as` naming an item of the workspace) updates the
     existing one instead, which then cites the turns of every session that said it."""
     added = 0
+    touched: list[str] = []  # the items this answer stored or restated, and the questions they answer
+    named: dict[str, str] = {}
     row = c.execute("SELECT workspace, cwd FROM sessions WHERE id = ?", (session_id,)).fetchone()
     workspace = (row[0] or workspace_of(row[1])) if row else None
     for draft in extraction.items:
@@ -131,13 +144,17 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
         if existing:
             turn_ids, cited = _merged_citation(orjson.loads(existing[1]), Citation(existing[3]), draft)
             files = _union(orjson.loads(existing[2]), draft.files)
+            file_sources = _merged_sources(orjson.loads(existing[4]), draft.file_sources)
             c.execute(
                 "UPDATE items SET turn_ids = ?, cited = ?, files = ?, rationale = coalesce(rationale, ?),"
                 " confidence = max(confidence, ?), updated_at = ?,"
                 # the rationale it may bring is judged with it: a held draft holds the item it fills in
-                " held = held OR (? AND rationale IS NULL) WHERE id = ?",
+                " held = held OR (? AND rationale IS NULL),"
+                # said again as a lasting rule, a one-off order becomes one
+                " lasting = max(lasting, ?), file_sources = ? WHERE id = ?",
                 (orjson.dumps(turn_ids).decode(), cited.value, orjson.dumps(files).decode(), draft.rationale,
-                 draft.confidence, now, int(draft.held), existing[0]),
+                 draft.confidence, now, int(draft.held), int(draft.lasting), orjson.dumps(file_sources).decode(),
+                 existing[0]),
             )
             # Worded differently: the wording now leads to the same item, with or without same_as.
             c.execute(
@@ -147,20 +164,28 @@ def store_items(c: sqlite3.Connection, session_id: str, extraction: Extraction, 
             )
             _supersede(c, session_id, workspace, draft, existing[0], extraction.extractor, now)
             _check(c, existing[0], draft, extraction.extractor, now)
+            touched.append(existing[0])
+            if draft.answers:
+                named[existing[0]] = draft.answers
             continue
         item_id = hashlib.blake2b(f"{session_id}|{fp}".encode(), digest_size=6).hexdigest()
         c.execute(
             "INSERT INTO items (id, session_id, fingerprint, kind, statement, rationale, confidence,"
-            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace, held)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_ids, cited, files, extractor, first_chunk, created_at, updated_at, workspace, held, lasting,"
+            " file_sources) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (item_id, session_id, fp, draft.kind.value, draft.statement, draft.rationale,
              draft.confidence, orjson.dumps(_union([], draft.turn_ids)).decode(), draft.cited.value,
              orjson.dumps(_union([], draft.files)).decode(), extraction.extractor,
-             extraction.chunk_id, now, now, workspace, int(draft.held)),
+             extraction.chunk_id, now, now, workspace, int(draft.held), int(draft.lasting),
+             orjson.dumps(draft.file_sources).decode()),
         )
         _supersede(c, session_id, workspace, draft, item_id, extraction.extractor, now)
         _check(c, item_id, draft, extraction.extractor, now)
+        touched.append(item_id)
+        if draft.answers:
+            named[item_id] = draft.answers
         added += 1
+    mark_answered(c, session_id, list(dict.fromkeys(touched)), named)
     return added
 
 
@@ -191,8 +216,12 @@ class ItemsMixin(StoreBase):
         (they read search.RELEASED: not held, or accepted here); the flag stays, so it is held again if
         put back. Only this is acceptance here: a decision record's status is its author's claim."""
         with self.transaction() as c:
-            return bool(c.execute("UPDATE items SET state = ?, accepted_here = ? WHERE id = ?",
-                                  (state.value, int(state is ItemState.ACCEPTED), item_id)).rowcount)
+            changed = bool(c.execute("UPDATE items SET state = ?, accepted_here = ? WHERE id = ?",
+                                     (state.value, int(state is ItemState.ACCEPTED), item_id)).rowcount)
+            row = c.execute("SELECT session_id FROM items WHERE id = ?", (item_id,)).fetchone()
+            if changed and state is ItemState.ACCEPTED and row:
+                mark_answered(c, row[0], [item_id])  # an accepted decision answers the questions it takes up
+            return changed
 
     def holds_backfill_due(self) -> bool:
         return self.conn.execute("SELECT 1 FROM backfills WHERE name = ?", (ITEM_HOLDS,)).fetchone() is not None

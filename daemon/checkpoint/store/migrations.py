@@ -545,6 +545,49 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX checks_item ON checks (item_id)",
         ),
     ),
+    Migration(
+        # An item that is an order about the task at hand ("when you're done", "for now": `lasting` 0,
+        # checkpoint.extract.one_off) stays in its session and reaches no later session, reminder, MCP
+        # answer (unless asked for) or shared record. Items from before were all taken as lasting.
+        "one-off items",
+        ("ALTER TABLE items ADD COLUMN lasting INTEGER NOT NULL DEFAULT 1",),
+    ),
+    Migration(
+        # Where each of an item's files came from (checkpoint.extract.item_files): {path: "statement" |
+        # "edit" | "statement+edit"}, so the editor anchors a named file by name and an edited one by
+        # what was written. Items from before know none ({}): their files are as they were.
+        "item file sources",
+        ("ALTER TABLE items ADD COLUMN file_sources TEXT NOT NULL DEFAULT '{}'",),
+    ),
+    Migration(
+        # An open question answered later (checkpoint.store.answered): the item that answers it and the
+        # turn that says the answer (its citation). NULL: still open.
+        "answered questions",
+        (
+            "ALTER TABLE items ADD COLUMN answered_by TEXT",
+            "ALTER TABLE items ADD COLUMN answered_turn TEXT",
+        ),
+    ),
+    Migration(
+        # Recall of everything said (checkpoint.store.said): a contentless trigram index over the user's
+        # and assistant's turns, filled on search (never on the scan's path), per session from the last
+        # seq indexed. Keyed by said_rows.row (VACUUM may renumber the turns' rowids). A forgotten
+        # session's turns leave the index with them.
+        "said search",
+        (
+            "CREATE TABLE said_rows (row INTEGER PRIMARY KEY, turn_id TEXT NOT NULL UNIQUE)",
+            "CREATE TABLE said_progress (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID",
+            "CREATE VIRTUAL TABLE said_search USING fts5(text, content = '', tokenize = 'trigram')",
+            """
+            CREATE TRIGGER turns_said_delete AFTER DELETE ON turns BEGIN
+                INSERT INTO said_search (said_search, rowid, text)
+                SELECT 'delete', r.row, old.text FROM said_rows r WHERE r.turn_id = old.id;
+                DELETE FROM said_rows WHERE turn_id = old.id;
+                DELETE FROM said_progress WHERE session_id = old.session_id;
+            END
+            """,
+        ),
+    ),
 )
 
 

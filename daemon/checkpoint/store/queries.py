@@ -39,9 +39,10 @@ ITEM_COLUMNS = (
     # the newest item that replaced it, and the items it replaced
     " (SELECT new_id FROM supersessions WHERE old_id = i.id ORDER BY created_at DESC, new_id LIMIT 1),"
     " (SELECT json_group_array(old_id) FROM supersessions WHERE new_id = i.id),"
-    " i.origin, i.record, i.held, i.accepted_here, i.record_by"
+    " i.origin, i.record, i.held, i.accepted_here, i.record_by, i.lasting, i.file_sources, i.answered_by,"
+    " i.answered_turn"
 )
-_AFTER_ITEM = 22  # the number of ITEM_COLUMNS
+_AFTER_ITEM = 26  # the number of ITEM_COLUMNS
 
 
 def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
@@ -52,6 +53,7 @@ def _item(row: tuple[Any, ...], sources: list[ItemSource]) -> ItemRecord:
         sources=tuple(sources), cited=Citation(row[13]), agent=row[14], superseded_by=row[15],
         supersedes=tuple(orjson.loads(row[16])), origin=row[17], record=row[18], held=bool(row[19]),
         accepted_here=bool(row[20]), record_by=row[21],
+        lasting=bool(row[22]), file_sources=orjson.loads(row[23]), answered_by=row[24], answered_turn=row[25],
     )
 
 

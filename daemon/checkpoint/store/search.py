@@ -105,19 +105,22 @@ def file_clause(file: str) -> tuple[str, list[Any]]:
 # Items an agent may be shown: not held for the user's review (checkpoint.extract.held), or accepted.
 # Released to agents: not held, or accepted by this user (a record's own "accepted" is its author's claim).
 RELEASED = "(i.held = 0 OR i.accepted_here = 1)"
+# Items that hold for the project: not an order about one task (checkpoint.extract.one_off).
+LASTING = "i.lasting = 1"
 
 
 class SearchMixin(QueriesMixin):
     def search(
         self, text: str, *, kind: ItemKind | str | None = None, workspaces: Sequence[str] | None = None,
         limit: int = 20, include_dismissed: bool = False, file: str | None = None, include_superseded: bool = True,
-        count: bool = False, released_only: bool = False,
+        count: bool = False, released_only: bool = False, lasting_only: bool = False,
     ) -> SearchResult:
         """Items matching the words of `text`, best first. Every word must match (the last one also
         as the start of a longer word, when the words as typed find fewer than `limit`); when no
         item has them all, any word may, and the result says so. `workspaces`: only items of
         sessions that belong to one of these folders (scope.py's rule). `released_only`: what an agent
-        may be shown (RELEASED). A query with no word in it finds nothing."""
+        may be shown (RELEASED). `lasting_only`: no order about one task (LASTING). A query with no word
+        in it finds nothing."""
         terms = query_terms(text)
         if not terms or limit <= 0:
             return SearchResult(terms=tuple(terms), matched="all", hits=())
@@ -132,6 +135,8 @@ class SearchMixin(QueriesMixin):
             clauses.append("NOT EXISTS (SELECT 1 FROM supersessions WHERE old_id = i.id)")
         if released_only:
             clauses.append(RELEASED)
+        if lasting_only:
+            clauses.append(LASTING)
         if file:
             clause, more = file_clause(file)
             clauses.append(clause)

@@ -49,6 +49,9 @@ def shareable(item: ItemRecord) -> str | None:
     which items may be shared: every front end asks it before writing a record."""
     if item.state is ItemState.DISMISSED:
         return f"item {item.id} is dismissed: accept it (or capture the decision again) before sharing it"
+    if not item.lasting:  # checkpoint.extract.one_off: an order about one task, not the project's decision
+        return (f"item {item.id} is an order about the task it was said in (one-off), not a decision of the "
+                "project: it is not shared")
     if item.held_back:  # checkpoint.extract.held: it reads as an instruction planted for an agent
         return (f"item {item.id} is held for your review (it reads as an instruction to an agent): accept it "
                 f"first (`checkpoint accept {item.id}`, or Accept in the editor) if it is a real decision")
@@ -61,12 +64,15 @@ def _git(repository: Repository, *args: str) -> subprocess.CompletedProcess[str]
 
 
 def decision_makers(repository: Repository) -> str:
-    """`Name <email>` from git's configuration for this repository (what its commits will say)."""
-    name = _git(repository, "config", "user.name").stdout.strip()
-    email = _git(repository, "config", "user.email").stdout.strip()
+    """`Name <email>` as this repository's commits will say it: GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL when
+    set (git's own order: they win over the configuration), else git's user.name and user.email."""
+    name = os.environ.get("GIT_AUTHOR_NAME", "").strip() or _git(repository, "config", "user.name").stdout.strip()
+    email = (os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
+             or _git(repository, "config", "user.email").stdout.strip())
     if not name and not email:
         raise ShareRefused(f"git has no user.name or user.email for {repository.root}: set them (git config"
-                           " user.name ...) so that the record says who decided")
+                           " user.name ...), or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL, so that the record says who"
+                           " decided")
     return f"{name} <{email}>" if name and email else name or f"<{email}>"
 
 

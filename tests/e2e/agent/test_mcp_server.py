@@ -30,7 +30,7 @@ from checkpoint.store.search import query_terms
 from tests.support.agent_corpus import PlannedSession, capture, write_claude_session
 
 CHECKPOINT = Path(sys.executable).with_name("checkpoint")
-TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status", "check_file"}
+TOOLS = {"search_decisions", "list_decisions", "get_decision", "checkpoint_status", "check_file", "search_said"}
 
 
 class Workspaces:
@@ -394,6 +394,21 @@ def test_the_server_says_its_version_and_a_session_is_titled_as_the_cli_titles_i
     assert titles == {"sess-alpha-1": str(ws.alpha), "sess-alpha-2": "Go on with part 0."}
     assert sorted(shown) == sorted(t if len(t) <= 60 else t[:59] + "…" for t in titles.values())  # cut at 60
     assert got["item"]["session"]["title"] == titles[got["item"]["session"]["id"]]
+
+
+def test_search_said_finds_what_was_said_with_its_transcript_line_in_the_workspace(ws: Workspaces) -> None:
+    async def calls(session: ClientSession) -> Any:
+        return (answer(await session.call_tool("search_said", {"query": "orjson speed"})),
+                answer(await session.call_tool("search_said", {"query": "Postgres"})),
+                answer(await session.call_tool("search_said", {"query": "Postgres", "workspace": "/"})))
+
+    mine, not_here, everywhere = with_server(ws.alpha, ws.db, ws.tmp, calls)
+    [passage] = mine["passages"]
+    assert passage["session_id"] == "sess-alpha-2" and passage["agent"] == "claude" and passage["role"] == "assistant"
+    assert passage["transcript"].endswith("sess-alpha-2.jsonl") and passage["line"] == 2
+    assert "orjson for speed" in passage["snippet"]
+    assert not_here["passages"] == []
+    assert [p["session_id"] for p in everywhere["passages"]] == ["sess-beta-1"]
 
 
 def test_check_file_names_the_lines_that_break_a_shared_accepted_decision(tmp_path: Path) -> None:

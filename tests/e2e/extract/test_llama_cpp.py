@@ -27,13 +27,13 @@ def test_checkpoint_now_against_a_real_llama_cpp_server(tmp_path: Path) -> None:
     with llama_cpp_server(WINDOW) as base_url:
         loaded = time.monotonic()
         env = cli_env(tmp_path / "home", CHECKPOINT_CONFIG=str(config), CHECKPOINT_DB=str(db),
-                      CHECKPOINT_SOURCES=str(corpus.claude_root), CHECKPOINT_OPENAI_BASE_URL=base_url,
-                      CHECKPOINT_OPENAI_CONTEXT_TOKENS=str(WINDOW))
+                      CHECKPOINT_SOURCES=str(corpus.claude_root), CHECKPOINT_OPENAI_BASE_URL=base_url)
         now = run(["now", "--extractor", "openai"], env, timeout=300)
     print(f"\nllama.cpp: server up in {loaded - started:.1f}s, `checkpoint now` {now.seconds:.1f}s")
     assert "Traceback" not in now.err, now.err
-    assert f"Using an OpenAI-compatible server at {base_url} (its first listed model; 4,096-token window; " \
-           "a local server: no cost): model " in now.out, now.out
+    # No openai_context_tokens: the window is the real server's word for it (its /props n_ctx).
+    assert f"Using an OpenAI-compatible server at {base_url} (" in now.out, now.out
+    assert "; 4,096-token window from llama.cpp's /props n_ctx; a local server: no cost): model " in now.out, now.out
     [(state, cause, attempts)] = query(db, "SELECT state, cause, attempts FROM chunks")
     [(watermark, turns)] = query(db, "SELECT watermark, turns FROM sessions")
     status = json.loads(run(["status", "--json"], env).check().out)

@@ -23,7 +23,9 @@ from pathlib import Path
 from tests.support import synth
 from tests.support.cli_run import cli_env, query, run
 from tests.support.crash_harness import Life, Trigger, check_database, check_partial, chunk_states, run_now
-from tests.support.fake_chat import FakeChat, FaultKind
+from tests.support.fake_anthropic import planted_decisions
+from tests.support.fake_chat import ChatRequest, FakeChat, FaultKind
+from tests.support.fake_http import JSON
 
 WINDOW = 4096
 MARKER = re.compile(r"marker-[0-9a-f]+")
@@ -58,8 +60,8 @@ def test_every_fault_of_a_local_server_and_every_decision_captured_once(tmp_path
         requests = fake.completions
         base = fake.base_url
     first = results[0]
-    assert (f"Using an OpenAI-compatible server at {base} (local-model; 4,096-token window; a local server: no cost) "
-            "(as configured).") in first.out, first.out
+    assert (f"Using an OpenAI-compatible server at {base} (local-model; 4,096-token window from "
+            "openai_context_tokens; a local server: no cost) (as configured).") in first.out, first.out
     assert results[-1].rc == 0, results[-1].out + results[-1].err
     assert markers(tmp_path / "db" / "c.db") == Counter(dict.fromkeys(planted, 1))
     # Every fault was met. Each run learns of the refused schema on its first requests (two in flight),
@@ -150,9 +152,9 @@ def test_a_server_off_this_machine_is_named_in_the_run_line(tmp_path: Path) -> N
         result = run(["now"], env)
         hosts = {r.headers.get("host") for r in fake.completions}
     assert result.rc == 0, result.out + result.err
-    assert ("Using an OpenAI-compatible server at http://models.example.test/v1 (local-model; 4,096-token window; "
-            "cost not counted: no price is known for this server; your transcripts, redacted, are sent to "
-            "models.example.test) (as configured).") in result.out, result.out
+    assert ("Using an OpenAI-compatible server at http://models.example.test/v1 (local-model; "
+            "4,096-token window from openai_context_tokens; cost not counted: no price is known for this server; "
+            "your transcripts, redacted, are sent to models.example.test) (as configured).") in result.out, result.out
     assert hosts == {"models.example.test"}
 
 
@@ -171,3 +173,82 @@ def test_a_short_key_echoed_in_a_401_is_stored_and_shown_nowhere(tmp_path: Path)
     stored = b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
     assert short not in now.out + now.err + status.out + status.err
     assert short.encode() not in stored
+
+
+# -- a small window and a workspace of many items -----------------------------------------------------
+
+PADDING = (" It is what the team settled on after weighing the other options at length, and every module that"
+           " touches this layer follows it from now on, with no exception made for old code.")
+
+
+def long_statements(request: ChatRequest) -> list[JSON]:
+    """The planted decisions, each stated at length (~200 characters, as a model words a real item),
+    so that the items already known soon fill more than a 4,096-token window."""
+    found = planted_decisions(request.prompt, same_as='"same_as"' in json.dumps(request.response_format))
+    return [dict(item, statement=str(item["statement"]) + PADDING) for item in found]
+
+
+def default_environment(tmp_path: Path, fake: FakeChat, sources: list[Path], **extra: str) -> dict[str, str]:
+    """Checkpoint's default settings, but for the server's address and quick retries: no window set."""
+    config = tmp_path / "config.toml"
+    config.write_text("retry_delay = 0.01\nretry_max_delay = 0.05\nrequest_timeout = 10.0\n")
+    return cli_env(tmp_path / "home", CHECKPOINT_CONFIG=str(config), CHECKPOINT_DB=str(tmp_path / "db" / "c.db"),
+                   CHECKPOINT_SOURCES=os.pathsep.join(map(str, sources)), CHECKPOINT_EXTRACTOR="openai",
+                   CHECKPOINT_OPENAI_BASE_URL=fake.base_url, **extra)
+
+
+def test_a_4096_token_window_over_a_hundred_items_never_stalls(tmp_path: Path) -> None:
+    """The seed's failure class: known items that fill the window must give way, not stall the tail.
+    One workspace accumulates well over 100 long items under a 4,096-token llama.cpp server (its window
+    read from /props, no setting), with faults: every planted decision is one item, nothing pending."""
+    corpus = synth.write_corpus(tmp_path / "src", sessions=1, turns=840, chars=110_000, seed=39, codex_share=0.0)
+    planted = set().union(*corpus.markers.values())
+    assert len(planted) > 100
+    with FakeChat(model="local-model", context_tokens=WINDOW, says_window="llama.cpp",
+                  responder=long_statements) as fake:
+        fake.script(*FAULTS)
+        env = default_environment(tmp_path, fake, [corpus.claude_root, corpus.codex_root])
+        results = []
+        for _ in range(6):
+            results.append(run(["now"], env))
+            if results[-1].rc == 0 and "failed:" not in results[-1].out:
+                break
+        requests = fake.completions
+    assert "4,096-token window from llama.cpp's /props n_ctx" in results[0].out, results[0].out
+    assert results[-1].rc == 0, results[-1].out + results[-1].err
+    assert markers(tmp_path / "db" / "c.db") == Counter(dict.fromkeys(planted, 1))
+    assert [r.seq for r in requests if r.over_window] == []
+    # The known items went with the chunks: restatements can still be recognised at this window.
+    assert sum("Already recorded" in str((r.body or {}).get("messages")) for r in requests) > len(requests) // 2
+    status = json.loads(run(["status", "--json"], env).check().out)
+    assert status["totals"]["captured"] == status["totals"]["turns"] > 0
+    assert status["totals"]["pending"] == 0 and status["totals"]["failed"] == 0
+
+
+def test_a_4096_token_window_over_a_hundred_items_killed_mid_run_loses_nothing(tmp_path: Path) -> None:
+    corpus = synth.write_corpus(tmp_path / "src", sessions=1, turns=770, chars=95_000, seed=40, codex_share=0.0)
+    sources = [corpus.claude_root, corpus.codex_root]
+    for root in sources:
+        root.mkdir(parents=True, exist_ok=True)
+    planted = set().union(*corpus.markers.values())
+    assert len(planted) > 100
+    db = tmp_path / "db" / "c.db"
+    work = tmp_path / "runs"
+    work.mkdir()
+    rng = random.Random(39)
+    with FakeChat(context_tokens=WINDOW, latency=0.02, responder=long_statements) as fake:
+        fake.script("cut_off", "server_error", "prose")
+        env = default_environment(tmp_path, fake, sources, CHECKPOINT_LEASE_SECONDS="1.0")
+
+        def after_commits() -> Trigger:
+            base, k = chunk_states(db)["captured"], rng.randint(5, 15)
+            return Trigger(f"after {k} commits", lambda: chunk_states(db)["captured"] >= base + k)
+
+        lives = [run_now(env, work, f"now-{n}", after_commits, ["--extractor", "openai"]) for n in range(3)]
+        check_partial(db, planted)
+        time.sleep(1.1)  # the killed runs' leases expire
+        final = run_now(env, work, "final", None)
+    assert sum(life.killed for life in lives) >= 2, [(life.name, life.killed, life.rc) for life in lives]
+    assert final.rc == 0, final.err
+    checked = check_database(db, sources, 1_000, planted, work)
+    assert checked.markers == len(planted)

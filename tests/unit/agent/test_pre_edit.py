@@ -147,3 +147,17 @@ def test_a_decision_held_for_review_reaches_the_agent_only_once_accepted(tmp_pat
     w.store.set_item_state(item.id, ItemState.ACCEPTED)
     text = w.remind(w.app, session="agent-2")
     assert text is not None and "evil.example" in text and f"Constraint {item.id}" in text
+
+
+def test_an_order_for_one_task_is_no_reminder_before_a_later_edit(tmp_path: Path) -> None:
+    w = World(tmp_path)
+    [_, said] = _session(w.store, "s1", str(w.ws))
+    item_corpus.commit(w.store, "s1", [
+        ItemDraft(kind=C, statement="Leave src/app.py alone for now.", turn_ids=[said], files=["src/app.py"],
+                  lasting=False),
+        ItemDraft(kind=D, statement="We cache reads in STORE for the hot path.", turn_ids=[said],
+                  files=["src/app.py"]),
+    ])
+    text = w.remind(w.app)
+    assert text is not None and "We cache reads in STORE" in text
+    assert "for now" not in text

@@ -85,10 +85,11 @@ def test_row_4_a_configured_openai_base_url_that_answers_chooses_openai(machine:
         probes = [(r.method, r.path) for r in fake.requests]
     assert (choice.extractor.name, choice.fallback) == ("openai", False)
     assert choice.sentence == (
-        f"Using an OpenAI-compatible server at {base} (its first listed model; 4,096-token window; a local server: "
-        "no cost): model llama3.2 (the first it lists) (no ANTHROPIC_API_KEY set, no logged-in claude or codex CLI; "
-        "openai_base_url answers).")
-    assert probes == [("GET", "/v1/models")]  # the one quick look; nothing sent
+        f"Using an OpenAI-compatible server at {base} (llama3.2; 4,096-token window assumed: the server does not say "
+        "its window (set openai_context_tokens to the real one); a local server: no cost): model llama3.2 (the first "
+        "it lists) (no ANTHROPIC_API_KEY set, no logged-in claude or codex CLI; openai_base_url answers).")
+    # The one quick look, then the chosen extractor asks the server its window; no transcript is sent.
+    assert probes[0] == ("GET", "/v1/models") and ("POST", "/v1/chat/completions") not in probes
 
 
 def test_row_5_nothing_chooses_the_heuristic_and_says_what_would_give_a_model(machine: Path, tmp_path: Path) -> None:

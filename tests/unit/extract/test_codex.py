@@ -93,9 +93,10 @@ def test_the_strict_schema_is_what_strict_mode_takes_and_read_answer_still_reads
     assert strict_schema_problem(STRICT_SCHEMA) is None
     assert strict_schema(SCHEMA) == STRICT_SCHEMA and SCHEMA != STRICT_SCHEMA  # a copy: the shared one stays
     item = {"kind": "decision", "statement": "Use TOML.", "rationale": None, "confidence": 0.7, "turn_ids": ["t1"],
-            "files": [], "same_as": None, "supersedes": None, "supersedes_reason": None, "check": None}
+            "files": [], "same_as": None, "supersedes": None, "supersedes_reason": None, "check": None,
+            "answers": None, "lasting": False}
     assert set(item) == set(STRICT_SCHEMA["$defs"]["AnswerItem"]["required"])
-    assert [d.statement for d in read_answer({"items": [item]})] == ["Use TOML."]
+    assert [(d.statement, d.lasting) for d in read_answer({"items": [item]})] == [("Use TOML.", False)]
     # a check as strict mode sends it (every field present): read into the draft's check
     check = {"uses": "yaml", "calls_only": False, "paths": []}
     assert set(check) == set(STRICT_SCHEMA["$defs"]["AnswerCheck"]["required"])

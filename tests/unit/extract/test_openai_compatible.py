@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from checkpoint import runner
+from checkpoint.chunker import MIN_CHUNK_TOKENS
 from checkpoint.config import Settings
 from checkpoint.extract import ExtractionError
 from checkpoint.extract.answer_schema import STRICT_SCHEMA
 from checkpoint.extract.openai_compatible import JSON_MODE_SYSTEM, OpenAICompatibleExtractor
 from checkpoint.extract.openai_http import is_local
 from checkpoint.extract.prompt import SYSTEM_PROMPT, render_request
-from checkpoint.model import ChunkInput, Role, TurnSlice, Usage
+from checkpoint.model import ChunkInput, ItemKind, KnownItem, Role, TurnSlice, Usage
 from tests.support.fake_chat import SCHEMA_REFUSAL, FakeChat
 
 CHUNK = ChunkInput(
@@ -65,7 +66,7 @@ def test_one_request_with_the_shared_prompt_and_strict_schema_read_by_the_shared
     assert extraction.usage == Usage(input_tokens=request.tokens, output_tokens=len(request.answer or "") // 4 + 1,
                                      requests=1, cost_usd=0.0)
     assert extractor.description == (f"an OpenAI-compatible server at {base} (its first listed model; "
-                                     "8,192-token window; a local server: no cost)")
+                                     "8,192-token window from openai_context_tokens; a local server: no cost)")
 
 
 def test_a_refused_json_schema_switches_to_json_mode_once_said_once(tmp_path: Path,
@@ -136,8 +137,8 @@ def test_a_window_that_cannot_hold_the_prompt_is_refused_with_that_cause_and_not
         with pytest.raises(ExtractionError) as raised:
             extractor.extract(CHUNK)
     assert not raised.value.retryable and not raised.value.too_large
-    assert raised.value.cause.startswith("openai: the window of 1,024 tokens (openai_context_tokens) cannot hold the "
-                                         "prompt: its instructions, schema and known items take ~")
+    assert raised.value.cause.startswith("openai: the window of 1,024 tokens (from openai_context_tokens) cannot hold "
+                                         "the prompt: its instructions and schema alone take ~")
     assert "set openai_context_tokens to it" in raised.value.cause
     assert fake.requests == []
 
@@ -145,9 +146,49 @@ def test_a_window_that_cannot_hold_the_prompt_is_refused_with_that_cause_and_not
 def test_new_chunks_are_sized_to_the_window(tmp_path: Path) -> None:
     extractor = OpenAICompatibleExtractor(settings(None, tmp_path, openai_context_tokens=4096))
     options = runner.RunOptions.from_settings(settings(None, tmp_path, openai_context_tokens=4096), extractor)
-    # 4,096 less a quarter for the answer less the prompt: what a chunk may take.
-    assert options.chunk_tokens == extractor.chunk_budget() == 4096 - 1024 - extractor.overhead_estimate()
+    # 4,096 less a quarter for the answer, less the prompt, less a quarter of the rest for known items.
+    room = 4096 - 1024 - extractor.overhead_estimate()
+    assert options.chunk_tokens == extractor.chunk_budget() == room - room // 4 >= 256
     assert extractor.reserve == 1024
+
+
+def known(n: int) -> list[KnownItem]:
+    return [KnownItem(f"item-{i:03d}-" + "x" * 20, ItemKind.DECISION, f"Known decision {i}: " + "words " * 30)
+            for i in range(n)]
+
+
+def test_known_items_give_way_to_the_chunk_most_relevant_kept_never_refused(tmp_path: Path) -> None:
+    """A window holding the prompt, a full chunk and not all thirty known items: the first ones (the
+    store's most relevant) go with the chunk, the rest are left out, and the request fits; a chunk of
+    the smallest size fits beside the prompt at any window that holds the instructions and schema."""
+    with FakeChat(context_tokens=8192) as fake:
+        extractor = OpenAICompatibleExtractor(settings(fake, tmp_path, openai_model="m", openai_context_tokens=8192))
+        full = replace(CHUNK, token_estimate=extractor.chunk_budget(), known_items=known(30))
+        fitted = extractor.fitted(full)
+        assert 0 < len(fitted.known_items) < 30
+        assert fitted.known_items == full.known_items[:len(fitted.known_items)]
+        assert extractor.measure("m", fitted).ok
+        assert items(extractor.extract(full)) == PLANTED
+        # The smallest chunk, with the room's every token wanted by known items: sent, with fewer.
+        smallest = replace(CHUNK, token_estimate=extractor.room() - 1, known_items=known(30))
+        assert extractor.fitted(smallest).known_items == []
+        assert items(extractor.extract(smallest)) == PLANTED
+    [first, second] = fake.completions
+    assert "(item-000-" in first.body["messages"][1]["content"]  # type: ignore[index]
+    assert "(item-029-" not in first.body["messages"][1]["content"]  # type: ignore[index]
+    assert "Already recorded" not in second.body["messages"][1]["content"]  # type: ignore[index]
+    assert not first.over_window and not second.over_window
+
+
+def test_a_window_just_large_enough_for_the_instructions_takes_the_smallest_chunk(tmp_path: Path) -> None:
+    probe = OpenAICompatibleExtractor(settings(None, tmp_path, openai_context_tokens=8192))
+    parts = 8192 - 2048 - probe.room()  # the instructions, schema and framing
+    window = (parts + MIN_CHUNK_TOKENS) * 4 // 3 + 8  # a quarter of it is the answer's reserve
+    extractor = OpenAICompatibleExtractor(settings(None, tmp_path, openai_context_tokens=window))
+    assert extractor.room() >= MIN_CHUNK_TOKENS
+    assert extractor.chunk_budget() >= MIN_CHUNK_TOKENS and extractor.known_budget() >= 0
+    assert extractor.measure("m", extractor.fitted(replace(CHUNK, token_estimate=MIN_CHUNK_TOKENS,
+                                                           known_items=known(30)))).ok
 
 
 def test_the_key_goes_in_the_header_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -36,7 +36,7 @@ def test_a_database_at_any_earlier_version_opens_and_ends_with_the_schema_of_a_n
     assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     conn.close()
     store, fresh = Store(old), Store(tmp_path / "new.db")
-    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 20
+    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 24
     assert _schema(store.conn) == _schema(fresh.conn)
 
 
@@ -107,7 +107,8 @@ def test_items_come_with_their_sources_in_one_query(tmp_path: Path) -> None:
     as_json = first.as_json()
     assert list(as_json) == ["id", "session_id", "kind", "statement", "rationale", "confidence", "turn_ids", "files",
                              "state", "extractor", "created_at", "session_title", "cwd", "sources", "cited",
-                             "superseded_by", "supersedes", "origin", "record", "held", "agent"]
+                             "superseded_by", "supersedes", "origin", "record", "held", "agent", "lasting",
+                             "file_sources", "answered_by", "answered_turn"]
     assert as_json["cited"] == "turns"
     assert (as_json["kind"], as_json["state"], as_json["turn_ids"]) == ("decision", "new", ["t1", "t0"])
     assert type(as_json["kind"]) is str and type(as_json["state"]) is str

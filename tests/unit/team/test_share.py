@@ -126,6 +126,36 @@ def test_an_item_held_for_review_is_shared_only_once_accepted(tmp_path: Path, re
     assert Path(share(store, item.id, str(repo), settings).path).is_file()
 
 
+def test_the_author_comes_from_git_author_variables_as_git_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no global identity
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    _git(bare, "init", "-q", "-b", "main")  # no user.name, no user.email
+    store = Store(tmp_path / "s.db")
+    refused = _item(store, bare, "We use TOML for settings")
+    monkeypatch.delenv("GIT_AUTHOR_NAME", raising=False)
+    monkeypatch.delenv("GIT_AUTHOR_EMAIL", raising=False)
+    with pytest.raises(ShareRefused, match="GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL"):
+        share(store, refused, str(bare), Settings(db=tmp_path / "db"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Bob")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "bob@example.com")
+    shared = share(store, refused, str(bare), Settings(db=tmp_path / "db"))
+    assert "decision-makers: Bob <bob@example.com>" in Path(shared.path).read_text()
+
+
+def test_git_author_variables_win_over_the_configuration(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Carol")
+    monkeypatch.delenv("GIT_AUTHOR_EMAIL", raising=False)
+    store = Store(tmp_path / "s.db")
+    shared = share(store, _item(store, repo, "We use TOML for settings"), str(repo), Settings(db=tmp_path / "db"))
+    assert "decision-makers: Carol <alice@example.com>" in Path(shared.path).read_text()
+
+
 def test_a_record_says_the_day_the_item_was_said_not_the_day_it_was_captured(tmp_path: Path, repo: Path) -> None:
     store = Store(tmp_path / "mine.db")
     item_id = _item(store, repo, "We use SQLite for the queue", said_at="2026-03-12T09:30:00.000Z")
