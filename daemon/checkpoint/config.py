@@ -16,6 +16,8 @@ from checkpoint.extract import names as extractor_names
 # The defaults, here and nowhere else (the layers below take them from here).
 CHUNK_TOKENS = 16_000  # estimated tokens per chunk; a turn larger than this is cut into parts
 MAX_LINE_BYTES = 16 << 20  # a longer transcript line is skipped (and said), never held in memory
+# the head kept of each tool result (chosen by measurement: docs/performance.md, scripts/bench_tool_output.py)
+TOOL_OUTPUT_CHARS = 1000
 # How long a run holds a chunk it sent before another run may take it. A live run renews its leases
 # while it waits (every third of this); a killed run's chunks are due again after it.
 LEASE_SECONDS = 300.0
@@ -97,6 +99,9 @@ class Settings:
     fallback_models: list[str] = field(default_factory=list)
     chunk_tokens: int = CHUNK_TOKENS
     max_line_bytes: int = MAX_LINE_BYTES
+    # Each tool result is stored and sent as its first characters, with its size and kind (policy
+    # `tool_output`, counted and shown); 0 keeps all of it. What people say and edits are never cut.
+    tool_output_chars: int = TOOL_OUTPUT_CHARS
     concurrency: int = 2
     # run budgets: what is left when one is reached stays pending and is reported
     max_requests: int | None = None
@@ -172,6 +177,7 @@ def _known_extractor(name: str) -> str:
 _RANGES: dict[str, tuple[float, float | None, str]] = {  # name: (lowest, highest or None, in words)
     "chunk_tokens": (100, None, "100 or more (tokens)"),
     "max_line_bytes": (1024, None, "1024 or more (bytes)"),
+    "tool_output_chars": (0, None, "0 or more (characters kept of each tool result; 0: all)"),
     "concurrency": (1, 64, "from 1 to 64"),
     "max_requests": (0, None, "0 or more (unset: no limit)"),
     "max_tokens": (0, None, "0 or more (unset: no limit)"),
@@ -303,6 +309,7 @@ _ENV: dict[str, str] = {
     "CHECKPOINT_FALLBACK_MODELS": "fallback_models",
     "CHECKPOINT_CHUNK_TOKENS": "chunk_tokens",
     "CHECKPOINT_MAX_LINE_BYTES": "max_line_bytes",
+    "CHECKPOINT_TOOL_OUTPUT_CHARS": "tool_output_chars",
     "CHECKPOINT_CONCURRENCY": "concurrency",
     "CHECKPOINT_MAX_REQUESTS": "max_requests",
     "CHECKPOINT_MAX_TOKENS": "max_tokens",

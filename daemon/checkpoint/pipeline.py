@@ -38,7 +38,7 @@ from checkpoint.model import (
     TurnDraft,
     plural,
 )
-from checkpoint.sources import READERS, FoundFile, find, transcript_paths
+from checkpoint.sources import READERS, FoundFile, find, transcript_paths, turn_text
 from checkpoint.sources.base import DatabaseReader, LineError, ParsedLine, Reader, decode_line
 from checkpoint.sources.claude_code import project_slugs
 from checkpoint.sources.tailer import (
@@ -80,6 +80,9 @@ class ScanReport:
     problems: list[ReadProblem] = field(default_factory=list)  # said on stderr or in the editor
     files_per_root: dict[Path, int] = field(default_factory=dict)
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the turns stored, by kind
+    # tool output left out by policy (turn_text.TOOL_OUTPUT): characters, and the records whose results were cut
+    tool_output_left_out: int = 0
+    tool_output_records: int = 0
 
     @property
     def roots_present(self) -> list[Path]:
@@ -274,6 +277,7 @@ def _apply(store: Store, found: FoundFile, step: FileStep, settings: Settings, r
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)
+        _count_tool_output(report, batch)
         report.problems.extend(ReadProblem(str(found.path), p.line_no, ProblemKind.LINE, p.message)
                                for p in batch.problems)
 
@@ -357,7 +361,7 @@ def read_file(found: FoundFile, settings: Settings, row: FileRow | None, handove
     try:
         for event in (tail_whole if whole_json else tail)(cursor, st, settings.max_line_bytes):
             if isinstance(event, RawLine):
-                _parse_line(reader, event, reader_state, batch, skim)
+                _parse_line(reader, event, reader_state, batch, skim, settings.tool_output_chars)
                 batch.bytes += len(event.data)
             else:
                 batch.problems.append(LineProblem(event.line_no, f"skipped: {event.reason} (policy oversized_line)"))
@@ -402,7 +406,8 @@ def _ingest_database(store: Store, reader: DatabaseReader, path: Path, settings:
     (as a file's batch and cursor are): the progress only moves past what is stored."""
     try:
         st = os.stat(path)
-        reads = list(reader.read_sessions(path, {p: (r.cursor.mtime_ns, r.reader_state) for p, r in known.items()}))
+        with turn_text.tool_output_head(settings.tool_output_chars):
+            reads = list(reader.read_sessions(path, {p: (r.cursor.mtime_ns, r.reader_state) for p, r in known.items()}))
     except (OSError, sqlite3.Error) as exc:  # locked for long, not the format's database, corrupt, gone
         _unreadable(store, report, str(path), f"cannot read the {reader.agent} database: {exc}")
         return
@@ -427,6 +432,7 @@ def _ingest_database(store: Store, reader: DatabaseReader, path: Path, settings:
         report.turns_added += added.turns
         report.chunks_created += added.chunks
         report.redacted.update(added.redacted)
+        _count_tool_output(report, batch)
 
 
 def _redact_step(step: FileStep, settings: Settings) -> None:
@@ -506,7 +512,7 @@ def _file_type(mode: int) -> str:
 
 
 def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch: _Batch,
-                skim: Skim | None) -> None:
+                skim: Skim | None, tool_output_chars: int = 0) -> None:
     data = event.data
     policy = skim(data, state) if skim is not None else None
     if policy is not None:  # a copy or bookkeeping known from its bytes: counted as parsing it would
@@ -535,7 +541,10 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     for index, obj in enumerate(objects):
         raw = data if len(objects) == 1 else data + b"#%d" % index
         try:
-            parsed = reader.parse(obj, raw, state)
+            with turn_text.tool_output_head(tool_output_chars) as cut:
+                parsed = reader.parse(obj, raw, state)
+            if cut.chars:
+                parsed.dropped[turn_text.TOOL_OUTPUT] += cut.chars
         except RecursionError:
             batch.problems.append(LineProblem(event.line_no, "record nested too deeply to read; skipped"))
             continue
@@ -544,6 +553,11 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
                                                              f" ({type(exc).__name__}: {exc}); skipped"))
             continue
         _add_parsed(parsed, event.line_no, batch)
+
+
+def _count_tool_output(report: ScanReport, batch: _Batch) -> None:
+    report.tool_output_left_out += batch.dropped.get(turn_text.TOOL_OUTPUT, 0)
+    report.tool_output_records += batch.drop_records.get(turn_text.TOOL_OUTPUT, 0)
 
 
 def _has_records(batch: _Batch, state: dict[str, object]) -> None:

@@ -55,3 +55,20 @@ def test_agent_reminders_are_on_by_default_switched_off_by_env_or_file_and_a_bad
     path.write_text('agent_reminders = "sometimes"\n')
     with pytest.raises(config.SettingsError, match=r"agent_reminders: expected bool, got 'sometimes'"):
         config.load(environ={})
+
+
+def test_tool_output_chars_defaults_to_1000_0_keeps_all_and_a_bad_value_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("CHECKPOINT_CONFIG", raising=False)
+    assert config.load(environ={}).tool_output_chars == 1000
+    assert config.load(environ={"CHECKPOINT_TOOL_OUTPUT_CHARS": "0"}).tool_output_chars == 0
+    refused = r"CHECKPOINT_TOOL_OUTPUT_CHARS.*tool_output_chars: must be 0 or more"
+    with pytest.raises(config.SettingsError, match=refused):
+        config.load(environ={"CHECKPOINT_TOOL_OUTPUT_CHARS": "-5"})
+    path = config.config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('tool_output_chars = "lots"\n')
+    with pytest.raises(config.SettingsError, match=r"tool_output_chars: expected int, got 'lots'"):
+        config.load(environ={})

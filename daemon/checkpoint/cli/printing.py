@@ -47,6 +47,10 @@ def print_scan(report: pipeline.ScanReport, out: TextIO) -> None:
     )
     if report.redacted:
         print(f"Redacted before storing: {redactions(report.redacted)}.", file=out)
+    if report.tool_output_left_out:
+        print(f"Tool output left out by policy (tool_output_chars): {report.tool_output_left_out:,} characters"
+              f" of tool results in {plural(report.tool_output_records, 'record')}; each kept as its head,"
+              " size and kind.", file=out)
     if report.problems:
         problems = plural(len(report.problems), "problem")
         print(f"{problems} reading transcripts (on stderr; `checkpoint status` lists them).", file=out)
@@ -62,6 +66,7 @@ def scan_json(report: pipeline.ScanReport) -> dict[str, Any]:
         "turns_added": report.turns_added,
         "chunks_created": report.chunks_created,
         "redacted": dict(sorted(report.redacted.items())),
+        "tool_output_left_out": {"records": report.tool_output_records, "chars": report.tool_output_left_out},
         "warnings": [p.text for p in report.problems],
     }
 

@@ -189,7 +189,11 @@ def _read_messages(read: SessionRead, rows: list[tuple[Any, ...]], parts: Mappin
             read.version = -1  # something is still being written: read this session again next time
             return
         read.consumed += 1
-        read.records.append((read.consumed, _message(message, mid, parts.get(mid, []), read.state)))
+        before = turn_text.tool_output_left_out()
+        parsed = _message(message, mid, parts.get(mid, []), read.state)
+        if turn_text.tool_output_left_out() > before:  # its tool output cut by policy: counted as the message's
+            parsed.dropped[turn_text.TOOL_OUTPUT] += turn_text.tool_output_left_out() - before
+        read.records.append((read.consumed, parsed))
         read.state["after"] = [int(created), mid]
         read.state["messages"] = read.consumed
         read.progress = int(created)

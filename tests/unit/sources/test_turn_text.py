@@ -114,3 +114,39 @@ def test_edits_read_back_from_a_stored_turns_text() -> None:
     shell = turn_text.tool_call("shell", json.dumps({"command": ["apply_patch", PATCH]}))
     assert stored_edits("codex", shell, "/repo") == PATCHED
     assert stored_edits("nobody", claude, "/w") == ()
+
+
+@pytest.mark.unit
+def test_tool_output_is_cut_to_its_head_with_its_size_and_kind() -> None:
+    body = "\n".join(f"line {n} of the output" for n in range(200))  # 4,389 characters, 200 lines
+    with turn_text.tool_output_head(100) as cut:
+        text = turn_text.tool_result(body)
+        error = turn_text.tool_error(failure := '{"error": "' + "x " * 100 + '"}')
+        short = turn_text.tool_result("short output")
+    head, note = text.removeprefix("[tool result]\n").rsplit("\n", 1)
+    assert body.startswith(head) and 90 < len(head) <= 100 and body[len(head)].isspace()  # ended at a space
+    left_out = len(body) - len(head)
+    assert note == (f"(tool output cut by policy: {left_out:,} of {len(body):,} characters left out;"
+                    " 200 lines of text)")
+    assert error.startswith('[tool error]\n{"error": "x x') and error.endswith("1 line of JSON)")
+    assert short == "[tool result]\nshort output"  # within the head: kept whole, nothing counted
+    error_head = error.removeprefix("[tool error]\n").rsplit("\n", 1)[0]
+    assert cut.results == 2 and cut.chars == left_out + len(failure) - len(error_head)
+    # Outside the policy's scope, and with head 0, a result is kept whole.
+    assert turn_text.tool_result(body) == "[tool result]\n" + body
+    with turn_text.tool_output_head(0) as whole:
+        assert turn_text.tool_result(body) == "[tool result]\n" + body
+    assert whole.chars == 0 and turn_text.tool_output_left_out() == 0
+
+
+@pytest.mark.unit
+def test_a_head_never_keeps_half_a_word() -> None:
+    """A secret is never spaced: cut at a space, it is kept whole (redaction then finds it) or left out
+    whole, never half; a body with no space in its head keeps nothing of it."""
+    secret = "sk-ant-api03-" + "A" * 90
+    with turn_text.tool_output_head(60) as cut:
+        spaced = turn_text.tool_result(f"token is {secret} ok")
+        solid = turn_text.tool_result(secret * 2)
+    assert spaced.startswith("[tool result]\ntoken is\n(tool output cut by policy:")
+    assert solid.startswith("[tool result]\n\n(tool output cut by policy: 206 of 206 characters left out")
+    assert "sk-ant" not in spaced + solid and cut.results == 2
