@@ -114,6 +114,15 @@ class _PlainArgumentErrors:
         return await call_next(ctx)
 
 
+def _check_query(query: str) -> None:
+    """A search's words: some, and few enough to be a search (a ToolError saying which, else nothing)."""
+    if not query.split():
+        raise ToolError("query is empty: give one or more words to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolError(f"query is {len(query)} characters, over the {MAX_QUERY_CHARS} a search takes: "
+                        "give the few words to search for")
+
+
 def build_server(settings: config.Settings, cwd: str) -> MCPServer:
     redactor = redact.redactor(settings.redact, settings.redact_patterns)
     server = MCPServer(
@@ -171,11 +180,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         task ("when you're done", "for now"), left out unless asked for. Answers JSON, compact: each item's id, kind,
         state, statement, when it was said and files (get_decision gives one with its provenance);
         `left_out` counts matches not shown."""
-        if not query.split():
-            raise ToolError("query is empty: give one or more words to search for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ToolError(f"query is {len(query)} characters, over the {MAX_QUERY_CHARS} a search takes: "
-                            "give the few words to search for")
+        _check_query(query)
         folders = workspaces(workspace)
         try:
             with reading() as store:
@@ -251,11 +256,7 @@ def build_server(settings: config.Settings, cwd: str) -> MCPServer:
         Japanese sentence find it). For what was said but never recorded as a decision. Searches this
         session's folder and below unless `workspace` says otherwise ("/" for every workspace). Answers
         JSON: each passage's session, agent, time, transcript path and line, and the text around the match."""
-        if not query.split():
-            raise ToolError("query is empty: give one or more words to search for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise ToolError(f"query is {len(query)} characters, over the {MAX_QUERY_CHARS} a search takes: "
-                            "give the few words to search for")
+        _check_query(query)
         folders = workspaces(workspace)
         try:
             with reading() as store:
