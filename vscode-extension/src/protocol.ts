@@ -273,6 +273,13 @@ export const ItemShape = object({
   record: optional(nullable(string)),
   /** The session's agent ("claude", "codex", "team" for a record): absent from an older daemon. */
   agent: optional(nullable(string)),
+  /** false: an order for the task at hand only ("when you're done"), given to no later session. */
+  lasting: optional(boolean),
+  /** Where each of `files` came from: 'statement' (named there), 'edit' (its turn wrote it), 'statement+edit'. */
+  file_sources: optional(record(string)),
+  /** A question answered later: the answering item's id, and the turn it was said in. */
+  answered_by: optional(nullable(string)),
+  answered_turn: optional(nullable(string)),
 });
 export type Item = TypeOf<typeof ItemShape>;
 
