@@ -227,7 +227,7 @@ def test_a_deleted_file_is_reported_and_its_turns_are_kept_and_still_extracted(t
     assert said == "file vanished after 6 lines were read; the turns already read from it are kept"
     status = h.assert_captured([1, 2, 3, 4, 5, 6])
     assert problem(status, h.path, 6) == said
-    assert "No transcripts found." in result.out  # the roots are empty now, and it says so
+    assert "No transcripts found." in result.err  # the roots are empty now, and it says so (a problem: stderr)
     again = h.cli("now").check()
     assert "vanished" not in again.err  # said once
     h.assert_captured([1, 2, 3, 4, 5, 6])

@@ -34,7 +34,7 @@ def test_a_symlinked_project_folder_is_read_and_a_dangling_one_is_said(tmp_path:
     (tmp_path / "claude" / "-loop").symlink_to(tmp_path / "claude")  # walked already: nothing to add, nothing said
     (tmp_path / "claude" / "-disk").symlink_to("/")  # would crawl the disk: said, not followed
     result = run(["now"], env(tmp_path)).check()
-    assert "No transcripts found" not in result.out
+    assert "No transcripts found" not in result.out + result.err
     warnings = [line for line in result.err.splitlines() if "warning" in line]
     assert len(warnings) == 2, result.err
     assert any(str(tmp_path / "claude" / "-nowhere") in w and "not there" in w for w in warnings), warnings
