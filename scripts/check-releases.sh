@@ -58,7 +58,7 @@ fi
 UV="$UV_DIR/bin/uv"
 "$UV" pip compile -q --python-version 3.11 --no-header --no-annotate --resolution "$RESOLUTION" \
   pyproject.toml locks/build.in --extra test -o "$WORK/resolved.txt" 2>"$WORK/resolve.log" || failed+=("resolve")
-# Past our upper bounds: every requirement's name alone, the newest release of each.
+# Past our upper bounds: every requirement's name alone, the newest release of each, against the lock.
 python3 - "$WORK/unbounded.in" <<'EOF'
 import re, sys, tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
@@ -74,7 +74,7 @@ pins() {  # "name version" per line, names normalised, sorted for join
 }
 table() { awk '$2 != $3 { printf "| %s | %s | %s |\n", $1, $2, $3 }'; }
 python_moves="$(join -a2 -e '(new)' -o 0,1.2,2.2 <(pins locks/python.txt) <(pins "$WORK/resolved.txt") | table)"
-past_bounds="$( [ -f "$WORK/unbounded.txt" ] && join -o 0,1.2,2.2 <(pins "$WORK/resolved.txt") <(pins "$WORK/unbounded.txt") | table \
+past_bounds="$( [ -f "$WORK/unbounded.txt" ] && join -o 0,1.2,2.2 <(pins locks/python.txt) <(pins "$WORK/unbounded.txt") | table \
   || echo "| (could not resolve the names alone: $WORK/resolve.log) | | |")"
 
 python3 -m venv "$WORK/venv"
@@ -132,7 +132,7 @@ EOF
   else echo "Nothing moved: the lock holds what the ranges resolve to today."; fi
   echo
   echo "## Python: newer releases our upper bounds leave out"
-  if [ -n "$past_bounds" ]; then echo "| package | within our range | newest |"; echo "|---|---|---|"; echo "$past_bounds"
+  if [ -n "$past_bounds" ]; then echo "| package | locked | newest |"; echo "|---|---|---|"; echo "$past_bounds"
   else echo "None."; fi
   echo
   echo "## npm: the agent CLIs the tests drive"
