@@ -110,7 +110,9 @@ def test_a_shared_item_says_who_shared_it_and_in_which_record_everywhere(tmp_pat
     start = _in(repo, ["hook", "session-start"], env,
                 stdin=json.dumps({"session_id": "s", "cwd": str(repo), "source": "startup"})).check()
     context = json.loads(start.out)["hookSpecificOutput"]["additionalContext"]
-    assert f"shared by Alice in {RECORD}" in context and "team session" not in context and "team:" not in context
+    # Every field quoted as data (issue 37), the author's acceptance as their claim.
+    assert f'decision record "{RECORD}", accepted by "Alice" in the repository' in context, context
+    assert "team session" not in context and "team:" not in context
 
     result = _mcp(repo, env, "get_decision", {"id": SHARED_ID[:6]})  # a prefix, as the CLI takes
     assert not result.is_error, result.content
@@ -150,8 +152,8 @@ def test_a_server_that_never_answers_fails_a_chunk_after_two_timeouts_not_max_at
         now = run(["now", "--max-requests", "2"], env).check(rc=1)
         sent = len(fake.completions)
     assert sent == 2, (sent, now.out)
-    assert "timed out after 1 s after 2 attempts (2 timed out: the server is too slow for request_timeout)" \
-        in now.out, now.out
+    assert ("no whole answer within the request's deadline of 1 s (request_timeout) after 2 attempts (2 timed out: "
+            "the server is too slow for request_timeout)") in now.out, now.out
 
 
 # -- 10: the same words for the same thing ----------------------------------------------------------

@@ -18,10 +18,11 @@ import pytest
 
 from checkpoint.ownership import database_folder_problem
 from checkpoint.store import Store
-from checkpoint.store.migrations import APPLICATION_ID, MIGRATIONS
+from checkpoint.store.migrations import APPLICATION_ID, MIGRATIONS, migrate
 from tests.support.cli_run import cli_env
 
 CHECKPOINT = [sys.executable, "-m", "checkpoint"]
+BEFORE_APPLICATION_ID = 11  # the migrations a database had when Checkpoint began to set its application id
 
 
 def run(tmp_path: Path, db: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -204,7 +205,13 @@ def damaged_checkpoint_database(tmp_path: Path, application_id: int | None) -> P
     pages past the first (the schema) were overwritten: the header still says whose it is."""
     db = tmp_path / "data" / "checkpoint.db"
     db.parent.mkdir(mode=0o700, exist_ok=True)
-    Store(db).close()
+    if application_id == 0:
+        # From before the application id: the schema of then (today's no longer fits in the first page).
+        with sqlite3.connect(db) as conn:
+            conn.execute("PRAGMA page_size=16384")  # as the store makes it
+            migrate(conn, MIGRATIONS[:BEFORE_APPLICATION_ID])
+    else:
+        Store(db).close()
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA journal_mode=DELETE")  # everything in the main file
         if application_id is not None:

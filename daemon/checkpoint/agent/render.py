@@ -28,7 +28,7 @@ from checkpoint.shown_text import ID_CHARS, SESSION_CHARS, STATEMENT_CHARS, show
 from checkpoint.shown_text import clean as clean
 from checkpoint.shown_text import field as field
 from checkpoint.shown_text import whole_sentences as whole_sentences
-from checkpoint.team.provenance import is_team_item, shared_phrase
+from checkpoint.team.provenance import is_team_item
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EMAIL = re.compile(r"\s*<[^>]*>")
@@ -77,7 +77,7 @@ def item_line(item: ItemRecord, redactor: Redactor, *, lines: str | None = None,
         return None
     agent = "".join(ch for ch in (item.agent or "an agent's") if ch.isalnum() or ch in "-_'")[:40]
     if is_team_item(item):  # known only from a teammate's decision record, not from a session
-        notes = [f"{said_on(item)}, {clean(shared_phrase(item), redactor, 200)}"]
+        notes = [f"{said_on(item)} in the repository's decision record {quoted(item.record or '', redactor, 200)}"]
     else:
         notes = [f"{said_on(item)} in a {agent} session ({field(item.session_id[:8], redactor, SESSION_CHARS)})"]
     who = accepted_by(item, redactor)
