@@ -150,7 +150,7 @@ async def test_the_request_budget_holds_across_the_sessions_of_one_run(tmp_path:
 
 async def test_the_token_budget_stops_a_daemon_run_with_the_model(tmp_path: Path, fake: FakeAnthropic) -> None:
     home, db, root = tmp_path / "home", tmp_path / "db" / "checkpoint.db", tmp_path / "claude" / "projects"
-    configure(home, max_tokens=4_000, chunk_tokens=400, concurrency=1)
+    configure(home, max_tokens=8_000, chunk_tokens=400, concurrency=1)
     transcript = Transcript(root, tmp_path / "project")
     for n in range(6):
         transcript.write(transcript.user(f"We'll use marker-{n:04x} for part {n}. " + "words " * 150))
@@ -163,5 +163,5 @@ async def test_the_token_budget_stops_a_daemon_run_with_the_model(tmp_path: Path
     run = result["run"]
     billed = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     spent = sum(r.usage[key] for r in fake.message_requests if r.usage for key in billed)
-    assert run["stopped_by"] == "token budget of 4,000 reached", run
-    assert 0 < run["captured"] < 6 and spent <= 4_000, (run, spent)
+    assert run["stopped_by"] == "token budget of 8,000 reached", run
+    assert 0 < run["captured"] < 6 and spent <= 8_000, (run, spent)
