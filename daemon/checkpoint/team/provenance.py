@@ -27,7 +27,11 @@ def record_file(item: ItemRecord) -> str | None:
 
 
 def shared_by(item: ItemRecord) -> str | None:
-    """The names in the record's decision-makers, without their e-mail addresses ("Alice"), or None."""
+    """The names in the record's decision-makers, without their e-mail addresses ("Alice"), or None:
+    as the sync stored them (`record_by`, redacted); read from the record only for an item stored
+    before they were kept."""
+    if item.record_by:
+        return _EMAIL.sub("", item.record_by).strip() or item.record_by
     path = record_file(item)
     try:
         with open(path or "", encoding="utf-8") as f:
