@@ -33,6 +33,7 @@ from checkpoint.server.folders import Folder, Folders
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary, SessionStatus
 from checkpoint.status_counts import CountsCache
 from checkpoint.status_model import read_status
+from checkpoint.status_scope import FolderSessionsCache
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
 if TYPE_CHECKING:
@@ -81,11 +82,12 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
 
 
 def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | None = None,
-             ) -> tuple[dict[str, Any], Any]:
+             kept_folders: FolderSessionsCache | None = None) -> tuple[dict[str, Any], Any]:
     """(totals over the sessions in scope, the workspace's sessions, problems and item counts in
     scope; a version of the items table). `counts`: the counts kept from the status before, re-read
-    for the sessions changed since (status_counts.py)."""
-    belongs = folders.sessions(store)
+    for the sessions changed since (status_counts.py); `kept_folders`: which sessions are the
+    workspace's, kept likewise (status_scope.py)."""
+    belongs = folders.sessions(store, kept_folders)
     ids = None if scope == "all" else list(belongs)
     status = read_status(store, ids, counts=counts)
     out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
@@ -112,6 +114,7 @@ class StatusFeature(Feature):
         self.last_sent: dict[str, Any] | None = None  # without its workspace_sessions
         self.sent_sessions = SentSessions()
         self.counts = CountsCache()  # used on the read worker's thread only
+        self.folder_sessions = FolderSessionsCache()  # likewise
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
         self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
         events = server.events
@@ -142,7 +145,8 @@ class StatusFeature(Feature):
             "last_error": self.last_error,
         }
         try:
-            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope, self.counts)
+            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope, self.counts,
+                                                                     self.folder_sessions)
         except (StoreUnavailable, sqlite3.Error, OSError) as exc:
             # A full disk, a read-only, foreign or corrupt database, a newer schema: the editor is
             # told why in the status (and once in a message), not left with no status at all.
