@@ -103,12 +103,15 @@ class Status(NamedTuple):
     def redacted(self) -> dict[str, int]:
         return redacted_totals(self.sessions)
 
-    def as_dict(self, with_sessions: bool = True) -> dict[str, Any]:
-        """The JSON form; without `sessions` for a caller that sends them its own way (the daemon)."""
+    def as_dict(self, with_sessions: bool = True, sums: tuple[Totals, Usage, dict[str, int]] | None = None,
+                ) -> dict[str, Any]:
+        """The JSON form; without `sessions` for a caller that sends them its own way (the daemon).
+        `sums`: (totals, usage, redacted) as a caller keeps them (status_counts.CountsCache.sums)."""
         sessions = {"sessions": [s.as_dict() for s in self.sessions]} if with_sessions else {}
-        return {"totals": self.totals.as_dict(), **sessions,
-                "problems": [p.as_json() for p in self.problems], "usage": self.usage.as_dict(),
-                "redacted": self.redacted, "forgotten": [f.as_json() for f in self.forgotten]}
+        totals, usage, redacted = sums if sums is not None else (self.totals, self.usage, self.redacted)
+        return {"totals": totals.as_dict(), **sessions,
+                "problems": [p.as_json() for p in self.problems], "usage": usage.as_dict(),
+                "redacted": redacted, "forgotten": [f.as_json() for f in self.forgotten]}
 
 
 def read_status(

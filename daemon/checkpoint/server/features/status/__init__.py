@@ -68,8 +68,11 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
     causes: list[dict[str, Any]] = []
     for session in sessions:
         folder = belongs.get(session.id)
-        shown = counts.as_dict(session) if counts is not None else session.as_dict()
-        shown["workspace"] = folder.uri if folder else None
+        if counts is not None:
+            shown = counts.shown(session, folder.uri if folder else None)
+        else:
+            shown = session.as_dict()
+            shown["workspace"] = folder.uri if folder else None
         if folder:
             listed.append(cast("SessionStatus", shown))
             continue
@@ -77,7 +80,8 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
         for cause in session.causes:
             if len(causes) < MAX_OTHER_CAUSES:
                 causes.append({"session_id": session.id, "title": session.title, "cwd": session.cwd, "cause": cause})
-    return {"listed": listed, "sessions_total": len(sessions), "others_version": digest(others),
+    version = digest(others) if counts is None else counts.digest_of(others, digest)
+    return {"listed": listed, "sessions_total": len(sessions), "others_version": version,
             "other_causes": causes}
 
 
@@ -90,7 +94,8 @@ def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | N
     belongs = folders.sessions(store, kept_folders)
     ids = None if scope == "all" else list(belongs)
     status = read_status(store, ids, counts=counts)
-    out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
+    # the workspace's go as a delta, the others on request
+    out = status.as_dict(with_sessions=False, sums=counts.sums(status.sessions) if counts is not None else None)
     out.update(split_sessions(status.sessions, belongs, counts))
     if ids is not None:
         out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
