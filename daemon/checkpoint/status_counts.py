@@ -12,7 +12,7 @@ starts again from a full read."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from checkpoint.model import SessionCounts, Totals, Usage
@@ -38,6 +38,12 @@ class CountsCache:
         self._kinds: Counter[str] = Counter()  # how many sessions name each kind of secret
         self._cost = 0.0
         self._digested: tuple[list[dict[str, Any]], str] | None = None
+        self._ordered: list[SessionCounts] = []  # every session kept, in session_counts' order
+        self._held: set[str] = set()  # the sessions something held at the last read
+        # status_model.with_risk's answer for each session (the record, and until when it stands),
+        # and what it was worked out with (Claude Code's cleanup period, the days at risk)
+        self.risk_until: dict[str, tuple[SessionCounts, float]] = {}
+        self.risk_basis: tuple[float, float] | None = None
 
     def read(self, store: Store, session_ids: Sequence[str] | None = None) -> list[SessionCounts]:
         """store.session_counts(session_ids), from what was kept and the sessions changed since."""
@@ -45,6 +51,8 @@ class CountsCache:
         if store.conn is not self._conn or last < self._last:
             self._counts = {s.id: s for s in store.session_counts()}
             self._conn, self.reread = store.conn, len(self._counts)
+            self._ordered = _in_order(self._counts.values())
+            self._held = set()
         else:
             fresh = {s.id: s for s in store.session_counts(changed)} if changed else {}
             for session_id in changed:
@@ -54,18 +62,25 @@ class CountsCache:
                     self._counts.pop(session_id, None)  # forgotten
                     self._shown.pop(session_id, None)
             self.reread = len(changed)
-            for s in self._counts.values():
-                s.held = []
+            if changed:  # the others keep their places: the changed ones are placed again
+                gone = set(changed)
+                self._ordered = [s for s in self._ordered if s.id not in gone]
+                for session_id in changed:
+                    if session_id in fresh:
+                        _place(self._ordered, fresh[session_id])
+            for session_id in self._held:  # what held a session at the last read may have ended
+                if session_id in self._counts:
+                    self._counts[session_id].held = []
+            self._held = set()
             for hold in store.holds():
                 if hold.session_id in self._counts:
                     self._counts[hold.session_id].held.append(hold)
+                    self._held.add(hold.session_id)
         self._last = last
-        wanted = self._counts.values() if session_ids is None else [
-            self._counts[i] for i in dict.fromkeys(session_ids) if i in self._counts]
-        # session_counts' order: the latest activity first, then by id
-        ordered = sorted(wanted, key=lambda s: s.id)
-        ordered.sort(key=lambda s: s.last_ts or "", reverse=True)
-        return ordered
+        if session_ids is None:
+            return list(self._ordered)
+        wanted = set(session_ids)
+        return [s for s in self._ordered if s.id in wanted]
 
     def shown(self, s: SessionCounts, workspace: str | None) -> dict[str, Any]:
         """s.as_dict() with its `workspace`, made again only when the session was re-read, its holds or
@@ -133,3 +148,27 @@ class CountsCache:
         if last is None or len(last[0]) != len(shown) or any(a is not b for a, b in zip(last[0], shown, strict=True)):
             last = self._digested = (shown, make(shown))
         return last[1]
+
+
+def _before(a: SessionCounts, b: SessionCounts) -> bool:
+    """session_counts' order: the latest activity first, then by id."""
+    at, bt = a.last_ts or "", b.last_ts or ""
+    return at > bt or (at == bt and a.id < b.id)
+
+
+def _in_order(sessions: Iterable[SessionCounts]) -> list[SessionCounts]:
+    ordered = sorted(sessions, key=lambda s: s.id)
+    ordered.sort(key=lambda s: s.last_ts or "", reverse=True)
+    return ordered
+
+
+def _place(ordered: list[SessionCounts], s: SessionCounts) -> None:
+    """Insert `s` where session_counts' order puts it (a binary search: the list is in that order)."""
+    low, high = 0, len(ordered)
+    while low < high:
+        middle = (low + high) // 2
+        if _before(ordered[middle], s):
+            low = middle + 1
+        else:
+            high = middle
+    ordered.insert(low, s)
