@@ -86,14 +86,14 @@ def load(environ: Mapping[str, str]) -> dict[str, Any] | None:
 
 
 def remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, str],
-             environ: Mapping[str, str] | None = None) -> None:
+             environ: Mapping[str, str] | None = None, decisions_dir: str | None = None) -> None:
     """Cache these settings (loaded by the full hook just now) for the narrow path; never raises."""
     with contextlib.suppress(Exception):
-        _remember(db, reminders, redact, patterns, os.environ if environ is None else environ)
+        _remember(db, reminders, redact, patterns, os.environ if environ is None else environ, decisions_dir)
 
 
 def _remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, str],
-              environ: Mapping[str, str]) -> None:
+              environ: Mapping[str, str], decisions_dir: str | None) -> None:
     from checkpoint import redact as redaction
     from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS
     from checkpoint.shown_text import redaction_key
@@ -102,7 +102,10 @@ def _remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, st
     settings = {"db": str(db), "agent_reminders": reminders,
                 "redaction": redaction_key(redaction.redactor(redact, dict(patterns))) if reminders else None,
                 "custom_patterns": bool(patterns), "schema": len(MIGRATIONS), "application_id": APPLICATION_ID,
-                "tools": {"plugin": PLUGIN_TOOLS, "server": SERVER_TOOLS}}
+                "tools": {"plugin": PLUGIN_TOOLS, "server": SERVER_TOOLS},
+                # where a repository's decision records are (their checks: the narrow path leaves a
+                # repository that has any to the full hook)
+                "decisions_dir": decisions_dir}
     path = cache_file(environ)
     body = {"inputs": _inputs(environ), "settings": settings}
     if load(environ) == settings:

@@ -64,9 +64,10 @@ class OverBudget(Exception):
 # -- the input ---------------------------------------------------------------------------------------
 
 
-def edit_target(data: dict[str, Any]) -> tuple[list[str], str, str | None]:
+def edit_target(data: dict[str, Any]) -> tuple[list[str], str, str | None, list[tuple[str, str]]]:
     """The files a Claude Code edit tool is about to write (agent.tool_input.edit_target, its first
-    shape only), its cwd and session; Fallback for anything else."""
+    shape only), its cwd and session, and (file, text) for each text it would write; Fallback for
+    anything else."""
     cwd = data.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or "toolName" in data:
         raise Fallback
@@ -82,14 +83,17 @@ def edit_target(data: dict[str, Any]) -> tuple[list[str], str, str | None]:
         edits = [(args.get("file_path"), c.get("new_string"))
                  for c in (changes if isinstance(changes, list) else []) if isinstance(c, dict)]
     paths: dict[str, None] = {}
+    texts: list[tuple[str, str]] = []
     for path, text in edits:
         if isinstance(path, str) and path and isinstance(text, str):
             absolute = os.path.normpath(os.path.join(cwd, path) if not os.path.isabs(path) else path)
             paths[os.path.normpath(os.path.expanduser(absolute))] = None
+            if text:
+                texts.append((os.path.normpath(os.path.expanduser(absolute)), text))
     if not paths:
         raise Fallback
     session = data.get("session_id")
-    return list(paths)[:PATCH_FILES], cwd, session if isinstance(session, str) and session else None
+    return list(paths)[:PATCH_FILES], cwd, session if isinstance(session, str) and session else None, texts
 
 
 # -- the database ------------------------------------------------------------------------------------
@@ -213,6 +217,111 @@ class Item:
 
     def digest(self) -> str:
         return hashlib.blake2b(f"{self.kind}|{self.state}|{self.statement}".encode(), digest_size=6).hexdigest()
+
+
+# -- the accepted checks (agent.edit_checks, when none can match) ----------------------------------
+
+# checks.active.acts, in SQL: the checks that act on a workspace's items (store.checks.checks_in)
+_ACTING_CHECKS = ("SELECT k.rule FROM checks k JOIN items i ON i.id = k.item_id WHERE i.workspace = ?"
+                  " AND k.state != 'dismissed' AND i.state != 'dismissed' AND NOT (i.held != 0 AND i.accepted_here = 0)"
+                  " AND NOT EXISTS (SELECT 1 FROM supersessions s WHERE s.old_id = i.id)"
+                  " AND (i.state = 'accepted' OR k.state = 'accepted')")
+MAX_PATHS = 20  # checks.model.MAX_PATHS
+
+
+def _check_of(text: str) -> tuple[str, str | None, str | None, Any, tuple[str, ...]]:
+    """(shape, language, name, rule, globs) of a stored check (checks.model.read_check, the part that
+    says which files it reads and its needle); Fallback for anything it would not read plainly."""
+    from checkpoint.checks.needles import ALIASES, EXTENSIONS
+
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise Fallback
+    globs = data.get("paths")
+    if isinstance(globs, str):
+        globs = [globs]
+    if globs is None:
+        globs = []
+    if not isinstance(globs, list) or len(globs) > MAX_PATHS:
+        raise Fallback
+    if not all(isinstance(g, str) and g.strip() for g in globs):
+        raise Fallback
+    shapes = [k for k in ("rule", "uses", "regex") if data.get(k) is not None]
+    if len(shapes) != 1:
+        raise Fallback
+    lang = data.get("lang")
+    if lang is not None:
+        if not isinstance(lang, str):
+            raise Fallback
+        lang = ALIASES.get(lang.strip().lower(), lang.strip().lower())
+        if lang not in EXTENSIONS:
+            raise Fallback
+    paths = tuple(g.strip() for g in globs)
+    if shapes == ["regex"]:
+        return "regex", None, None, None, paths
+    if shapes == ["uses"]:
+        if not isinstance(data["uses"], str):
+            raise Fallback
+        return "uses", lang, data["uses"], None, paths
+    rule = data["rule"]
+    if isinstance(rule, str):
+        rule = {"pattern": rule}
+    if lang is None or not isinstance(rule, dict):
+        raise Fallback
+    return "structural", lang, None, rule, paths
+
+
+def _relative(path: str, root: str) -> str | None:
+    """agent.edit_checks._relative."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return os.path.relpath(real, top).replace(os.sep, "/")
+
+
+def no_check_can_match(conn: sqlite3.Connection, cwd: str, texts: list[tuple[str, str]],
+                       decisions_dir: str | None) -> None:
+    """Returns when no check that acts in the cwd's repository can match the text the edit would write
+    (the full hook would find nothing: agent.edit_checks); Fallback otherwise, and for a repository with
+    decision records (their checks are read from the records: the full hook reads them). A check can
+    match a file only when it reads the file (its languages, its globs) and the text holds its needle
+    (checks/needles.py, as the engine skips a file); a regex check that reads the file, or one with no
+    needle, goes to the full hook."""
+    if not texts:
+        return
+    from checkpoint.checks import needles
+    from checkpoint.repository import repository_of, workspace_key
+
+    repository = repository_of(cwd)
+    root = repository.root if repository else cwd
+    if repository is not None:
+        if decisions_dir is None:
+            raise Fallback  # settings cached before they said where records are
+        try:
+            with os.scandir(os.path.join(repository.root, decisions_dir)) as entries:
+                if any(entry.name.endswith(".md") for entry in entries):
+                    raise Fallback
+        except OSError:
+            pass  # no records folder: nothing shared
+    rows = conn.execute(_ACTING_CHECKS, (workspace_key(root),)).fetchall()
+    if not rows:
+        return
+    checks = [_check_of(rule) for (rule,) in rows]
+    for path, text in texts:
+        relative = _relative(path, root)
+        if relative is None:
+            continue
+        lang = needles.language_of_file(relative)
+        for shape, check_lang, name, rule, globs in checks:
+            if not needles.paths_take(globs, relative):
+                continue
+            if shape == "regex":
+                raise Fallback
+            if lang is None or lang not in needles.languages(shape, check_lang):
+                continue
+            needle = needles.needle(shape, name, rule, lang)
+            if needle is None or needle in text:
+                raise Fallback
 
 
 # -- the reminder (agent.pre_edit, for a file) -------------------------------------------------------
@@ -455,13 +564,12 @@ def _answer(raw: bytes, environ: Mapping[str, str], deadline: float, budget: flo
         return ""
     if settings.get("custom_patterns") is not False:
         raise Fallback  # the user's own patterns may take anything (a path, "lines 4-9"): the full path
-    paths, cwd, session_id = edit_target(data)
+    paths, cwd, session_id, texts_written = edit_target(data)
     db = settings["db"]
     tools = settings["tools"]["plugin" if environ.get("CLAUDE_PLUGIN_ROOT") else "server"]
     conn = open_database(db, settings, deadline)
     try:
-        if conn.execute("SELECT 1 FROM checks WHERE state != 'dismissed' LIMIT 1").fetchone():
-            raise Fallback  # the edit's text may break a decision's check: the full hook runs them (checks/)
+        no_check_can_match(conn, cwd, texts_written, settings.get("decisions_dir"))
         folder = os.path.abspath(os.path.expanduser(cwd))
         cwds = held_cwds(conn, folder)
         ledger = read_ledger(db, session_id)
