@@ -1,5 +1,5 @@
 """`checkpoint hook pre-edit`'s narrow path: the same reminder as the full hook (agent.hooks and
-agent.pre_edit), byte for byte, with the standard library alone (sqlite3, json, os, re, hashlib), so
+agent.pre_edit), byte for byte, with the standard library alone (sqlite3, json, os, re, BLAKE2), so
 that the hook an agent waits for before every edit costs little more than the interpreter's own start.
 
 It reads what the writers prepared: the settings cached by the full hook (agent.hook_settings: no
@@ -18,12 +18,19 @@ open or check, any error. tests/e2e/agent/test_pre_edit_narrow.py checks both pa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import sqlite3
 import time
+
+try:  # hashlib's own BLAKE2, without hashlib's load of OpenSSL's module (2 ms of every pre-edit hook)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+try:  # sqlite3's own module, without its package's (datetime and default adapters: 2 ms more a call)
+    import _sqlite3 as sqlite3
+except ImportError:
+    import sqlite3  # type: ignore[no-redef]
 
 from checkpoint.agent import hook_settings
 from checkpoint.agent.reminder_ledger import read_ledger, write_ledger
@@ -147,7 +154,7 @@ def _inside(path: str, folder: str) -> bool:
 
 def held_cwds(conn: sqlite3.Connection, folder: str) -> list[str]:
     """The folders sessions worked in (as recorded) that belong to `folder` (ScopeMixin._held_cwds)."""
-    from checkpoint.repository import workspace_key  # the one rule (it checks worktree links); loads typing
+    from checkpoint.repository import workspace_key  # the one rule (it checks worktree links)
 
     theirs = _spellings(folder)
     workspace = workspace_key(folder)
@@ -211,12 +218,12 @@ class Item:
         self.turn_ids: list[str] = json.loads(turn_ids)
         self.files: list[str] = json.loads(files)
         # the line the writer rendered, if it was rendered from this statement with this redactor
-        fresh = key == redaction and source == hashlib.blake2b(
+        fresh = key == redaction and source == blake2b(
             f"{self.session_id}\x00{self.statement}".encode(), digest_size=8).hexdigest()
         self.line: tuple[str, str, str] | None = (shown, session, shown_id) if fresh else None
 
     def digest(self) -> str:
-        return hashlib.blake2b(f"{self.kind}|{self.state}|{self.statement}".encode(), digest_size=6).hexdigest()
+        return blake2b(f"{self.kind}|{self.state}|{self.statement}".encode(), digest_size=6).hexdigest()
 
 
 # -- the accepted checks (agent.edit_checks, when none can match) ----------------------------------
@@ -289,7 +296,6 @@ def no_check_can_match(conn: sqlite3.Connection, cwd: str, texts: list[tuple[str
     needle, goes to the full hook."""
     if not texts:
         return
-    from checkpoint.checks import needles
     from checkpoint.repository import repository_of, workspace_key
 
     repository = repository_of(cwd)
@@ -306,6 +312,8 @@ def no_check_can_match(conn: sqlite3.Connection, cwd: str, texts: list[tuple[str
     rows = conn.execute(_ACTING_CHECKS, (workspace_key(root),)).fetchall()
     if not rows:
         return
+    from checkpoint.checks import needles
+
     checks = [_check_of(rule) for (rule,) in rows]
     for path, text in texts:
         relative = _relative(path, root)
