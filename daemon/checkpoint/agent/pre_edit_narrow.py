@@ -615,8 +615,11 @@ def _over_budget(db: str, session_id: str | None, budget: float) -> None:
     raise OverBudget
 
 
-def main(stdin: BinaryIO, stdout: TextIO, environ: Mapping[str, str]) -> int:
-    """The pre-edit hook: the narrow path, else the full one with the same input; always 0."""
+def main(stdin: BinaryIO, stdout: TextIO, environ: Mapping[str, str], exit_now: bool = False) -> int:
+    """The pre-edit hook: the narrow path, else the full one with the same input; always 0. `exit_now`
+    (the process's own entry): once the narrow path has answered and its output is flushed, the
+    process ends without the interpreter's teardown (module cleanup and collection: 4 ms of a 30 ms
+    call); the database and the ledger are closed by then, and the full hook always exits normally."""
     started = time.monotonic()
     try:
         raw = stdin.read(STDIN_BYTES + 1)
@@ -632,4 +635,9 @@ def main(stdin: BinaryIO, stdout: TextIO, environ: Mapping[str, str]) -> int:
     if out:
         stdout.write(out)
         stdout.flush()
+    if exit_now:
+        import sys
+
+        sys.stderr.flush()
+        os._exit(0)
     return 0

@@ -295,6 +295,29 @@ def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
     assert narrow.stdout.decode() == _full(raw)  # the full hook, in this process, says the same
 
 
+def test_the_console_script_ends_once_it_has_answered_with_its_answer_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`checkpoint hook pre-edit` as Claude Code runs it (the console script, its output a pipe) ends
+    without the interpreter's teardown once the narrow path answered: its answer is still whole, its
+    exit status 0, its ledger written (the same call again says "still applies")."""
+    _world(tmp_path)
+    db = tmp_path / "data" / "checkpoint.db"
+    env = _env(tmp_path, db)
+    hook_settings.remember(db, True, True, {}, environ=env)
+    raw = _edit(tmp_path / "ws", "agent-1", "Edit", str(tmp_path / "ws" / "src" / "app.py"))
+    script = [str(Path(sys.executable).with_name("checkpoint")), "hook", "pre-edit"]
+    first = subprocess.run(script, input=raw, env=env, capture_output=True, timeout=120)
+    again = subprocess.run(script, input=raw, env=env, capture_output=True, timeout=120)
+    assert first.returncode == again.returncode == 0 and first.stderr == again.stderr == b""
+    assert b"Checkpoint context:" in first.stdout and b"Still applies" in again.stdout
+    forget_ledger(str(db), "agent-1")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert first.stdout.decode() == _full(raw)  # the full hook, in this process, says the same
+    assert again.stdout.decode() == _full(raw)
+
+
 @pytest.mark.parametrize("path", ["src/app.py", "/abs/path/to/mod_01.py", "a/b-c/d.e.f", "ümlaut.py", "a b.py",
                                   "x<y>.py", "src/ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + ".py", "x\n.py"])
 def test_the_narrow_path_quotes_only_a_plain_path_and_as_the_full_path_does(path: str) -> None:
