@@ -18,9 +18,7 @@ open or check, any error. tests/e2e/agent/test_pre_edit_narrow.py checks both pa
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 
 try:  # hashlib's own BLAKE2, without hashlib's load of OpenSSL's module (2 ms of every pre-edit hook)
@@ -33,6 +31,7 @@ except ImportError:
     import sqlite3  # type: ignore[no-redef]
 
 from checkpoint.agent import hook_settings
+from checkpoint.agent.plain_json import dumps, loads
 from checkpoint.agent.reminder_ledger import read_ledger, write_ledger
 
 TYPE_CHECKING = False  # typing itself is not loaded on this path (mypy reads this name as typing's)
@@ -56,8 +55,15 @@ AGENT_CONTEXT_MARK = "Checkpoint context:"
 TEAM_SESSION_PREFIX = "team:"  # model.TEAM_SESSION_PREFIX: an item known from a decision record
 HOLDS_BACKFILL = "item_holds"
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_URI_SAFE = re.compile(r"[A-Za-z0-9/._~+-]+")
+_ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_URI_SAFE = _ASCII_ALNUM | frozenset("/._~+-")  # what a file: URI holds unescaped
+_PLAIN = _ASCII_ALNUM | frozenset("_./-")  # what a plain path holds
+
+
+def _is_day(ts: str) -> bool:
+    r"""re.match(r"\d{4}-\d{2}-\d{2}", ts) (\d: any decimal digit, as re reads it in a str)."""
+    return (len(ts) >= 10 and ts[4] == "-" and ts[7] == "-" and ts[:4].isdecimal() and ts[5:7].isdecimal()
+            and ts[8:10].isdecimal())
 
 
 class Fallback(Exception):
@@ -122,7 +128,7 @@ def _owned(db: str) -> None:
 def open_database(db: str, settings: dict[str, Any], deadline: float) -> sqlite3.Connection:
     _owned(db)
     real = os.path.realpath(db)
-    if not _URI_SAFE.fullmatch(real):
+    if not real or not _URI_SAFE.issuperset(real):
         raise Fallback  # a path the URI would have to escape: the full path's pathlib does that
     conn = sqlite3.connect(f"file:{real}?mode=ro", uri=True, timeout=BUSY_SECONDS, isolation_level=None)
     try:
@@ -215,8 +221,8 @@ class Item:
     def __init__(self, row: tuple[Any, ...], redaction: str) -> None:
         (self.id, self.session_id, self.kind, self.statement, turn_ids, files, self.state, self.created_at,
          self.cwd, self.agent, self.accepted_here, self.record, key, source, shown, session, shown_id) = row
-        self.turn_ids: list[str] = json.loads(turn_ids)
-        self.files: list[str] = json.loads(files)
+        self.turn_ids: list[str] = loads(turn_ids)
+        self.files: list[str] = loads(files)
         # the line the writer rendered, if it was rendered from this statement with this redactor
         fresh = key == redaction and source == blake2b(
             f"{self.session_id}\x00{self.statement}".encode(), digest_size=8).hexdigest()
@@ -241,7 +247,7 @@ def _check_of(text: str) -> tuple[str, str | None, str | None, Any, tuple[str, .
     says which files it reads and its needle); Fallback for anything it would not read plainly."""
     from checkpoint.checks.needles import ALIASES, EXTENSIONS
 
-    data = json.loads(text)
+    data = loads(text)
     if not isinstance(data, dict):
         raise Fallback
     globs = data.get("paths")
@@ -344,11 +350,46 @@ def _resolve(path: str, cwd: str | None) -> str | None:
     return os.path.realpath(path)
 
 
+def _word(ch: str) -> bool:
+    r"""re's \w in a str pattern: a letter, digit or numeral of any script, or '_'."""
+    return ch.isalnum() or ch == "_"
+
+
+def _in_path(ch: str) -> bool:
+    r"""[\w./-]"""
+    return ch.isalnum() or ch in "_./-"
+
+
 def _names_file(statement: str, paths: tuple[str, ...], name: str) -> bool:
-    for match in re.finditer(r"(?<![\w./-])([\w./-]*)" + re.escape(name) + r"(?![\w-]|\.\w)", statement):
-        head = match.group(1).lstrip("./")
+    r"""agent.pre_edit's test, the matches of re.finditer(r"(?<![\w./-])([\w./-]*)" + re.escape(name) +
+    r"(?![\w-]|\.\w)", statement) found as re finds them (`re` and its `enum` are a tenth of this
+    path's start): from each place no path character precedes, the longest run of them, then back
+    to the last place in it where the name starts and is not followed by more of a name; the next
+    search from the end of a match, else from the next place. True when a match has no folder before
+    the name or one the file's path ends with."""
+    size, at = len(statement), 0
+    while at <= size:
+        if at and _in_path(statement[at - 1]):
+            at += 1
+            continue
+        run = at
+        while run < size and _in_path(statement[run]):
+            run += 1
+        found = -1
+        for start in range(run, at - 1, -1):
+            end = start + len(name)
+            if statement.startswith(name, start) and not (
+                    end < size and (_word(statement[end]) or statement[end] == "-"
+                                    or (statement[end] == "." and end + 1 < size and _word(statement[end + 1])))):
+                found = start
+                break
+        if found < 0:
+            at += 1
+            continue
+        head = statement[at:found].lstrip("./")
         if not head or any(p.endswith("/" + head + name) for p in paths):
             return True
+        at = found + len(name)
     return False
 
 
@@ -374,8 +415,8 @@ def _written(conn: sqlite3.Connection, item: Item, real: str) -> list[str]:
 def _said_on(conn: sqlite3.Connection, item: Item) -> str:
     """agent.render.said_on: the first cited turn's day, else the day it was recorded."""
     for (ts,) in conn.execute("SELECT t.ts FROM json_each(?) j JOIN turns t ON t.id = j.value ORDER BY t.seq",
-                              (json.dumps(item.turn_ids),)):
-        if ts and _DAY.match(ts):
+                              (dumps(item.turn_ids),)):
+        if ts and _is_day(ts):
             return f"said {ts[:10]}"
     return f"recorded {time.strftime('%Y-%m-%d', time.gmtime(item.created_at))}"
 
@@ -448,20 +489,23 @@ def _item_line(conn: sqlite3.Connection, item: Item, lines: str | None) -> str |
         notes.append("accepted by the developer")
     if lines:
         notes.append(lines)  # "lines 4-9": nothing a built-in detector takes (custom patterns: the full path)
-    return f"- {item.kind.capitalize()} {shown_id}, {', '.join(notes)}: {json.dumps(statement, ensure_ascii=False)}"
+    return f"- {item.kind.capitalize()} {shown_id}, {', '.join(notes)}: {dumps(statement, ensure_ascii=False)}"
 
 
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]{1,400}")
-_WORD_RUN = re.compile(r"[A-Za-z0-9]{11,}")
 
 
 def plain_path(path: str) -> str:
     """The path quoted as the full path shows it (render.quoted: redacted, one line, no markup), for a
     path that is plainly only a path: ASCII letters, digits and `_./-`, no run of 11 or more letters
     and digits (a token's body); Fallback for any other, which the full path redacts."""
-    if not _PLAIN_PATH.fullmatch(path) or _WORD_RUN.search(path):
+    if not 0 < len(path) <= 400 or not _PLAIN.issuperset(path):
         raise Fallback
-    return json.dumps(path)
+    run = 0
+    for ch in path:
+        run = run + 1 if ch in _ASCII_ALNUM else 0
+        if run >= 11:
+            raise Fallback
+    return dumps(path)
 
 
 def _read_text(path: str) -> str | None:
@@ -562,7 +606,7 @@ def answer(raw: bytes, environ: Mapping[str, str], started: float) -> str | None
 def _answer(raw: bytes, environ: Mapping[str, str], deadline: float, budget: float) -> str:
     if len(raw) > STDIN_BYTES:
         raise Fallback
-    data = json.loads(raw)
+    data = loads(raw)
     if not isinstance(data, dict):
         raise Fallback
     settings = hook_settings.load(environ)
@@ -601,8 +645,8 @@ def _answer(raw: bytes, environ: Mapping[str, str], deadline: float, budget: flo
     if not texts:
         return ""
     write_ledger(db, session_id, ledger)
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "\n".join(texts)}},
-                      ensure_ascii=False)
+    return dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "\n".join(texts)}},
+                 ensure_ascii=False)
 
 
 def _over_budget(db: str, session_id: str | None, budget: float) -> None:

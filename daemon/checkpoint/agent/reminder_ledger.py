@@ -11,7 +11,6 @@ else chose. Anything else is an OSError (NotPrivateLedger) for the hook to recor
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import time
@@ -20,6 +19,8 @@ try:  # hashlib's own BLAKE2, without hashlib's load of OpenSSL's module (2 ms o
     from _blake2 import blake2b
 except ImportError:  # an interpreter built without it
     from hashlib import blake2b
+
+from checkpoint.agent.plain_json import dumps, loads
 
 LEDGER_KEEP_DAYS = 7  # ledgers of sessions untouched this long are removed (when a new one starts)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -48,7 +49,7 @@ def read_ledger(db: str, session_id: str | None) -> Shown:
     try:
         fd = os.open(ledger_path(db, session_id), os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
         with os.fdopen(fd, "rb") as fh:
-            data = json.loads(fh.read())
+            data = loads(fh.read())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
@@ -89,7 +90,7 @@ def write_ledger(db: str, session_id: str | None, shown: Shown) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(shown, fh, ensure_ascii=False)
+        fh.write(dumps(shown, ensure_ascii=False))
     os.replace(tmp, path)  # replaces a symlink planted at `path` itself, never writes through it
     if fresh:
         _prune(folder)

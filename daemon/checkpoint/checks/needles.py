@@ -3,12 +3,10 @@ languages' extensions and its globs) and its needle, text every match of it hold
 (checks/engine.py) skips a file for a check by these; the pre-edit hook's narrow path
 (agent/pre_edit_narrow.py) reads them to know that no accepted check can match what an edit would
 write, without the engine (dataclasses, ast-grep, re2: more than the rest of the hook). Plain values
-and the standard library only: it loads with the narrow path."""
+and the standard library only (`re` and `fnmatch` when a check has a pattern or globs): it loads with
+the narrow path."""
 
 from __future__ import annotations
-
-import fnmatch
-import re
 
 TYPE_CHECKING = False  # typing itself is not loaded on the narrow path (mypy reads this name as typing's)
 if TYPE_CHECKING:
@@ -27,7 +25,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "golang": "go", "rs": "rust",
            "jsx": "javascript", "re": "regex", "re2": "regex"}
-_IDENTIFIER = re.compile(r"\$*[A-Za-z_][A-Za-z0-9_]{2,}")
+_IDENTIFIER = r"\$*[A-Za-z_][A-Za-z0-9_]{2,}"  # `re` and `fnmatch` load only when a check needs them
 
 
 def language_of_file(path: str) -> str | None:
@@ -50,6 +48,8 @@ def paths_take(globs: Sequence[str], path: str) -> bool:
     file's name in any folder ('Justfile', '*.yml'), one with '/' its path from the top folder."""
     if not globs:
         return True
+    import fnmatch
+
     name = path.rsplit("/", 1)[-1]
     for glob in globs:
         if "/" in glob:
@@ -76,5 +76,7 @@ def needle(shape: str, name: str | None, rule: Mapping[str, Any] | None, lang: s
     pattern = rule.get("pattern")
     if set(rule) - {"inside", "has", "precedes", "follows", "stopBy"} != {"pattern"} or not isinstance(pattern, str):
         return None  # `not`, `any`, `kind`... : a match may hold no literal the rule names
-    words = [w for w in _IDENTIFIER.findall(pattern) if not w.startswith("$")]
+    import re
+
+    words = [w for w in re.findall(_IDENTIFIER, pattern) if not w.startswith("$")]
     return max(words, key=len) if words else None

@@ -287,7 +287,7 @@ def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
     assert "checkpoint.agent.pre_edit_narrow" in loaded
     heavy = {"tomllib", "checkpoint.config", "checkpoint.store", "checkpoint.redact", "orjson", "re2",
              "checkpoint.agent.hooks", "checkpoint.model", "dataclasses", "pathlib", "checkpoint.checks.engine",
-             "checkpoint.checks.model", "ast_grep_py"}
+             "checkpoint.checks.model", "ast_grep_py", "json", "re", "enum", "typing", "hashlib"}
     assert not heavy & loaded, heavy & loaded
     forget_ledger(str(db), "agent-1")
     for key, value in env.items():
@@ -329,3 +329,38 @@ def test_the_narrow_path_quotes_only_a_plain_path_and_as_the_full_path_does(path
         assert not path.isascii() or any(ch in path for ch in " <>\n") or "ghp_" in path
         return
     assert shown == quoted(path, REDACTOR, 500)
+
+
+def _names_file_by_re(statement: str, paths: tuple[str, ...], name: str) -> bool:
+    """The test as agent.pre_edit's regex says it (the narrow path finds the same matches by hand)."""
+    import re
+
+    for match in re.finditer(r"(?<![\w./-])([\w./-]*)" + re.escape(name) + r"(?![\w-]|\.\w)", statement):
+        head = match.group(1).lstrip("./")
+        if not head or any(p.endswith("/" + head + name) for p in paths):
+            return True
+    return False
+
+
+def test_the_narrow_path_finds_a_file_named_where_the_regex_does() -> None:
+    import random
+
+    rng = random.Random(40)
+    alphabet = ["app.py", "src/", "x", ".", "/", "-", "_", " ", "é", "٣", "app", ".py", "a", "(", ")", "`", "\n", "1"]
+    paths = ("/w/src/app.py", "/w/lib/src/app.py")
+    names = ["app.py", "a b.py", "app-1.py", "ap.p.y", "٣app.py"]
+    fixed = ["app.py", "see src/app.py.", "src/app.pyc", "app.py-x", "app.py.bak", "xapp.py", "./src/app.py",
+             "lib/src/app.py and other/app.py", "../app.py", "app.py.", "src/app.py_", "`app.py`", "app.pyé",
+             "app.app.py", "src/app.pyapp.py", ""]
+    for statement in fixed + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 14))) for _ in range(4000)]:
+        for name in names:
+            assert pre_edit_narrow._names_file(statement, paths, name) == _names_file_by_re(statement, paths, name), (
+                statement, name)
+
+
+@pytest.mark.parametrize("ts", ["2026-10-05T09:00:00Z", "2026-10-05", "2026-1-05", "٢٠٢٦-10-05x", "2026/10/05", "",
+                                "2026-10-0", "20261005", "2026-10-05\n"])
+def test_the_narrow_path_reads_a_day_as_the_regex_does(ts: str) -> None:
+    import re
+
+    assert pre_edit_narrow._is_day(ts) == bool(re.match(r"\d{4}-\d{2}-\d{2}", ts))
