@@ -23,6 +23,8 @@ except ImportError:  # an interpreter built without it
 from checkpoint.agent.plain_json import dumps, loads
 
 LEDGER_KEEP_DAYS = 7  # ledgers of sessions untouched this long are removed (when a new one starts)
+PRUNE_EVERY_SECONDS = 86_400.0  # at most this often: a look at every ledger was 1-3 ms of a new session's hook
+PRUNED = ".pruned"  # in the ledgers' folder: its time is when they were last looked at
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -103,7 +105,15 @@ def forget_ledger(db: str, session_id: str) -> None:
 
 
 def _prune(folder: str) -> None:
-    cutoff = time.time() - LEDGER_KEEP_DAYS * 86_400
+    now = time.time()
+    marker = os.path.join(folder, PRUNED)
+    with contextlib.suppress(OSError):
+        if now - os.stat(marker, follow_symlinks=False).st_mtime < PRUNE_EVERY_SECONDS:
+            return
+    with contextlib.suppress(OSError):
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600))
+        os.utime(marker, follow_symlinks=False)
+    cutoff = now - LEDGER_KEEP_DAYS * 86_400
     with os.scandir(folder) as entries:
         for entry in entries:
             try:
