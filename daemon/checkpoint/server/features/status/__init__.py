@@ -105,6 +105,14 @@ def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | N
     return out, (summary.by_state, summary.changed_at)
 
 
+def versioned_snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | None = None,
+                       kept_folders: FolderSessionsCache | None = None) -> tuple[int, tuple[dict[str, Any], Any]]:
+    """(the connection's data_version before the read, snapshot(...)): the database watch asks for
+    another status only when a commit came after the last one read (this daemon's own scans commit
+    too, and each already asked for its status: every commit cost two snapshots)."""
+    return store.data_version(), snapshot(store, folders, scope, counts, kept_folders)
+
+
 class StatusFeature(Feature):
     """Depends on extraction (whether background extraction is paused); hears about runs, scans,
     triage and problems through the server's events."""
@@ -121,6 +129,7 @@ class StatusFeature(Feature):
         self.counts = CountsCache()  # used on the read worker's thread only
         self.folder_sessions = FolderSessionsCache()  # likewise
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
+        self.read_version: int | None = None  # the read connection's data_version at the last snapshot
         self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
         events = server.events
         events.subscribe(CountsChanged, lambda _: self.refresh())
@@ -150,8 +159,8 @@ class StatusFeature(Feature):
             "last_error": self.last_error,
         }
         try:
-            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope, self.counts,
-                                                                     self.folder_sessions)
+            version, (data, items_version) = await self.server.read_worker.call(
+                versioned_snapshot, self.server.folders, scope, self.counts, self.folder_sessions)
         except (StoreUnavailable, sqlite3.Error, OSError) as exc:
             # A full disk, a read-only, foreign or corrupt database, a newer schema: the editor is
             # told why in the status (and once in a message), not left with no status at all.
@@ -161,6 +170,7 @@ class StatusFeature(Feature):
                        "last_error": message}
             self._notify(payload, [])
             return
+        self.read_version = version
         if self.items_seen is not None and items_version != self.items_seen:
             self.server.events.publish(ItemsChanged())  # this run's items, or another window's
         self.items_seen = items_version
@@ -217,7 +227,6 @@ class StatusFeature(Feature):
         version is looked at when the database's folder changes (a commit writes its WAL file), and
         every SLOW_POLL_SECONDS besides (a writer on another machine, a folder that cannot be
         watched); elsewhere every POLL_SECONDS."""
-        seen: int | None = None
         folder = str(self.server.settings.db.parent)
         watch = _folder_watch(folder)
         woken = asyncio.Event()
@@ -229,9 +238,8 @@ class StatusFeature(Feature):
                 # Looked at once before the first wait, and a status sent then: another daemon's
                 # commit may have come between this one's first status and this watch starting.
                 version = await self.server.read_worker.call(Store.data_version)
-                if version != seen:
+                if version != self.read_version:  # a commit the last status did not read
                     self.refresh()
-                seen = version
                 if watch is None:
                     await asyncio.sleep(POLL_SECONDS)
                 else:
