@@ -120,7 +120,8 @@ class CountsCache:
         if cost_changed:
             self._cost = sum(s.usage.cost_usd for s in sessions)
         turns, captured, pending, failed = self._totals
-        usage = Usage(*self._usage, cost_usd=self._cost if sessions else 0.0)
+        tokens_in, tokens_out, cache_creation, cache_read, requests = self._usage
+        usage = Usage(tokens_in, tokens_out, cache_creation, cache_read, requests, self._cost if sessions else 0.0)
         redacted = {kind: self._redacted[kind] for kind in sorted(self._kinds)}
         return Totals(turns, captured, pending, failed), usage, redacted
 
