@@ -133,6 +133,8 @@ export const Methods = {
   search: 'checkpoint/search',
   /** Client -> server request. Params: {item}. Result: TurnResult: the item's turns as they were said. */
   turn: 'checkpoint/turn',
+  /** Client -> server request. Params: {session}. Result: TranscriptsResult: the session's transcript files. */
+  transcripts: 'checkpoint/transcripts',
 } as const;
 
 /**
@@ -153,6 +155,8 @@ export const ServerCommands = {
   supersede: 'checkpoint.supersede',
   /** Arguments: [item_id] or [{id, undo?}]. Result: ShareResult (protocol.py). */
   share: 'checkpoint.share',
+  /** Arguments: [session_id] or [{session, undo?}]. Everything stored for it removed, its transcripts read no more. Result: ForgetResult. */
+  forget: 'checkpoint.forget',
 } as const;
 
 /** `source` of every diagnostic the daemon publishes. */
