@@ -143,6 +143,8 @@ class SessionStatus(TypedDict):
     deletes_in_days: int | None
     workspace: str | None  # URI of the workspace folder holding the session's cwd, if any
     held: list[dict[str, Any]]  # what holds its pending chunks (model.Hold.as_dict)
+    # checkpoint/sessions only: the top folder of the repository its cwd is in, else its cwd
+    repository: NotRequired[str | None]
 
 
 class RunProgress(TypedDict):
@@ -206,6 +208,7 @@ class Status(TypedDict):
     totals: Totals  # over every session in scope, listed here or not
     workspace_sessions: WorkspaceSessionsDelta  # those whose cwd is in a workspace folder, as a delta
     sessions_total: int  # sessions in scope, in the workspace or not
+    team_sessions: int  # of them, repositories' team sessions (their decision records), not agent sessions
     others_version: str  # digest of the sessions in scope not listed here: changes when one of them does; "" if none
     other_causes: list[OtherCause]  # failing causes of sessions not listed (at most 20)
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
