@@ -81,7 +81,8 @@ async def test_deltas_rebuild_the_whole_list_and_counts_are_exact_in_every_statu
     assert listed["total"] == MANY
     assert final["totals"] == store_totals(tmp_path / "db" / "checkpoint.db")
     answer = await daemon.workspace_sessions()
-    assert answer == {"version": daemon.record.mirror.version, "sessions": as_in_status(listed["sessions"]), "total": MANY}
+    assert answer == {"version": daemon.record.mirror.version, "sessions": as_in_status(listed["sessions"]),
+                      "total": MANY}
 
 
 async def test_a_client_that_comes_in_late_asks_for_the_list_and_gets_in_step(
