@@ -57,6 +57,9 @@ export const Commands = {
   shareWithTeam: command('shareWithTeam'),
   openTurn: command('openTurn'),
   openRecord: command('openRecord'),
+  openSessionTranscript: command('openSessionTranscript'),
+  forgetSession: command('forgetSession'),
+  openProblemFile: command('openProblemFile'),
 } as const;
 
 /**
@@ -90,7 +93,8 @@ export const SettingIds = {
 /**
  * Tree items' contextValue, which the manifest's `view/item/context` menus match with
  * `viewItem == ...` and `viewItem =~ /^checkpoint\.item\b.../`. An item's value is
- * `checkpoint.item state-<state> [files] [source] [superseded]` (see treeNodes.ts itemContext).
+ * `checkpoint.item state-<state> [files] [source] [superseded] [shared] [held] [record] [accept] [dismiss]`
+ * (see treeNodes.ts itemContext).
  */
 export const ContextValues = {
   message: `${PREFIX}.message`,
@@ -100,6 +104,7 @@ export const ContextValues = {
   item: `${PREFIX}.item`,
   team: `${PREFIX}.team`,
   recordProblem: `${PREFIX}.recordProblem`,
+  repository: `${PREFIX}.repository`,
 } as const;
 
 /** Context keys the manifest's `when` clauses read. `empty`: 'workspace' or 'all' while the panel

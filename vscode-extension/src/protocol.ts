@@ -72,6 +72,8 @@ export const SessionStatusShape = object({
   workspace: nullable(string),
   /** What holds its pending chunks. */
   held: array(HoldShape),
+  /** `checkpoint/sessions` only: the top folder of the git repository its cwd is in, else its cwd. */
+  repository: optional(nullable(string)),
 });
 export type SessionStatus = TypeOf<typeof SessionStatusShape>;
 
@@ -163,6 +165,8 @@ export const StatusMessageShape = object({
   workspace_sessions: WorkspaceSessionsDeltaShape,
   /** Sessions in scope, in the workspace or not. */
   sessions_total: number,
+  /** Of them, repositories' team sessions (their decision records: a Team node, not a session); absent from an older daemon. */
+  team_sessions: optional(number),
   /** Digest of the sessions in scope left out here: it changes when one of them does ("" when none). */
   others_version: string,
   /** Failing causes of sessions left out here (at most 20). */

@@ -12,10 +12,13 @@
  * caches and turns a node's view into a `TreeItem`.
  */
 
+import * as os from 'node:os';
+
 import * as vscode from 'vscode';
 
 import { ContextKeys } from './constants';
 import type { Item, SessionStatus, Status } from './protocol';
+import { pathOfUri, type Place } from './rowText';
 import type { ViewState } from './status';
 import type { Collapsible, Node, Related } from './treeNodes';
 import {
@@ -25,6 +28,7 @@ import {
   leavesSessionsOut,
   linkedIds,
   nodeView,
+  repositoryChildren,
   rootNodes,
   sessionChildren,
   teamChildren,
@@ -36,9 +40,14 @@ const COLLAPSIBLE: Record<Collapsible, vscode.TreeItemCollapsibleState> = {
   expanded: vscode.TreeItemCollapsibleState.Expanded,
 };
 
+/** What the rows' paths are shown relative to: the status's workspace folders and the home folder. */
+export function placeOf(status: Status | undefined, home = os.homedir()): Place {
+  return { roots: (status?.workspace_folders ?? []).map(pathOfUri), home };
+}
+
 /** A node's row as VS Code's TreeItem: what its view leaves out stays unset. */
-export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem {
-  const view = nodeView(node, now);
+export function toTreeItem(node: Node, now: Date = new Date(), place?: Place): vscode.TreeItem {
+  const view = nodeView(node, now, place);
   const t = new vscode.TreeItem(view.label, COLLAPSIBLE[view.collapsible]);
   t.id = view.id;
   if (view.description !== undefined) {
@@ -129,7 +138,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    return toTreeItem(node);
+    return toTreeItem(node, new Date(), placeOf(this.state.status));
   }
 
   getParent(): undefined {
@@ -158,6 +167,9 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
     }
     if (node.type === 'group') {
       return groupChildren(node);
+    }
+    if (node.type === 'repository') {
+      return repositoryChildren(node);
     }
     if (node.type === 'item') {
       return chainChildren(node);

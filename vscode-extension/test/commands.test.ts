@@ -163,32 +163,42 @@ describe('guard', () => {
     expect(deps.log.show).toHaveBeenCalled();
   });
 
-  it('answers a stopped daemon with the start failure, its install command and the fix-it buttons', async () => {
+  it('answers a stopped daemon in two lines at most, with Show Log and the action the failure implies', async () => {
     const { deps, asDeps } = fakeDeps();
-    const failure = `Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it with \`${INSTALL_COMMAND}\` …`;
+    const failure =
+      `Checkpoint: the daemon (/opt/tools/checkpoint serve) is not running: /opt/tools/checkpoint was not found. ` +
+      `Remove the "checkpoint.command" setting to use the daemon the extension brings, or install one with \`${INSTALL_COMMAND}\`.`;
     deps.lastFailure.mockReturnValue(failure);
-    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Restart Daemon' as never);
+    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Open Settings' as never);
     await guard(asDeps, 'Checkpoint Now', async () => {
       throw new DaemonNotRunningError('not found');
     })();
+    // The gist (no command line in parentheses, no advice), the setting to fix a click away.
     expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
-      failure,
+      'Checkpoint: the daemon is not running: /opt/tools/checkpoint was not found.',
       'Show Log',
-      'Restart Daemon',
-      'Copy Install Command',
       'Open Settings',
     );
-    expect(deps.daemon.restart).toHaveBeenCalled();
+    expect(vscode.commands.executeCommand).toHaveBeenCalledWith('workbench.action.openSettings', 'checkpoint.command');
   });
 
-  it('offers no install command when the failure asks for something else (Python for the bundled daemon)', async () => {
+  it('offers Restart Daemon when the failure asks for something else than the setting (Python for the bundled daemon)', async () => {
     const { deps, asDeps } = fakeDeps();
-    const failure = 'Checkpoint: the daemon could not be started: Checkpoint needs Python 3.11 or 3.12 to install its daemon';
+    const failure =
+      'Checkpoint needs Python 3.11, 3.12 or 3.13 to install its daemon (none found: no python3 on PATH and no interpreter ' +
+      'selected in the Python extension). Install Python 3.13 (python.org, or your package manager: e.g. "sudo apt install ' +
+      'python3"), then run "Checkpoint: Restart Daemon". Or set "checkpoint.command" to a checkpoint you installed.';
     deps.lastFailure.mockReturnValue(failure);
+    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Restart Daemon' as never);
     await guard(asDeps, 'Checkpoint Now', async () => {
       throw new DaemonNotRunningError('no Python');
     })();
-    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(failure, 'Show Log', 'Restart Daemon', 'Open Settings');
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'Checkpoint needs Python 3.11, 3.12 or 3.13 to install its daemon.',
+      'Show Log',
+      'Restart Daemon',
+    );
+    expect(deps.daemon.restart).toHaveBeenCalled();
   });
 });
 

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 
 import { CheckpointTree, ITEMS_TIMEOUT_MS, SESSIONS_REFETCH_MS, toTreeItem } from '../src/tree';
-import type { Node } from '../src/treeNodes';
+import { repositoryChildren, type Node } from '../src/treeNodes';
 import { resetVscodeMock } from './__mocks__/vscode';
 import { item, session, status } from './fixtures';
 
@@ -14,7 +14,7 @@ describe('toTreeItem', () => {
   it('renders a session with title, agent, time and captured/pending/failed counts', () => {
     const t = toTreeItem({ type: 'session', session: session({ failed: 2, causes: ['x'] }) }, NOW);
     expect(t.label).toBe('Refactor the parser');
-    expect(t.description).toBe('claude · 3 h ago · 30 captured · 10 pending · 2 failed');
+    expect(t.description).toBe('Claude Code · 3 h ago · 30 captured · 10 pending · 2 failed');
     expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
     expect(t.contextValue).toBe('checkpoint.session');
     expect((t.iconPath as vscode.ThemeIcon).id).toBe('warning');
@@ -36,7 +36,7 @@ describe('toTreeItem', () => {
     expect(typeof t.tooltip).toBe('string');
     expect(t.description).toBe('b.py +1');
     expect(t.command).toEqual({ command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] });
-    expect(t.contextValue).toBe('checkpoint.item state-new files source');
+    expect(t.contextValue).toBe('checkpoint.item state-new files source accept dismiss');
   });
 
   it('opens the turn on click when the item names no files, and shows its state', () => {
@@ -44,7 +44,7 @@ describe('toTreeItem', () => {
     const t = toTreeItem(node);
     expect(t.command?.command).toBe('checkpoint.openTurn');
     expect(t.description).toBe('accepted');
-    expect(t.contextValue).toBe('checkpoint.item state-accepted source');
+    expect(t.contextValue).toBe('checkpoint.item state-accepted source dismiss');
   });
 
   it('gives message nodes their command', () => {
@@ -129,7 +129,9 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
   const other = session({ id: 'other', cwd: '/elsewhere', workspace: null, last_ts: '2026-01-05T11:00:00Z' });
   const lean = (over: Parameters<typeof status>[0] = {}): ReturnType<typeof status> =>
     status({ scope: 'all', sessions: [mine], sessions_total: 2, others_version: 'v1', ...over });
-  const ids = (nodes: Node[]): string[] => nodes.map((n) => (n.type === 'session' ? n.session.id : n.type));
+  // Scope "all" groups the sessions by repository: the sessions, in order, under their repositories.
+  const flat = (nodes: Node[]): Node[] => nodes.flatMap((n) => (n.type === 'repository' ? repositoryChildren(n) : [n]));
+  const ids = (nodes: Node[]): string[] => flat(nodes).map((n) => (n.type === 'session' ? n.session.id : n.type));
 
   it('asks for the full list when the panel shows it, and again only when others_version changes', async () => {
     vi.useFakeTimers();
@@ -140,7 +142,7 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
     expect(fetchSessions).not.toHaveBeenCalled(); // a status alone asks nothing: the panel asks when it draws
 
     const nodes = await tree.getChildren();
-    expect(nodes).toEqual([
+    expect(flat(nodes)).toEqual([
       { type: 'session', session: mine }, // the status's counts, fresher than the list's
       { type: 'session', session: other },
     ]);
@@ -149,7 +151,7 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
     // Statuses about the workspace's session only: redrawn from the status, nothing asked.
     for (const pending of [3, 2, 1]) {
       tree.setState({ phase: 'running', status: lean({ sessions: [session({ ...mine, pending })] }) });
-      const [first] = await tree.getChildren();
+      const [first] = flat(await tree.getChildren());
       expect(first).toEqual({ type: 'session', session: session({ ...mine, pending }) });
     }
     expect(fetchSessions).toHaveBeenCalledTimes(1);
@@ -224,7 +226,7 @@ describe('supersession chains in the panel', () => {
     expect(t.label).toBe('We use vLLM for serving.');
     expect(t.description).toContain('superseded by “We moved to SGLang.”');
     expect(t.iconPath).toMatchObject({ id: 'history', color: { id: 'disabledForeground' } });
-    expect(t.contextValue).toBe('checkpoint.item state-new files source superseded');
+    expect(t.contextValue).toBe('checkpoint.item state-new files source superseded accept dismiss');
     expect(t.tooltip).toContain('Superseded by: “We moved to SGLang.” (new)');
     expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
   });

@@ -74,7 +74,10 @@ describe('rootNodes', () => {
   it('lists the fetched sessions when none is in the workspace, instead of saying there are none', () => {
     const other = session({ id: 'other', cwd: '/elsewhere', workspace: null });
     const lean = status({ scope: 'all', sessions: [], sessions_total: 1, others_version: 'v1' });
-    expect(rootNodes({ phase: 'running', status: lean }, [other])).toEqual([{ type: 'session', session: other }]);
+    // Scope "all": under its repository (here its own folder: it is in none the panel knows).
+    expect(rootNodes({ phase: 'running', status: lean }, [other])).toEqual([
+      { type: 'repository', folder: '/elsewhere', teams: [], sessions: [other] },
+    ]);
   });
 });
 
@@ -137,16 +140,16 @@ describe('nodeView', () => {
       id: 'session:sess-aaaa-1111',
       label: 'Refactor the parser',
       collapsible: 'collapsed',
-      description: 'claude · 3 h ago · 30 captured · 10 pending · 2 failed',
+      description: 'Claude Code · 3 h ago · 30 captured · 10 pending · 2 failed',
       tooltip: [
         'Refactor the parser',
+        'Claude Code session, last turn 3 h ago',
         'Folder: /home/dev/proj',
-        'Session: sess-aaaa-1111 (claude)',
-        'Last turn: 2026-01-05T10:00:00.000Z',
         '40 turns: 30 captured, 10 pending, 2 failed.',
         'Failing: x',
         'Not sent, by policy: base64_image 3 records',
         '1 transcript lines could not be read.',
+        'Session sess-aaaa-1111',
       ].join('\n'),
       icon: { id: 'warning' },
       contextValue: 'checkpoint.session',
@@ -211,7 +214,7 @@ describe('nodeView', () => {
       type: 'item',
       item: item({ statement: '<script>alert(1)</script>\n**bold** [x](command:evil)', files: ['/a/b.py', '/a/c.py'] }),
     };
-    expect(nodeView(node)).toEqual<NodeView>({
+    expect(nodeView(node, NOW)).toEqual<NodeView>({
       id: 'item:item-1',
       label: '<script>alert(1)</script> **bold** [x](command:evil)',
       collapsible: 'none',
@@ -220,11 +223,11 @@ describe('nodeView', () => {
         'Decision: <script>alert(1)</script>\n**bold** [x](command:evil)',
         'Why: One file, transactions.',
         'Files: /a/b.py, /a/c.py',
-        'From: /home/dev/.claude/projects/p/s.jsonl:12 (2026-01-05T10:00:00Z)',
+        'Said in a session, 3 h ago (“Refactor the parser”)',
         'State: new · extractor heuristic · confidence 0.8',
       ].join('\n'),
       icon: { id: 'milestone' },
-      contextValue: 'checkpoint.item state-new files source',
+      contextValue: 'checkpoint.item state-new files source accept dismiss',
       command: { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] },
     });
   });
@@ -235,7 +238,8 @@ describe('nodeView', () => {
     expect(view.command).toEqual({ command: 'checkpoint.openTurn', title: 'Open Turn', arguments: [node] });
     expect(view.description).toBe('accepted');
     expect(view.icon).toEqual({ id: 'milestone' });
-    expect(view.contextValue).toBe('checkpoint.item state-accepted source');
+    // No Accept on an accepted item; Dismiss still applies.
+    expect(view.contextValue).toBe('checkpoint.item state-accepted source dismiss');
   });
 
   it('gives an item with neither files nor a source no click, and an empty description', () => {
@@ -270,7 +274,7 @@ describe('items held for review', () => {
 
 describe('helpers', () => {
   it('itemContext lists state, files and source flags', () => {
-    expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed');
+    expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed accept');
   });
 
   it('oneLine flattens whitespace and truncates', () => {
@@ -300,7 +304,7 @@ describe('supersession chains in the panel', () => {
     expect(view.label).toBe('We use vLLM for serving.');
     expect(view.description).toBe('superseded by “We moved to SGLang.” · store.py');
     expect(view.icon).toEqual({ id: 'history', color: 'disabledForeground' });
-    expect(view.contextValue).toBe('checkpoint.item state-new files source superseded');
+    expect(view.contextValue).toBe('checkpoint.item state-new files source superseded accept dismiss');
     expect(view.tooltip).toContain('Superseded by: “We moved to SGLang.” (new)');
     expect(view.collapsible).toBe('collapsed');
   });
@@ -366,7 +370,7 @@ describe('the Team node: decisions shared in the repository', () => {
     session_id: team.id,
   };
   const record = 'docs/decisions/2026-01-05-we-ll-use-sqlite-item-1.md';
-  const shared = item({ session_id: team.id, origin: 'shared', record, extractor: 'shared', sources: [] });
+  const shared = item({ session_id: team.id, origin: 'shared', record, extractor: 'shared', sources: [], shared_by: 'Alice' });
   const local = item({ id: 'item-2', statement: 'Said here, not shared.', origin: 'local' });
   const sharedHere = item({ id: 'item-3', statement: 'Said here and shared.', origin: 'shared', record: 'docs/decisions/b.md' });
   const teamNode = { type: 'team' as const, session: team, problems: [problem] };
@@ -433,33 +437,38 @@ describe('the Team node: decisions shared in the repository', () => {
   });
 
   it('shows an unreadable record with its file and line', () => {
-    expect(nodeView({ type: 'recordProblem', sessionId: team.id, problem })).toEqual<NodeView>({
+    const node: Node = { type: 'recordProblem', sessionId: team.id, problem };
+    // Its path relative to the workspace folder; a click opens the record at the line.
+    expect(nodeView(node, NOW, { roots: ['/home/dev/proj'], home: '/home/dev' })).toEqual<NodeView>({
       id: `record-problem:${team.id}:${problem.path}:4`,
       label: 'Cannot be read: bad.md:4',
       collapsible: 'none',
       description: problem.message,
-      tooltip: `${problem.path}:4: ${problem.message}`,
+      tooltip: `docs/decisions/bad.md:4: ${problem.message}\nClick to open the record at that line.`,
       icon: { id: 'warning' },
       contextValue: 'checkpoint.recordProblem',
+      command: { command: 'checkpoint.openProblemFile', title: 'Open the Record', arguments: [node] },
     });
   });
 
   it('shows a shared item with its record, without "Share with the Team", under an id of its own', () => {
     const node: Node = { type: 'item', item: shared, team: team.id };
-    expect(nodeView(node)).toEqual<NodeView>({
+    // Who shared it and when (the record's date) in its description; paths relative to the workspace.
+    expect(nodeView(node, NOW, { roots: ['/home/dev/proj'], home: '/home/dev' })).toEqual<NodeView>({
       id: `team:${team.id}>item:item-1`,
       label: "We'll use SQLite for the store.",
       collapsible: 'none',
-      description: 'store.py',
+      description: 'Alice · 3 h ago · store.py',
       tooltip: [
         "Decision: We'll use SQLite for the store.",
         'Why: One file, transactions.',
-        'Files: /home/dev/proj/src/store.py',
-        `Shared with the team in the decision record ${record}`,
+        'Files: src/store.py',
+        'Shared by Alice, 3 h ago',
+        `Decision record: ${record}`,
         'State: new · extractor shared · confidence 0.8',
       ].join('\n'),
       icon: { id: 'milestone' },
-      contextValue: 'checkpoint.item state-new files shared',
+      contextValue: 'checkpoint.item state-new files shared record accept dismiss',
       command: { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] },
     });
   });
@@ -469,8 +478,8 @@ describe('the Team node: decisions shared in the repository', () => {
     expect([view.id, view.description, view.contextValue]).toEqual([
       'item:item-3',
       'shared · store.py',
-      'checkpoint.item state-new files source shared',
+      'checkpoint.item state-new files source shared record accept dismiss',
     ]);
-    expect(nodeView({ type: 'item', item: local }).contextValue).toBe('checkpoint.item state-new files source');
+    expect(nodeView({ type: 'item', item: local }).contextValue).toBe('checkpoint.item state-new files source accept dismiss');
   });
 });

@@ -11,6 +11,7 @@ import { KIND_TITLE, ServerCommands } from '../constants';
 import type { Item } from '../protocol';
 import { resolveItem } from './args';
 import type { CommandDeps } from './guard';
+import { info } from '../toast';
 
 /** How an agent is shown an accepted item (agent/render.py item_line), for the confirmation. Pure. */
 export function agentLine(item: Item): string {
@@ -50,7 +51,7 @@ async function setItemState(deps: CommandDeps, arg: unknown, verb: 'Accepted' | 
   await deps.daemon.executeCommand(command, [item.id]);
   deps.tree.refresh();
   const previous = item.state;
-  void vscode.window.showInformationMessage(`Checkpoint: ${verb.toLowerCase()} “${short(item.statement)}”.`, 'Undo').then(
+  void info(`Checkpoint: ${verb.toLowerCase()} “${short(item.statement)}”.`, 'Undo').then(
     async (choice) => {
       if (choice !== 'Undo') {
         return;
