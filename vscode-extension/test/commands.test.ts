@@ -13,12 +13,16 @@ import {
   sessionIdFromArg,
   setApiKey,
   agentLine,
+  forgetConfirmation,
+  forgetSession,
+  openProblemFile,
+  openSessionTranscript,
   type CommandDeps,
   type Daemon,
 } from '../src/commands';
 import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
-import type { Item, SearchResponse, TurnResult } from '../src/protocol';
+import type { Item, SearchResponse, TranscriptsResult, TurnResult } from '../src/protocol';
 import { INSTALL_COMMAND } from '../src/settings';
 import { files, resetVscodeMock } from './__mocks__/vscode';
 import { item, session } from './fixtures';
@@ -38,6 +42,10 @@ function fakeDeps(phase: Daemon['currentPhase'] = 'running') {
     search: vi.fn(async (..._a: unknown[]): Promise<SearchResponse> => ({ terms: [], matched: 'all', items: [] })),
     restart: vi.fn(async (): Promise<void> => undefined),
     turn: vi.fn(async (id: string): Promise<TurnResult> => ({ item: item({ id }), turns: [] })),
+    transcripts: vi.fn(async (id: string): Promise<TranscriptsResult> => ({
+      session_id: id,
+      files: [{ path: '/home/dev/.claude/projects/p/s.jsonl', uri: 'file:///home/dev/.claude/projects/p/s.jsonl' }],
+    })),
   };
   const secrets = { store: vi.fn(async () => undefined), delete: vi.fn(async () => undefined), get: vi.fn() };
   const deps = {
@@ -428,11 +436,81 @@ describe('Export Decisions', () => {
     expect(new TextDecoder().decode(files.get('/tmp/out/checkpoint-decisions.md'))).toBe('mine');
   });
 
+  it('starts the folder picker at the workspace folder, not the home folder', async () => {
+    const { asDeps } = fakeDeps();
+    setWorkspaceFolders([{ uri: vscode.Uri.file('/w/repo'), name: 'repo', index: 0 }]);
+    vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
+    await exportDecisions(asDeps);
+    const options = vi.mocked(vscode.window.showOpenDialog).mock.calls[0][0] as { defaultUri: vscode.Uri };
+    expect(options.defaultUri.fsPath).toBe('/w/repo');
+  });
+
   it('does nothing when the folder dialog is cancelled', async () => {
     const { asDeps } = fakeDeps();
     vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
     await exportDecisions(asDeps);
     expect(vscode.workspace.fs.writeFile).not.toHaveBeenCalled();
+  });
+});
+
+describe('a session’s menu', () => {
+  const node = { type: 'session', session: session({ id: 'sess-1', title: 'Refactor the parser', turns: 40 }) };
+
+  it('Open Transcript opens the session’s transcript at its last line', async () => {
+    const { deps, asDeps } = fakeDeps();
+    const editor = { document: { lineCount: 120 }, selection: undefined as unknown, revealRange: vi.fn() };
+    vi.mocked(vscode.window.showTextDocument).mockResolvedValueOnce(editor as never);
+    await openSessionTranscript(asDeps, node);
+    expect(deps.daemon.transcripts).toHaveBeenCalledWith('sess-1');
+    const [uri] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as [vscode.Uri];
+    expect(uri.fsPath).toBe('/home/dev/.claude/projects/p/s.jsonl');
+    expect(editor.selection).toMatchObject({ start: { line: 119, character: 0 } });
+    expect(editor.revealRange).toHaveBeenCalled();
+  });
+
+  it('Open Transcript says so when the transcript is gone, and asks for a session from the palette', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.transcripts.mockResolvedValueOnce({ session_id: 'sess-1', files: [] });
+    await expect(openSessionTranscript(asDeps, node)).rejects.toThrow('is no longer on disk');
+    await expect(openSessionTranscript(asDeps, undefined)).rejects.toThrow('pick a session in the Checkpoint panel first');
+  });
+
+  it('Forget asks first, saying what goes and what stays, and sends nothing when cancelled', async () => {
+    const { deps, asDeps } = fakeDeps();
+    await forgetSession(asDeps, node);
+    const { message, detail } = forgetConfirmation(node.session);
+    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith(message, { modal: true, detail }, 'Forget');
+    expect(message).toBe('Forget the session “Refactor the parser”?');
+    expect(detail).toContain('40 turns');
+    expect(detail).toContain('The transcript file itself is not touched');
+    expect(deps.daemon.executeCommand).not.toHaveBeenCalled();
+  });
+
+  it('Forget sends checkpoint.forget once confirmed, says what went, and Undo reads the session again', async () => {
+    const { deps, asDeps } = fakeDeps();
+    vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Forget' as never);
+    vi.mocked(vscode.window.showInformationMessage).mockResolvedValueOnce('Undo' as never);
+    deps.daemon.executeCommand.mockResolvedValueOnce({ session_id: 'sess-1', removed: { turns: 40, items: 3 }, undone: false });
+    await forgetSession(asDeps, node);
+    expect(deps.daemon.executeCommand).toHaveBeenNthCalledWith(1, 'checkpoint.forget', ['sess-1']);
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
+      'Checkpoint: forgot “Refactor the parser”: 40 turns and 3 items removed.',
+      'Undo',
+    );
+    expect(deps.tree.refresh).toHaveBeenCalled();
+    expect(deps.daemon.executeCommand).toHaveBeenNthCalledWith(2, 'checkpoint.forget', [{ session: 'sess-1', undo: true }]);
+  });
+
+  it('a record that cannot be read opens at the line named, or says it is gone', async () => {
+    const problem = { path: '/w/repo/docs/decisions/bad.md', line: 4, message: 'id: expected hex', session_id: 'team:/w/repo' };
+    const row = { type: 'recordProblem', sessionId: 'team:/w/repo', problem };
+    files.set(problem.path, new TextEncoder().encode('---\n'));
+    await openProblemFile(row);
+    const [uri, options] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as [vscode.Uri, { selection: vscode.Range }];
+    expect(uri.fsPath).toBe(problem.path);
+    expect(options.selection.start.line).toBe(3);
+    files.clear();
+    await expect(openProblemFile(row)).rejects.toThrow('is no longer there (id: expected hex)');
   });
 });
 

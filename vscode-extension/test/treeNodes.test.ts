@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import type { Item, Status } from '../src/protocol';
 import {
   chainChildren,
   groupChildren,
+  repositoryChildren,
   itemContext,
   nodeView,
   oneLine,
@@ -22,6 +24,8 @@ import { item, session, status } from './fixtures';
 const NOW = new Date('2026-01-05T13:00:00.000Z');
 
 type ItemNode = Extract<Node, { type: 'item' }>;
+
+const idOf = (n: Node): string => nodeView(n, NOW).id;
 
 describe('rootNodes', () => {
   it('lists the sessions of a status notification, most recent first', () => {
@@ -481,5 +485,120 @@ describe('the Team node: decisions shared in the repository', () => {
       'checkpoint.item state-new files source shared record accept dismiss',
     ]);
     expect(nodeView({ type: 'item', item: local }).contextValue).toBe('checkpoint.item state-new files source accept dismiss');
+  });
+});
+
+describe('scope "all": grouped by repository', () => {
+  const team = session({ id: 'team:/home/dev/app/.git', agent: 'team', title: null, cwd: '/home/dev/app', turns: 0, captured: 0, pending: 0, last_ts: null });
+  const inRepo = session({ id: 'a', cwd: '/home/dev/app/src', repository: '/home/dev/app', workspace: null, last_ts: '2026-01-05T12:00:00Z' });
+  const underTeam = session({ id: 'b', cwd: '/home/dev/app/docs', workspace: null, last_ts: '2026-01-05T09:00:00Z' });
+  const inWorkspace = session({ id: 'c', cwd: '/home/dev/proj/sub', workspace: 'file:///home/dev/proj', last_ts: '2026-01-05T11:00:00Z' });
+  const loose = session({ id: 'd', cwd: '/tmp/scratch', workspace: null, last_ts: '2026-01-04T11:00:00Z' });
+  const all = status({ scope: 'all', sessions: [inWorkspace], sessions_total: 5, others_version: 'v1' });
+  const roots = (): Node[] => rootNodes({ phase: 'running', status: all }, [team, inRepo, underTeam, inWorkspace, loose]);
+
+  it('puts a repository node above its Team node and its sessions, the newest repository first', () => {
+    const nodes = roots();
+    expect(nodes.map((n) => (n.type === 'repository' ? [n.folder, ...repositoryChildren(n).map(idOf)] : n.type))).toEqual([
+      // the daemon's repository, or the Team folder holding the session's folder
+      ['/home/dev/app', 'team:team:/home/dev/app/.git', 'session:a', 'session:b'],
+      // the workspace folder holding it
+      ['/home/dev/proj', 'session:c'],
+      // in no repository the panel knows: its own folder
+      ['/tmp/scratch', 'session:d'],
+    ]);
+  });
+
+  it('shows a repository by its folder’s name, with its sessions counted, expanded, with its own id', () => {
+    const [app] = roots();
+    const view = nodeView(app, NOW, { roots: ['/home/dev/proj'], home: '/home/dev' });
+    expect(view).toMatchObject({
+      id: 'repo:/home/dev/app',
+      label: 'app',
+      collapsible: 'expanded',
+      description: '2 sessions · shared decisions',
+      icon: { id: 'repo' },
+      contextValue: 'checkpoint.repository',
+    });
+    expect(view.tooltip).toBe('Repository ~/app\n2 agent sessions, the latest 1 h ago\nIts team’s shared decisions are under Team.');
+  });
+
+  it('keeps the workspace scope flat: Team nodes, then sessions', () => {
+    const nodes = rootNodes({ phase: 'running', status: status({ sessions: [inWorkspace, { ...team, workspace: 'file:///home/dev/proj' }] }) });
+    expect(nodes.map(idOf)).toEqual(['team:team:/home/dev/app/.git', 'session:c']);
+  });
+
+  it('takes the repository from the fetched copy of a session the status holds too', () => {
+    const fresh = session({ ...inRepo, pending: 1, repository: undefined });
+    const nodes = rootNodes({ phase: 'running', status: status({ scope: 'all', sessions: [fresh], sessions_total: 2 }) }, [inRepo, loose]);
+    expect(nodes[0]).toMatchObject({ type: 'repository', folder: '/home/dev/app', sessions: [{ id: 'a', pending: 1 }] });
+  });
+});
+
+describe('row ids', () => {
+  /** Every node of a tree, depth first, its items' children from the lists given. */
+  function walk(nodes: Node[], items: Item[]): Node[] {
+    return nodes.flatMap((n) => {
+      const children =
+        n.type === 'repository'
+          ? repositoryChildren(n)
+          : n.type === 'session'
+            ? sessionChildren(n.session, items)
+            : n.type === 'team'
+              ? teamChildren(n, items)
+              : n.type === 'group'
+                ? groupChildren(n)
+                : [];
+      return [n, ...walk(children, items)];
+    });
+  }
+  const team = session({ id: 'team:/home/dev/proj/.git', agent: 'team', title: null, cwd: '/home/dev/proj', turns: 0, captured: 0, pending: 0, last_ts: null });
+  const mine = session({ id: 's1', repository: '/home/dev/proj' });
+  const items = [
+    item({ id: 'i1', session_id: 's1' }),
+    item({ id: 'i2', session_id: 's1', held: true, kind: 'constraint' }),
+    item({ id: 'i3', session_id: 's1', origin: 'shared', record: 'docs/decisions/x.md' }),
+  ];
+  const ids = (st: Status, list: Item[]): string[] => walk(rootNodes({ phase: 'running', status: st }, [mine, team]), list).map(idOf);
+
+  it('are unique in the whole tree, a shared item under Team and under its session too', () => {
+    const all = ids(status({ scope: 'all', sessions: [mine, team], sessions_total: 3 }), items);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toContain('item:i3');
+    expect(all).toContain('team:team:/home/dev/proj/.git>item:i3');
+  });
+
+  it('stay the same across refreshes with new counts, so VS Code keeps what was expanded', () => {
+    const before = ids(status({ scope: 'all', sessions: [mine, team], sessions_total: 3 }), items);
+    const grown = session({ ...mine, captured: 35, pending: 5, last_ts: '2026-01-05T12:30:00Z' });
+    const after = walk(rootNodes({ phase: 'running', status: status({ scope: 'all', sessions: [grown, team], sessions_total: 3 }) }, [grown, team]), items).map(idOf);
+    expect(after).toEqual(before);
+  });
+
+  it('keep an item’s id when accepting moves it out of "Needs review"', () => {
+    const st = status({ sessions: [mine] });
+    const before = ids(st, items);
+    const after = ids(st, items.map((i) => (i.id === 'i2' ? { ...i, state: 'accepted' as const, accepted_here: true } : i)));
+    expect(before).toContain('group:s1:review');
+    expect(after).not.toContain('group:s1:review');
+    expect(before.filter((id) => id.startsWith('item:'))).toEqual(expect.arrayContaining(after.filter((id) => id.startsWith('item:'))));
+    expect(after).toContain('item:i2');
+  });
+});
+
+describe('Team rows', () => {
+  it('say who shared and when; a held one first, marked, with Accept even when the record says accepted', () => {
+    const team = session({ id: 'team:/home/dev/proj/.git', agent: 'team', cwd: '/home/dev/proj' });
+    const byAlice = item({ id: 'x', origin: 'shared', record: 'docs/decisions/x.md', shared_by: 'Alice', state: 'accepted', accepted_here: false });
+    const planted = item({ id: 'y', origin: 'shared', record: 'docs/decisions/y.md', shared_by: null, held: true, state: 'accepted', accepted_here: false });
+    const rows = teamChildren({ type: 'team', session: team, problems: [] }, [byAlice, planted]);
+    expect(rows.map(idOf)).toEqual(['team:team:/home/dev/proj/.git>item:y', 'team:team:/home/dev/proj/.git>item:x']);
+    const [heldView, aliceView] = rows.map((r) => nodeView(r, NOW));
+    expect(aliceView.description).toBe('Alice · 3 h ago · accepted in the record · store.py');
+    expect(aliceView.contextValue).not.toMatch(/\baccept\b/);
+    expect(heldView.description).toBe('needs review: decision · 3 h ago · accepted in the record · store.py');
+    expect(heldView.icon).toEqual({ id: 'shield', color: 'list.warningForeground' });
+    expect(heldView.contextValue).toMatch(/\baccept\b.*\bdismiss\b/);
+    expect(aliceView.tooltip).toContain('State: accepted in the record, not by you');
   });
 });
