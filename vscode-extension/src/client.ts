@@ -208,7 +208,12 @@ export class DaemonClient implements vscode.Disposable {
   }
 
   private fail(reason: string, launch: DaemonLaunch | undefined): void {
-    const message = launch ? startFailureMessage(launch, reason) : `Checkpoint: the daemon could not be started: ${reason}.`;
+    // A launch failure's own message says it is Checkpoint's ("Checkpoint needs Python…"): not said twice.
+    const message = launch
+      ? startFailureMessage(launch, reason)
+      : reason.startsWith('Checkpoint')
+        ? `${reason}.`
+        : `Checkpoint: the daemon could not be started: ${reason}.`;
     this.opts.log.error(message);
     this.setPhase('failed', reason);
     this.opts.onFailure(message);
