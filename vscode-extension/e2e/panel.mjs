@@ -58,12 +58,13 @@ async function expand(page, locator) {
 /** The rendered lines a toast's message would take expanded, at its width. */
 export async function toastLines(message) {
   return message.evaluate((el) => {
-    const style = getComputedStyle(el);
+    const doc = el.ownerDocument; // in the page: the browser's document and window
+    const style = doc.defaultView.getComputedStyle(el);
     const clone = el.cloneNode(true);
     clone.style.cssText =
       `position:absolute;visibility:hidden;white-space:normal;overflow:visible;height:auto;` +
       `width:${el.getBoundingClientRect().width}px;font:${style.font};line-height:${style.lineHeight}`;
-    document.body.appendChild(clone);
+    doc.body.appendChild(clone);
     const lineHeight = Number.parseFloat(style.lineHeight) || Number.parseFloat(style.fontSize) * 1.4;
     const lines = Math.round(clone.getBoundingClientRect().height / lineHeight);
     clone.remove();
