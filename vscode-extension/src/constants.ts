@@ -114,6 +114,9 @@ export const ContextKeys = { empty: `${PREFIX}.empty` } as const;
 /** The status bar item's id (VS Code keeps its visibility per id). */
 export const STATUS_BAR_ITEM_ID = `${PREFIX}.status`;
 
+/** The workspaceState key of the panel rows the user opened or closed (expansion.ts). */
+export const PANEL_EXPANSION_KEY = `${PREFIX}.panelExpansion`;
+
 /** The SecretStorage key of the Anthropic API key. */
 export const API_KEY_SECRET = `${PREFIX}.anthropicApiKey`;
 

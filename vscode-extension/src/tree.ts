@@ -16,7 +16,8 @@ import * as os from 'node:os';
 
 import * as vscode from 'vscode';
 
-import { ContextKeys } from './constants';
+import { ContextKeys, PANEL_EXPANSION_KEY } from './constants';
+import { Expansion, type Memory } from './expansion';
 import type { Item, SessionStatus, Status } from './protocol';
 import { pathOfUri, type Place } from './rowText';
 import type { ViewState } from './status';
@@ -45,10 +46,11 @@ export function placeOf(status: Status | undefined, home = os.homedir()): Place 
   return { roots: (status?.workspace_folders ?? []).map(pathOfUri), home };
 }
 
-/** A node's row as VS Code's TreeItem: what its view leaves out stays unset. */
-export function toTreeItem(node: Node, now: Date = new Date(), place?: Place): vscode.TreeItem {
+/** A node's row as VS Code's TreeItem: what its view leaves out stays unset; open or closed as the user left it. */
+export function toTreeItem(node: Node, now: Date = new Date(), place?: Place, expansion?: Expansion): vscode.TreeItem {
   const view = nodeView(node, now, place);
-  const t = new vscode.TreeItem(view.label, COLLAPSIBLE[view.collapsible]);
+  const collapsible = expansion ? expansion.apply(view.id, view.collapsible) : view.collapsible;
+  const t = new vscode.TreeItem(view.label, COLLAPSIBLE[collapsible]);
   t.id = view.id;
   if (view.description !== undefined) {
     t.description = view.description;
@@ -110,12 +112,22 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   private sessionList: SessionList | undefined;
   private sessionTimer: ReturnType<typeof setTimeout> | undefined;
 
+  private readonly expansion: Expansion;
+
   constructor(
     private readonly fetchItems: ItemsFetcher,
     private readonly lookupItems?: ItemsLookup,
     private readonly fetchSessions?: SessionsFetcher,
     private readonly fetchTeamItems?: TeamItemsFetcher,
-  ) {}
+    memory?: Memory,
+  ) {
+    this.expansion = new Expansion(memory, PANEL_EXPANSION_KEY);
+  }
+
+  /** The user opened or closed a row (the TreeView's onDidExpandElement / onDidCollapseElement). */
+  expanded(node: Node, open: boolean): void {
+    this.expansion.record(nodeView(node).id, open);
+  }
 
   /**
    * A new daemon state or status: redraw, refetching items of sessions whose counts changed (and
@@ -138,7 +150,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    return toTreeItem(node, new Date(), placeOf(this.state.status));
+    return toTreeItem(node, new Date(), placeOf(this.state.status), this.expansion);
   }
 
   getParent(): undefined {

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 
+import { Expansion, MAX_REMEMBERED, type Memory } from '../src/expansion';
 import { CheckpointTree, ITEMS_TIMEOUT_MS, SESSIONS_REFETCH_MS, toTreeItem } from '../src/tree';
 import { repositoryChildren, type Node } from '../src/treeNodes';
 import { resetVscodeMock } from './__mocks__/vscode';
@@ -283,5 +284,59 @@ describe('the Team node (decisions shared in the repository)', () => {
     const [again] = await tree.getChildren();
     await tree.getChildren(again);
     expect(fetchTeamItems).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('expansion kept across a reload of the window', () => {
+  /** workspaceState as VS Code keeps it: what one window stored, the next one reads. */
+  function memory(): Memory & { saved: Map<string, unknown> } {
+    const saved = new Map<string, unknown>();
+    return {
+      saved,
+      get: <T>(key: string) => saved.get(key) as T | undefined,
+      update: async (key: string, value: unknown) => void saved.set(key, JSON.parse(JSON.stringify(value))),
+    };
+  }
+
+  it('a row the user opened starts open in the next window, one closed starts closed; a leaf stays a leaf', async () => {
+    const kept = memory();
+    const first = new CheckpointTree(vi.fn(async () => [item()]), undefined, undefined, undefined, kept);
+    first.setState({ phase: 'running', status: status() });
+    const [sessionNode] = await first.getChildren();
+    const [group] = await first.getChildren(sessionNode);
+    expect(first.getTreeItem(sessionNode).collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+    first.expanded(sessionNode, true);
+    first.expanded(group, false);
+
+    // A reload: a new tree over the same workspace state, the same rows (same ids) from a new status.
+    const next = new CheckpointTree(vi.fn(async () => [item()]), undefined, undefined, undefined, kept);
+    next.setState({ phase: 'running', status: status({ sessions: [session({ captured: 31, pending: 9 })] }) });
+    const [again] = await next.getChildren();
+    const [groupAgain] = await next.getChildren(again);
+    expect(next.getTreeItem(again).collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
+    expect(next.getTreeItem(groupAgain).collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+    const [leaf] = await next.getChildren(groupAgain);
+    next.expanded(leaf, true);
+    expect(next.getTreeItem(leaf).collapsibleState).toBe(vscode.TreeItemCollapsibleState.None);
+  });
+
+  it('remembers a bounded number of rows, the latest toggled', () => {
+    const kept = memory();
+    const expansion = new Expansion(kept, 'k');
+    for (let n = 0; n < MAX_REMEMBERED + 10; n++) {
+      expansion.record(`session:${n}`, true);
+    }
+    expansion.record('session:3', false); // toggled again: the newest
+    const saved = kept.saved.get('k') as [string, boolean][];
+    expect(saved.length).toBe(MAX_REMEMBERED);
+    expect(saved.at(-1)).toEqual(['session:3', false]);
+    expect(new Expansion(kept, 'k').apply('session:0', 'collapsed')).toBe('collapsed'); // forgotten: the default
+    expect(new Expansion(kept, 'k').apply('session:20', 'collapsed')).toBe('expanded');
+  });
+
+  it('reads a damaged saved value as nothing remembered', () => {
+    const kept = memory();
+    kept.saved.set('k', 'not a list');
+    expect(new Expansion(kept, 'k').apply('session:1', 'collapsed')).toBe('collapsed');
   });
 });
