@@ -138,7 +138,7 @@ export async function checkPanel(page, { check, waitFor, runFromPalette, widenSi
   });
 
   await check('panel: screenshots at the default side bar width, light theme', async () => {
-    await setTheme('Default Light Modern');
+    await setTheme('Light Modern');
     await page.waitForTimeout(2_000);
     await showPanel(page);
     await widenSidebar(page, 300);

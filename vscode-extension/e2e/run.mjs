@@ -506,9 +506,14 @@ async function main() {
     await screenshot(page, 'screenshot.png');
     shotTaken = true;
 
+    // As a user would: the theme picker (the user settings file is not watched for it here).
     const setTheme = async (theme) => {
-      const file = path.join(profile.data, 'User', 'settings.json');
-      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), 'workbench.colorTheme': theme }, null, 2));
+      await runFromPalette(page, 'Preferences: Color Theme');
+      const input = page.locator('.quick-input-widget input');
+      await input.fill(theme);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await waitFor(`the ${theme} theme`, async () => (await page.locator('.monaco-workbench.vs').count()) > 0, 15_000);
     };
     await checkPanel(page, {
       check, waitFor, runFromPalette, widenSidebar, setTheme,

@@ -122,7 +122,7 @@ describe('Mark as Superseded by…', () => {
     // Two lines at most: the gist, with Show Log; the whole refusal is in the log.
     const [shown, ...buttons] = vi.mocked(vscode.window.showErrorMessage).mock.calls[0] as string[];
     expect(buttons).toEqual(['Show Log']);
-    expect(shown).toMatch(/^Checkpoint: Mark as Superseded failed: item old is already superseded by item new: new superseded by/);
+    expect(shown).toMatch(/^Checkpoint: Mark as Superseded failed: item old is already superseded by item new/);
     expect(shown.length).toBeLessThanOrEqual(TOAST_MAX);
     expect(deps.log.error).toHaveBeenCalledWith(`Mark as Superseded failed: ${refusal}`);
   });

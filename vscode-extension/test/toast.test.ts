@@ -13,7 +13,7 @@ describe('toastText', () => {
   });
 
   it('drops parenthesised asides first', () => {
-    const long = `Checkpoint: the daemon (${'/very/long/path/'.repeat(4)}checkpoint serve) is not running: it was not found.`;
+    const long = `Checkpoint: the daemon (${'a very long command line '.repeat(3)}) is not running: it was not found.`;
     expect(toastText(long)).toBe('Checkpoint: the daemon is not running: it was not found.');
   });
 
@@ -44,5 +44,24 @@ describe('info, error', () => {
     expect(actions.length).toBe(TOAST_ACTIONS);
     await error('Checkpoint: short.', 'Show Log');
     expect(vscode.window.showErrorMessage).toHaveBeenCalledWith('Checkpoint: short.', 'Show Log');
+  });
+});
+
+describe('shortPaths', () => {
+  it('shortens a long absolute path to its last two parts, short ones and URLs left alone', () => {
+    expect(toastText('Checkpoint: the daemon is not running: "/tmp/checkpoint-e2e-t4pdWO/no-such-dir/checkpoint" was not found.')).toBe(
+      'Checkpoint: the daemon is not running: "…/no-such-dir/checkpoint" was not found.',
+    );
+    expect(toastText('Wrote /w/a.md.')).toBe('Wrote /w/a.md.');
+    expect(toastText('See https://example.com/a/very/long/path/that/goes/on/and/on for more.')).toBe(
+      'See https://example.com/a/very/long/path/that/goes/on/and/on for more.',
+    );
+    expect(toastText('Exported to /home/dev/projects/checkpoint/out/exports.')).toBe('Exported to …/out/exports.');
+  });
+
+  it('keeps the first clauses of one long sentence', () => {
+    expect(
+      toastText('Checkpoint: Extracted 9 chunks with the heuristic extractor: 9 captured, 0 failed; 12 new items (4 decisions); more and more words here.'),
+    ).toBe('Checkpoint: Extracted 9 chunks with the heuristic extractor: 9 captured, 0 failed; 12 new items.');
   });
 });
