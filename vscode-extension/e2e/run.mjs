@@ -200,7 +200,12 @@ function extensionLog(profile) {
   if (!fs.existsSync(logs)) {
     return '';
   }
-  const file = fs.readdirSync(logs, { recursive: true }).map(String).find((f) => f.endsWith(path.join(EXTENSION_ID, 'Checkpoint.log')));
+  // The latest written: a reload of the window starts a log of its own.
+  const file = fs
+    .readdirSync(logs, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(path.join(EXTENSION_ID, 'Checkpoint.log')))
+    .sort((a, b) => fs.statSync(path.join(logs, b)).mtimeMs - fs.statSync(path.join(logs, a)).mtimeMs)[0];
   return file ? fs.readFileSync(path.join(logs, file), 'utf8') : '';
 }
 
