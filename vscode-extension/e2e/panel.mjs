@@ -150,18 +150,18 @@ export async function checkPanel(page, { check, waitFor, runFromPalette, widenSi
     await row(page, /^Team/).hover();
     await row(page, TEAM.statement).hover();
     await page.waitForTimeout(1_500); // the row's tooltip
-    await shot('panel-team.png');
+    await shot('panel-team.png', 300);
     const width = (await page.locator('.part.sidebar').boundingBox())?.width;
     return `side bar ${Math.round(width ?? 0)} px`;
   });
 }
 
-/** Write the panel's screenshot: the side bar and the status bar below it. */
-export async function panelShot(page, out, name) {
+/** Write the panel's screenshot: the side bar (and `beside` pixels right of it, for a tooltip), the status bar below. */
+export async function panelShot(page, out, name, beside = 0) {
   const bar = await page.locator('.part.sidebar').boundingBox();
   const file = path.join(out, name);
   if (bar) {
-    await page.screenshot({ path: file, clip: { x: 0, y: 0, width: bar.x + bar.width + 360, height: bar.y + bar.height + 24 } });
+    await page.screenshot({ path: file, clip: { x: 0, y: 0, width: bar.x + bar.width + beside, height: bar.y + bar.height + 24 } });
   }
   return fs.existsSync(file) ? file : undefined;
 }

@@ -522,7 +522,7 @@ async function main() {
     };
     await checkPanel(page, {
       check, waitFor, runFromPalette, widenSidebar, setTheme,
-      shot: async (name) => log(`screenshot: ${await panelShot(page, OUT, name)}`),
+      shot: async (name, beside) => log(`screenshot: ${await panelShot(page, OUT, name, beside)}`),
     });
 
     await check('a daemon that cannot start is said aloud, with the install command', async () => {

@@ -167,6 +167,9 @@ export const ServerCommands = {
   forget: 'checkpoint.forget',
 } as const;
 
+/** The agent of a repository's team session (the daemon's model.TEAM_AGENT): its decision records. */
+export const TEAM_AGENT = 'team';
+
 /** `source` of every diagnostic the daemon publishes. */
 export const DIAGNOSTIC_SOURCE = 'checkpoint';
 

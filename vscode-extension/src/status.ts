@@ -8,7 +8,7 @@
 
 import * as vscode from 'vscode';
 
-import { Commands, STATUS_BAR_ITEM_ID } from './constants';
+import { Commands, STATUS_BAR_ITEM_ID, TEAM_AGENT } from './constants';
 import type { Status } from './protocol';
 
 export type DaemonPhase = 'starting' | 'running' | 'stopped' | 'failed';
@@ -56,7 +56,7 @@ export function itemCounts(status: Status): { decisions: number; constraints: nu
 export function sessionCount(status: Status): number {
   return status.scope === 'all'
     ? status.sessions_total - (status.team_sessions ?? 0)
-    : status.sessions.filter((s) => s.agent !== 'team').length;
+    : status.sessions.filter((s) => s.agent !== TEAM_AGENT).length;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

@@ -28,7 +28,7 @@
 
 import * as path from 'node:path';
 
-import { Commands, ContextValues, KIND_LABELS, KIND_TITLE, SettingIds } from './constants';
+import { Commands, ContextValues, KIND_LABELS, KIND_TITLE, SettingIds, TEAM_AGENT } from './constants';
 import type { Item, ItemKind, SessionStatus, Status } from './protocol';
 import { ITEM_KINDS } from './protocol';
 import {
@@ -37,15 +37,16 @@ import {
   absoluteFile,
   agentName,
   oneLine,
-  pathOfUri,
   plural,
   relativeTime,
   shownPath,
   type Place,
 } from './rowText';
+import { byNewest, repositoryNodes } from './repositories';
 import type { ViewState } from './status';
 
 export { oneLine, relativeTime } from './rowText';
+export { repositoryChildren, repositoryNodes, repositoryOf } from './repositories';
 
 export type Node =
   | { type: 'message'; id: string; label: string; detail?: string; icon: string; command?: string }
@@ -65,8 +66,7 @@ export type TeamNode = Extract<Node, { type: 'team' }>;
 /** A decision record the daemon could not read: its file (absolute), line and why. */
 export type RecordProblem = Status['problems'][number];
 
-/** The agent of a repository's team session (the daemon's model.TEAM_AGENT). */
-export const TEAM_AGENT = 'team';
+export { TEAM_AGENT } from './constants';
 
 /** Items by id, for following supersession links to items listed elsewhere (or not at all). */
 export type Related = ReadonlyMap<string, Item>;
@@ -127,68 +127,6 @@ export function mergeSessions(status: Status, listed: readonly SessionStatus[]):
   });
   const ids = new Set(own.map((s) => s.id));
   return [...own, ...listed.filter((s) => !ids.has(s.id))];
-}
-
-function within(folder: string, p: string): boolean {
-  const rel = path.relative(folder, p);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
-/**
- * The repository a session is listed under in scope "all": the daemon's (checkpoint/sessions), else
- * the Team folder (a repository's top folder) or workspace folder holding its folder, else its folder.
- */
-export function repositoryOf(session: SessionStatus, teamFolders: readonly string[]): string {
-  if (session.agent === TEAM_AGENT) {
-    return session.cwd ?? session.id;
-  }
-  if (session.repository) {
-    return session.repository;
-  }
-  const cwd = session.cwd;
-  if (!cwd) {
-    return '';
-  }
-  const team = teamFolders.filter((f) => within(f, cwd)).sort((a, b) => b.length - a.length)[0];
-  if (team) {
-    return team;
-  }
-  const workspace = session.workspace ? pathOfUri(session.workspace) : undefined;
-  return workspace && within(workspace, cwd) ? workspace : cwd;
-}
-
-/** Newest turn first (sessions without a turn last). */
-function byNewest(a: SessionStatus, b: SessionStatus): number {
-  return (b.last_ts ?? '').localeCompare(a.last_ts ?? '');
-}
-
-/** Scope "all": one node per repository, the one with the newest session first, Team-only ones last. */
-export function repositoryNodes(teams: TeamNode[], sessions: SessionStatus[]): Node[] {
-  const teamFolders = teams.map((t) => t.session.cwd ?? t.session.id);
-  const repos = new Map<string, { teams: TeamNode[]; sessions: SessionStatus[] }>();
-  const entry = (folder: string) => {
-    let found = repos.get(folder);
-    if (!found) {
-      found = { teams: [], sessions: [] };
-      repos.set(folder, found);
-    }
-    return found;
-  };
-  for (const team of teams) {
-    entry(repositoryOf(team.session, teamFolders)).teams.push(team);
-  }
-  for (const session of [...sessions].sort(byNewest)) {
-    entry(repositoryOf(session, teamFolders)).sessions.push(session);
-  }
-  const newest = (r: { sessions: SessionStatus[] }): string => r.sessions[0]?.last_ts ?? '';
-  return [...repos.entries()]
-    .sort(([fa, a], [fb, b]) => newest(b).localeCompare(newest(a)) || fa.localeCompare(fb))
-    .map(([folder, r]) => ({ type: 'repository' as const, folder, teams: r.teams, sessions: r.sessions }));
-}
-
-/** Under a repository: its Team node, then its sessions (newest first). */
-export function repositoryChildren(node: Extract<Node, { type: 'repository' }>): Node[] {
-  return [...node.teams, ...node.sessions.map((session) => ({ type: 'session' as const, session }))];
 }
 
 /**
