@@ -150,9 +150,37 @@ export async function checkPanel(page, { check, waitFor, runFromPalette, widenSi
     await row(page, /^Team/).hover();
     await row(page, TEAM.statement).hover();
     await page.waitForTimeout(1_500); // the row's tooltip
-    await shot('panel-team.png', 300);
+    await shot('panel-team.png', 440);
     const width = (await page.locator('.part.sidebar').boundingBox())?.width;
     return `side bar ${Math.round(width ?? 0)} px`;
+  });
+}
+
+/** Scope "all", as a user sets it: the sessions under their repository (the workspace, a git repository). */
+export async function checkRepositories(page, { check, waitFor, runFromPalette, shot }) {
+  await check('panel: with scope "all", the sessions are grouped under their repository', async () => {
+    await runFromPalette(page, 'Preferences: Open Remote Settings (JSON)');
+    const editor = page.locator('.monaco-editor[data-uri$="Machine/settings.json"] .view-lines').first();
+    await editor.waitFor({ timeout: 15_000 });
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(JSON.stringify({ 'checkpoint.scope': 'all' }));
+    await page.keyboard.press('Control+S');
+    await showPanel(page);
+    const repo = row(page, /^workspace\s*\d+ sessions · shared decisions/);
+    await repo.waitFor({ timeout: 60_000 });
+    const levels = await waitFor('the Team node and the sessions one level below the repository', async () => {
+      const rows = view(page).locator('.monaco-list-row');
+      const seen = await rows.evaluateAll((els) => els.map((e) => [e.getAttribute('aria-level'), (e.textContent ?? '').trim()]));
+      const team = seen.find(([, t]) => t.startsWith('Team'));
+      const session = seen.find(([, t]) => t.startsWith('Make the total exact'));
+      return team?.[0] === '2' && session?.[0] === '2' ? seen : undefined;
+    }, 60_000);
+    await page.mouse.move(5, 5);
+    await page.waitForTimeout(800);
+    await shot('panel-repositories.png');
+    return `${((await repo.textContent()) ?? '').trim()}; ${levels.filter(([l]) => l === '2').length} rows under it`;
   });
 }
 

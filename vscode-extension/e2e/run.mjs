@@ -38,7 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { checkMarks, writeMarksSession } from './marks.mjs';
-import { checkPanel, panelShot, toastLines, writeTeamRecord } from './panel.mjs';
+import { checkPanel, checkRepositories, panelShot, toastLines, writeTeamRecord } from './panel.mjs';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(EXT, '..');
@@ -523,6 +523,9 @@ async function main() {
     await checkPanel(page, {
       check, waitFor, runFromPalette, widenSidebar, setTheme,
       shot: async (name, beside) => log(`screenshot: ${await panelShot(page, OUT, name, beside)}`),
+    });
+    await checkRepositories(page, {
+      check, waitFor, runFromPalette, shot: async (name) => log(`screenshot: ${await panelShot(page, OUT, name)}`),
     });
 
     await check('a daemon that cannot start is said aloud, with the install command', async () => {

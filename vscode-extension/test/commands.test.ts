@@ -311,6 +311,15 @@ describe('item commands', () => {
     expect(deps.daemon.executeCommand.mock.calls).toEqual([['checkpoint.accept', ['it-h']]]);
   });
 
+  it('asks first for a teammate’s held record whose file says "accepted": only your acceptance releases it', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    const planted = item({ id: 'it-r', held: true, state: 'accepted', accepted_here: false, origin: 'shared', record: 'docs/decisions/r.md' });
+    await handler(Commands.acceptItem)({ type: 'item', item: planted });
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0]?.[1]).toMatchObject({ modal: true });
+    expect(deps.daemon.executeCommand).not.toHaveBeenCalled();
+  });
+
   it('an Accept or a Dismiss can be undone: the item goes back to the state it had', async () => {
     const { deps, asDeps } = fakeDeps();
     registerCommands(asDeps);
