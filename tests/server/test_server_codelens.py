@@ -8,7 +8,7 @@ switching back to `marks: diagnostics` makes every item a diagnostic again."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -67,9 +67,9 @@ async def daemon(tmp_path: Path, workspace: Path) -> AsyncIterator[Daemon]:
     await d.stop()
 
 
-async def lenses(daemon: Daemon, uri: str, count: int) -> list[types.CodeLens]:
+async def lenses(daemon: Daemon, uri: str, count: int) -> Sequence[types.CodeLens]:
     """The file's lenses once there are `count` of them (the daemon publishes after its run)."""
-    async def enough() -> list[types.CodeLens] | None:
+    async def enough() -> Sequence[types.CodeLens] | None:
         found = await daemon.client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
         return found if found is not None and len(found) == count else None

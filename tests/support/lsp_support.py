@@ -327,10 +327,11 @@ def make_client(record: Record) -> LanguageClient:
     register_lsp_features(client, features)
     client.feature(CHECKPOINT_STATUS)(on_status)
 
-    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def on_lens_refresh(params: Any = None) -> None:
         record.lens_refreshes += 1  # the editor would ask for the open files' lenses again
         record.changed.set()
+
+    client.feature(types.WORKSPACE_CODE_LENS_REFRESH)(on_lens_refresh)
 
     return client
 

@@ -126,8 +126,10 @@ async function quickOpen(page, waitFor, query) {
   await input.waitFor({ state: 'visible', timeout: 15_000 });
   await input.fill(query);
   const name = path.basename(query.split(':')[0]);
-  await waitFor(`Quick Open to list ${name}`, async () =>
-    (await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).count()) > 0, 30_000);
+  // The first row, which Enter opens, once the list is filtered (before, it lists recent files).
+  await waitFor(`Quick Open to list ${name} first`, async () =>
+    ((await page.locator('.quick-input-list .monaco-list-row').first().textContent()) ?? '').includes(name), 30_000);
+  await page.waitForTimeout(300);
   await page.keyboard.press('Enter');
   await waitFor(`${name} to be the active editor`, async () =>
     ((await page.locator('.tab.active').first().getAttribute('aria-label')) ?? '').startsWith(name), 30_000);
@@ -318,7 +320,7 @@ export async function checkMarks(page, { check, waitFor, screenshot, runFromPale
 
 /** The README's screenshot: the real session's items in the panel and on the plan it wrote. */
 export async function showRealSession(page, { waitFor, screenshot }) {
-  await quickOpen(page, waitFor, 'spotter/plan.md');
+  await quickOpen(page, waitFor, 'spotter/plan.md:30') // the rabbit holes and no-gos, a lens above each;
   await waitFor('the lenses of the real session on plan.md', async () => (await lensTitles(page)).length > 0, 60_000);
   const view = page.locator('[id="workbench.view.extension.checkpoint"]');
   const session = view.locator('.monaco-list-row', { hasText: REAL_TITLE }).first();
