@@ -9,7 +9,7 @@ from pathlib import Path
 
 from checkpoint.answer import Extraction, ItemDraft
 from checkpoint.model import FileCursor, ItemKind, ItemRecord, ItemSource, ItemState, Role, ScannedTurn, TurnDraft
-from checkpoint.server.features.diagnostics import HELD_MARK, Placement, diagnostic, placements
+from checkpoint.server.features.diagnostics import HELD_MARK, MESSAGE_WIDTH, Placement, diagnostic, placements
 from checkpoint.server.features.diagnostics.cards import card
 from checkpoint.server.folders import Folders
 from checkpoint.server.settings import ServerSettings
@@ -88,3 +88,13 @@ def test_a_file_is_anchored_by_where_it_came_from_and_one_from_neither_is_not_ma
     diag = diagnostic(Placement(item, named, (), source="statement"), content, ServerSettings().diagnostics)
     assert diag is not None and isinstance(diag.data, dict)
     assert (diag.range.start.line, diag.range.end.line, diag.data["mark"]) == (5, 5, "named")
+
+
+def test_a_message_is_one_short_line_and_the_card_carries_the_rest() -> None:
+    """The editor lists a line's messages above the hover card: each stays one short line."""
+    long = held_item(ItemState.ACCEPTED)._replace(statement="We'll keep " + "every cache entry small " * 12 + "always.")
+    diag = diagnostic(Placement(long, "/w/app.py", ()), "x = 1\n", ServerSettings().diagnostics)
+    assert diag is not None
+    assert diag.message == f"Constraint: {long.statement[:MESSAGE_WIDTH - 1]}…" and "\n" not in diag.message
+    shown = card(long, now=1_790_000_000.0)
+    assert long.statement[:150] in shown and len(long.statement[:150]) > MESSAGE_WIDTH  # the card says more
