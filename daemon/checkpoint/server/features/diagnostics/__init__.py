@@ -33,7 +33,7 @@ from lsprotocol import types
 
 from checkpoint import anchor
 from checkpoint.model import ORIGIN_SHARED, FileEdit, ItemRecord, plain_text
-from checkpoint.server.coalesce import Coalescer
+from checkpoint.server.coalesce import Coalescer, Debouncer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
 from checkpoint.server.features.diagnostics.cards import AGENT_NAMES, cards, md_text  # noqa: F401  (md_text: the one escaper)
@@ -231,7 +231,7 @@ class Diagnostics(Feature):
         self.extra: dict[str, list[types.Diagnostic]] = {}
         self.reads = FileReads()
         self._refresher = Coalescer(self._refresh, server.run_task, "diagnostics", server.stopping.is_set)
-        self._rechecks: dict[str, asyncio.TimerHandle] = {}
+        self._rechecks = Debouncer(RECHECK_DELAY, self._recheck)
         server.events.subscribe(ItemsChanged, lambda _: self.refresh())
 
     async def initialized(self) -> None:
@@ -313,14 +313,9 @@ class Diagnostics(Feature):
     def document_changed(self, uri: str) -> None:
         if uri not in self.by_uri:
             return
-        pending = self._rechecks.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        loop = asyncio.get_running_loop()
-        self._rechecks[uri] = loop.call_later(RECHECK_DELAY, self._recheck, uri)
+        self._rechecks.request(uri)
 
     def _recheck(self, uri: str) -> None:
-        self._rechecks.pop(uri, None)
         group = self.by_uri.get(uri)
         if not group or not self.server.daemon_settings.diagnostics.enabled:
             return
@@ -375,6 +370,4 @@ class Diagnostics(Feature):
         self.refresh()
 
     def shutdown(self) -> None:
-        for handle in self._rechecks.values():
-            handle.cancel()
-        self._rechecks.clear()
+        self._rechecks.cancel_all()
