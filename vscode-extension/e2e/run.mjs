@@ -16,11 +16,12 @@
 //   7. a daemon that cannot start is reported with the install command (never a silent nothing);
 //   8. in a second fresh profile whose PATH has no Python, the message says what to install;
 //   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps;
-//  and issue 38's marks, hover cards, Open Turn and held review on a session of its own (marks.mjs);
+//  and issue 38's marks (CodeLens and squiggles), hover cards, Open Turn and held review on a session of
+//  its own (marks.mjs); the README's screenshot shows a real public session's items (marks.mjs);
 //  and the panel's (panel.mjs): a Team row that says who shared a decision and when and opens its record,
 //  a session's context menu (Open Transcript, Checkpoint Now, Forget Session…), expansion kept across a
-//  reload of the window, the panel's screenshots at the default width in the light theme; and every
-//  notification checked here at most two lines, with the action it implies.
+//  reload of the window, scope "all" grouped by repository, the panel's screenshots at the default width
+//  in the light theme; and every notification checked here at most two lines, with the action it implies.
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
@@ -37,7 +38,7 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { checkMarks, writeMarksSession } from './marks.mjs';
+import { checkMarks, REAL_TITLE, showRealSession, writeMarksSession, writeRealSession } from './marks.mjs';
 import { checkPanel, checkRepositories, panelShot, toastLines, writeTeamRecord } from './panel.mjs';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -144,9 +145,11 @@ function makeWorkspace(tmp) {
   }
   // The session of issue 38's checks (marks.mjs): three lines of a long file edited, another rewritten.
   const marks = writeMarksSession(ws, sources.split(':')[0]);
+  // A real public session with the plan it wrote, for the README's screenshot.
+  writeRealSession(ws, sources.split(':')[0]);
   // The workspace is a git repository with a teammate's decision record (panel.mjs's Team checks).
   const record = writeTeamRecord(ws, PYTHON, REPO);
-  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, the marks session, ${path.relative(ws, record)}`);
+  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, the marks session, a real one, ${path.relative(ws, record)}`);
   return { ws, sources, edited: edited.size, marks };
 }
 
@@ -427,7 +430,8 @@ async function main() {
         return withCounts.length >= 3 ? withCounts : undefined;
       }, 60_000);
       // A synthetic session (its decisions name markers); the marks session is checked in marks.mjs.
-      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' }).first();
+      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' })
+        .filter({ hasNotText: REAL_TITLE }).first();
       const decisionRows = async () => {
         const texts = await rows.allTextContents();
         const groups = texts.filter((t) => /^Decisions\s*\d+/.test(t.trim()));
@@ -451,10 +455,12 @@ async function main() {
     });
 
     await check('the Problems panel counts the daemon’s checkpoint diagnostics', async () => {
+      // Warnings or Infos: with CodeLens marks, the items left in Problems are those that need action
+      // (held, or code changed since the session), at the kind's severity or Information.
       const counts = await waitFor('problems in the status bar', async () => {
         const label = (await page.locator('[id="status.problems"]').getAttribute('aria-label')) ?? '';
-        const warnings = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
-        return warnings > 0 ? { label, warnings } : undefined;
+        const shown = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0) + Number(/Infos?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
+        return shown > 0 ? { label, shown } : undefined;
       }, 60_000);
       await page.locator('[id="status.problems"]').click();
       const panel = page.locator('.markers-panel');
@@ -508,8 +514,11 @@ async function main() {
       return `${found.length} results; first: ${found[0].trim().slice(0, 60)}`;
     });
 
-    await screenshot(page, 'screenshot.png');
-    shotTaken = true;
+    await check('the README’s screenshot shows a real session’s items', async () => {
+      const lenses = await showRealSession(page, { waitFor, screenshot });
+      shotTaken = true;
+      return lenses;
+    });
 
     // As a user would: the theme picker (the user settings file is not watched for it here).
     const setTheme = async (theme) => {
