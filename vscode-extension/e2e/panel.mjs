@@ -1,6 +1,6 @@
 // The side panel, end to end (issue 38): the workspace is a git repository with one decision record
-// shared by a teammate three days ago; in the real VS Code the Team row says who shared it and when
-// and opens the record, a session's context menu offers Open Transcript, Checkpoint Now and Forget
+// shared by a teammate three days ago and one that cannot be read; in the real VS Code the Team row
+// says who shared it and when and opens the record, the broken one opens at its line, a session's context menu offers Open Transcript, Checkpoint Now and Forget
 // Session…, and what was expanded stays expanded across a reload of the window. Screenshots of the
 // panel at the default side bar width in the light theme: panel.png and panel-team.png.
 
@@ -28,6 +28,9 @@ export function writeTeamRecord(ws, python, repo) {
     "p = pathlib.Path(ws) / 'docs' / 'decisions' / file_name(date, statement, d.id)",
     'p.parent.mkdir(parents=True, exist_ok=True)',
     "p.write_text(render(d, RecordText(f'{who} <dana@example.com>', 'Said in a Claude Code session.')), encoding='utf-8')",
+    '# and one that cannot be read: its id is no item id',
+    "bad = render(d._replace(id='0b1c2d3e4f50', statement='A record edited by hand'), RecordText(who, 'By hand.'))",
+    "(p.parent / '2026-01-01-edited-by-hand.md').write_text(bad.replace('id: 0b1c2d3e4f50', 'id: zz'), encoding='utf-8')",
     'print(p)',
   ].join('\n');
   return execFileSync(python, ['-c', script, ws, date, TEAM.statement, TEAM.who], { cwd: repo, encoding: 'utf8' }).trim();
@@ -95,6 +98,22 @@ export async function checkPanel(page, { check, waitFor, runFromPalette, widenSi
     const tab = page.locator('.tab.active', { hasText: /marker-postgres/ }).first();
     await tab.waitFor({ timeout: 15_000 });
     return `${text.trim()}; opened ${((await tab.getAttribute('aria-label')) ?? '').split(',')[0]}`;
+  });
+
+  await check('panel: a record that cannot be read says why and opens at the line at fault', async () => {
+    await showPanel(page);
+    const broken = row(page, /Cannot be read: 2026-01-01-edited-by-hand\.md:\d+/);
+    await broken.waitFor({ timeout: 30_000 });
+    const text = ((await broken.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    const line = Number(/\.md:(\d+)/.exec(text)?.[1]);
+    await broken.click();
+    const tab = page.locator('.tab.active', { hasText: 'edited-by-hand' }).first();
+    await tab.waitFor({ timeout: 15_000 });
+    const at = await waitFor('the cursor on the line named', async () => {
+      const where = (await page.locator('[id="status.editor.selection"]').textContent().catch(() => '')) ?? '';
+      return where.includes(`Ln ${line},`) ? where.trim() : undefined;
+    }, 15_000);
+    return `${text}; opened at ${at}`;
   });
 
   await check('panel: a session’s context menu offers Open Transcript, Checkpoint Now and Forget Session…', async () => {

@@ -19,9 +19,10 @@
 //  and issue 38's marks (CodeLens and squiggles), hover cards, Open Turn and held review on a session of
 //  its own (marks.mjs); the README's screenshot shows a real public session's items (marks.mjs);
 //  and the panel's (panel.mjs): a Team row that says who shared a decision and when and opens its record,
-//  a session's context menu (Open Transcript, Checkpoint Now, Forget Session…), expansion kept across a
-//  reload of the window, scope "all" grouped by repository, the panel's screenshots at the default width
-//  in the light theme; and every notification checked here at most two lines, with the action it implies.
+//  a record that cannot be read opened at its line, a session's context menu (Open Transcript, Checkpoint Now,
+//  Forget Session…), expansion kept across a reload of the window, scope "all" grouped by repository,
+//  the panel's screenshots at the default width in the light theme; and every notification checked here
+//  at most two lines, with the action it implies.
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
