@@ -57,13 +57,16 @@ def list_sessions(store: Store, folders: Folders, query: SessionsQuery, default_
     else:
         ids = None if query.get("scope", default_scope) == "all" else list(belongs)
     sessions = []
+    repos: dict[str, str | None] = {}  # by cwd: sessions of a project share it, and each asks the disk
     for s in with_risk(store.session_counts(ids)):
         session = cast("SessionStatus", s.as_dict())
         folder = belongs.get(s.id)
         session["workspace"] = folder.uri if folder else None
         # The panel groups scope "all" by repository (a folder in none is its own).
-        repo = repository_of(s.cwd) if s.cwd else None
-        session["repository"] = repo.root if repo else s.cwd
+        if s.cwd and s.cwd not in repos:
+            repo = repository_of(s.cwd)
+            repos[s.cwd] = repo.root if repo else s.cwd
+        session["repository"] = repos.get(s.cwd) if s.cwd else None
         sessions.append(session)
     offset = query.get("offset", 0)
     limit = query.get("limit")
