@@ -5,6 +5,7 @@ database opened, and the command's own module called. `hook` and `mcp` never com
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sqlite3
 import sys
@@ -89,8 +90,16 @@ def _refuse_unknown_first_option(parser: argparse.ArgumentParser, given: Sequenc
 
 
 def _command(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
-    with long_lived_imports():  # imported for the rest of the process, as the entry's imports are
+    # The command's modules load with the cyclic collector held back, as the entry's do (collections
+    # during imports free nothing); not frozen after: what the command's caller holds by then (its
+    # objects, its open files) must stay collectable and be finalised at exit.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
         run = _command_function(args.command)
+    finally:
+        if enabled:
+            gc.enable()
     return run(store, settings, args)
 
 
