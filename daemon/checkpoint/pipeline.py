@@ -130,9 +130,13 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
         _redact_step(step, settings)
         return step
 
-    # With one child, this process redacts what it hands over: its redactor is built while the child
-    # reads the first batch (several children redact themselves: none is built here).
-    prepare = settings.redact and read_ahead.readers(sizes, read_ahead.cpus()) == 1
+    # With one child, this process redacts what it hands over: its redactor's gate is built while the
+    # child reads the first batch. Several children redact themselves: built here before they are
+    # forked, each inherits it (real corpus, 3 readers: 0.458 -> 0.425 s of CPU in all).
+    prepare = settings.redact and bool(sizes)
+    if prepare and read_ahead.readers(sizes, read_ahead.cpus()) > 1:
+        prepare = False
+        redact.redactor(settings.redact, settings.redact_patterns).prepare()
     with contextlib.closing(read_ahead.read_ahead(to_read, sizes, child_reads, child_redacts)) as read_there:
         for (found, row), steps in zip(to_read, read_there, strict=True):
             if steps is not None and prepare:
