@@ -136,11 +136,14 @@ def read_ahead(jobs: Sequence[Job], sizes: Sequence[int], read: Callable[[Job], 
         yield from (None for _ in jobs)
         return
     several = len(shares) > 1
-    owner = {index: n for n, share in enumerate(shares) for index in share}
     handovers: list[_Handover] = []
     try:
         for share in shares:
-            handovers.append(_start(jobs, sorted(share), read, finish, several, len(shares)))
+            try:
+                handovers.append(_start(jobs, sorted(share), read, finish, several, len(shares)))
+            except OSError:  # no process to be had (EAGAIN, ENOMEM): the files of those not started, here
+                break
+        owner = {index: n for n, share in enumerate(shares[:len(handovers)]) for index in share}
         for index in range(len(jobs)):
             for handover in handovers:
                 if handover.pending:

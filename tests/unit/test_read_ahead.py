@@ -438,3 +438,27 @@ def test_the_readers_and_their_shares(sizes: list[int], cores: int) -> None:
         assert shares == [read_ahead.child_share(sizes)]
     else:
         assert sorted(i for share in shares for i in share) == list(range(len(sizes)))
+
+
+def test_readers_that_cannot_be_forked_leave_their_files_to_this_process(
+    several: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second fork fails (no process to be had): the first child reads its files, this process
+    the rest, and the database is the serial scan's."""
+    one_report, one = scan(several, tmp_path / "one" / "c.db", two_processes=False)
+    fork, forks = os.fork, [0]
+
+    def failing_second() -> int:
+        forks[0] += 1
+        if forks[0] == 2:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return fork()
+
+    monkeypatch.setattr(os, "fork", failing_second)
+    log = tmp_path / "readers.log"
+    read_here = reader_pids(monkeypatch, log)
+    two_report, two = scan(several, tmp_path / "two" / "c.db", two_processes=True)
+    assert two == one
+    same_report(two_report, one_report)
+    assert forks[0] == 2 and len(set(log.read_text().split())) == 1  # one child read
+    assert 0 < len(read_here) < one_report.files_read  # and this process the rest
