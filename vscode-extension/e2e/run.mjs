@@ -16,7 +16,8 @@
 //   7. a daemon that cannot start is reported with the install command (never a silent nothing);
 //   8. in a second fresh profile whose PATH has no Python, the message says what to install;
 //   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps;
-//  and issue 38's marks, hover cards, Open Turn and held review on a session of its own (marks.mjs).
+//  and issue 38's marks (CodeLens and squiggles), hover cards, Open Turn and held review on a session of
+//  its own (marks.mjs); the README's screenshot shows a real public session's items (marks.mjs).
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
@@ -33,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { checkMarks, writeMarksSession } from './marks.mjs';
+import { checkMarks, REAL_TITLE, showRealSession, writeMarksSession, writeRealSession } from './marks.mjs';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(EXT, '..');
@@ -139,7 +140,9 @@ function makeWorkspace(tmp) {
   }
   // The session of issue 38's checks (marks.mjs): three lines of a long file edited, another rewritten.
   const marks = writeMarksSession(ws, sources.split(':')[0]);
-  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, and the marks session`);
+  // A real public session with the plan it wrote, for the README's screenshot.
+  writeRealSession(ws, sources.split(':')[0]);
+  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, the marks session and a real one`);
   return { ws, sources, edited: edited.size, marks };
 }
 
@@ -409,7 +412,8 @@ async function main() {
         return withCounts.length >= 3 ? withCounts : undefined;
       }, 60_000);
       // A synthetic session (its decisions name markers); the marks session is checked in marks.mjs.
-      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' }).first();
+      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' })
+        .filter({ hasNotText: REAL_TITLE }).first();
       const decisionRows = async () => {
         const texts = await rows.allTextContents();
         const groups = texts.filter((t) => /^Decisions\s*\d+/.test(t.trim()));
@@ -433,10 +437,12 @@ async function main() {
     });
 
     await check('the Problems panel counts the daemon’s checkpoint diagnostics', async () => {
+      // Warnings or Infos: with CodeLens marks, the items left in Problems are those that need action
+      // (held, or code changed since the session), at the kind's severity or Information.
       const counts = await waitFor('problems in the status bar', async () => {
         const label = (await page.locator('[id="status.problems"]').getAttribute('aria-label')) ?? '';
-        const warnings = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
-        return warnings > 0 ? { label, warnings } : undefined;
+        const shown = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0) + Number(/Infos?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
+        return shown > 0 ? { label, shown } : undefined;
       }, 60_000);
       await page.locator('[id="status.problems"]').click();
       const panel = page.locator('.markers-panel');
@@ -490,8 +496,11 @@ async function main() {
       return `${found.length} results; first: ${found[0].trim().slice(0, 60)}`;
     });
 
-    await screenshot(page, 'screenshot.png');
-    shotTaken = true;
+    await check('the README’s screenshot shows a real session’s items', async () => {
+      const lenses = await showRealSession(page, { waitFor, screenshot });
+      shotTaken = true;
+      return lenses;
+    });
 
     await check('a daemon that cannot start is said aloud, with the install command', async () => {
       // Through the settings editor, as a user would: VS Code then reports the change to the extension.

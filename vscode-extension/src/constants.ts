@@ -73,6 +73,16 @@ export const EditorCommands = {
 /** The scheme of Open Turn's read-only documents: `checkpoint-turn:/<item id>/turn.md`. */
 export const TURN_SCHEME = `${PREFIX}-turn`;
 
+/** The webview of Open Turn's rendered page (turnView.ts). */
+export const TURN_VIEW_TYPE = `${PREFIX}.turn`;
+
+/**
+ * The turn page's link to the raw transcript line, arguments `[uri, line]` (1-based). Registered by
+ * the extension, not declared for the palette: only the turn page's webview may run it
+ * (`enableCommandUris`).
+ */
+export const OPEN_TRANSCRIPT_LINE = `${PREFIX}.openTranscriptLine`;
+
 /** View ids (contributes.views). */
 export const Views = {
   sessions: declared('sessions', 'view', Object.values(manifest.contributes.views).flat().map((v) => v.id)),

@@ -21,7 +21,7 @@ import {
 } from './settings';
 import { StatusItem, type ViewState } from './status';
 import { CheckpointTree } from './tree';
-import { TurnDocuments } from './turnView';
+import { OPEN_TRANSCRIPT_LINE, openTranscriptLine, TurnDocuments } from './turnView';
 
 let daemon: DaemonClient | undefined;
 
@@ -98,6 +98,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(TURN_SCHEME, new TurnDocuments((id) => client.turn(id))),
+    // The turn page's link to the raw transcript line (its webview may run this command alone).
+    vscode.commands.registerCommand(OPEN_TRANSCRIPT_LINE, async (uri: unknown, line: unknown) => {
+      try {
+        await openTranscriptLine(uri, line);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Checkpoint: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }),
     ...registerCommands({
       daemon: client,
       log,

@@ -375,6 +375,8 @@ export const DiagnosticDataShape = object({
   held: optional(boolean),
   /** How its lines were found: those the session wrote, those naming what it names, or one line. */
   mark: optional(literal('edited', 'named', 'line')),
+  /** Who said it, where and when, in one plain line with a date (for a client without the hover card). */
+  said: optional(string),
 });
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
 

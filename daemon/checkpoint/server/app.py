@@ -145,6 +145,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     def hover(params: types.HoverParams) -> types.Hover | None:
         return diagnostics.hover(params)
 
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        return diagnostics.code_lens(params)
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),

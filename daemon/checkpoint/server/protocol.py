@@ -96,8 +96,11 @@ range is a few lines at most, never a whole file; its `data` is
 {"item_id": ..., "session_id": ..., "kind": ..., "mark": "edited" | "named" | "line"} (how its lines
 were found: those the session wrote, those naming what the statement names, or the file's first line
 of code, then at Information severity at most), plus "superseded_by" (an item id) on a superseded
-item's diagnostic, which is also tagged DiagnosticTag.Deprecated, and "stale": true when the lines it
-was anchored to were deleted or rewritten since the session."""
+item's diagnostic, which is also tagged DiagnosticTag.Deprecated, "stale": true when the lines it
+was anchored to were deleted or rewritten since the session, "held": true for an item held for
+review, and "said": who said it, where and when (one plain line with a date). With the setting
+`marks: "codelens"`, an item that needs no action (neither held nor stale) is a textDocument/codeLens
+at its mark's first line instead, its command EDITOR_OPEN_TURN [item_id]."""
 
 PROGRESS_TITLE = "Checkpoint"
 
