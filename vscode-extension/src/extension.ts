@@ -85,10 +85,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     async () => (await client.sessions()).sessions,
     // The Team node: the shared items of the team session's workspace folder (said here or not).
     (team) => client.items(team.workspace ? { workspace: team.workspace } : { session: team.id }),
+    context.workspaceState,
   );
   context.subscriptions.push(tree);
   const view = vscode.window.createTreeView(Views.sessions, { treeDataProvider: tree, showCollapseAll: true });
-  context.subscriptions.push(view);
+  context.subscriptions.push(
+    view,
+    // Kept in the workspace's state: VS Code does not keep a tree's expansion across a reload.
+    view.onDidExpandElement((e) => tree.expanded(e.element, true)),
+    view.onDidCollapseElement((e) => tree.expanded(e.element, false)),
+  );
 
   function update(next: ViewState): void {
     state = next;
