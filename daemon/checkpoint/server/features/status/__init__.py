@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from checkpoint.model import SessionCounts
+from checkpoint.model import TEAM_AGENT, SessionCounts
 from checkpoint.server import inotify
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
@@ -45,7 +45,7 @@ SLOW_POLL_SECONDS = 30.0  # with the database's folder watched: the backstop
 # What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
 NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0},
                            "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}, "held": 0},
-                           "sessions_total": 0, "others_version": "", "other_causes": []}
+                           "sessions_total": 0, "team_sessions": 0, "others_version": "", "other_causes": []}
 
 
 def digest(sessions: list[dict[str, Any]]) -> str:
@@ -76,7 +76,8 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
         for cause in session.causes:
             if len(causes) < MAX_OTHER_CAUSES:
                 causes.append({"session_id": session.id, "title": session.title, "cwd": session.cwd, "cause": cause})
-    return {"listed": listed, "sessions_total": len(sessions), "others_version": digest(others),
+    teams = sum(1 for s in sessions if s.agent == TEAM_AGENT)  # shown as a repository's Team node, not a session
+    return {"listed": listed, "sessions_total": len(sessions), "team_sessions": teams, "others_version": digest(others),
             "other_causes": causes}
 
 
