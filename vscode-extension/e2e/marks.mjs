@@ -14,6 +14,8 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { writeRemoteSettings } from './remoteSettings.mjs';
+
 const HELPERS = (prefix) => Array.from({ length: 20 }, (_, n) => `def ${prefix}_${n}(x):\n    return x + ${n}\n\n`).join('');
 const EDITED_OLD = 'def compute_total(items):\n    return 0\n';
 const EDITED_NEW = 'def compute_total(items):\n    subtotal = sum(i.price for i in items)\n    return round(subtotal, 2)\n';
@@ -138,14 +140,7 @@ async function quickOpen(page, waitFor, query) {
 
 /** Set checkpoint.diagnostics.marks through the settings editor (Remote Settings JSON), as a user would. */
 async function setMarks(page, runFromPalette, value) {
-  await runFromPalette(page, 'Preferences: Open Remote Settings (JSON)');
-  const editor = page.locator('.monaco-editor[data-uri$="Machine/settings.json"] .view-lines').first();
-  await editor.waitFor({ timeout: 15_000 });
-  await editor.click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(JSON.stringify(value ? { 'checkpoint.diagnostics.marks': value } : {}));
-  await page.keyboard.press('Control+S');
+  await writeRemoteSettings(page, runFromPalette, value ? { 'checkpoint.diagnostics.marks': value } : {});
   await page.waitForTimeout(500);
   await page.keyboard.press('Control+W');
 }

@@ -8,6 +8,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { writeRemoteSettings } from './remoteSettings.mjs';
+
 export const TEAM = {
   statement: "We'll use marker-postgres for the job store",
   who: 'Dana Lee',
@@ -178,14 +180,7 @@ export async function checkPanel(page, { check, waitFor, runFromPalette, widenSi
 /** Scope "all", as a user sets it: the sessions under their repository (the workspace, a git repository). */
 export async function checkRepositories(page, { check, waitFor, runFromPalette, shot }) {
   await check('panel: with scope "all", the sessions are grouped under their repository', async () => {
-    await runFromPalette(page, 'Preferences: Open Remote Settings (JSON)');
-    const editor = page.locator('.monaco-editor[data-uri$="Machine/settings.json"] .view-lines').first();
-    await editor.waitFor({ timeout: 15_000 });
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.press('Delete');
-    await page.keyboard.insertText(JSON.stringify({ 'checkpoint.scope': 'all' }));
-    await page.keyboard.press('Control+S');
+    await writeRemoteSettings(page, runFromPalette, { 'checkpoint.scope': 'all' });
     await showPanel(page);
     const repo = row(page, /^workspace\s*\d+ sessions · shared decisions/);
     await repo.waitFor({ timeout: 60_000 });

@@ -41,6 +41,7 @@ import { chromium } from 'playwright-core';
 
 import { checkMarks, REAL_TITLE, showRealSession, writeMarksSession, writeRealSession } from './marks.mjs';
 import { checkPanel, checkRepositories, panelShot, toastLines, writeTeamRecord } from './panel.mjs';
+import { writeRemoteSettings } from './remoteSettings.mjs';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(EXT, '..');
@@ -541,14 +542,7 @@ async function main() {
     await check('a daemon that cannot start is said aloud, with the install command', async () => {
       // Through the settings editor, as a user would: VS Code then reports the change to the extension.
       const bad = path.join(tmp, 'no-such-dir', 'checkpoint');
-      await runFromPalette(page, 'Preferences: Open Remote Settings (JSON)');
-      const editor = page.locator('.monaco-editor[data-uri$="Machine/settings.json"] .view-lines').first();
-      await editor.waitFor({ timeout: 15_000 });
-      await editor.click();
-      await page.keyboard.press('Control+A');
-      await page.keyboard.press('Delete');
-      await page.keyboard.insertText(JSON.stringify({ 'checkpoint.command': [bad, 'serve'] }));
-      await page.keyboard.press('Control+S');
+      await writeRemoteSettings(page, runFromPalette, { 'checkpoint.command': [bad, 'serve'] });
       const toast = page.locator('.notification-toast', { hasText: 'is not running' }).first();
       await toast.waitFor({ timeout: 60_000 });
       const shown = toast.locator('.notification-list-item-message');
