@@ -39,6 +39,12 @@ export function agoWords(timestamp: string | number, now: Date = new Date()): st
   return 'just now';
 }
 
+/** The exact time beside the relative one, as a person reads it: "2026-12-02 01:54 UTC". Pure. */
+export function exactTime(timestamp: string): string {
+  const then = Date.parse(timestamp);
+  return Number.isNaN(then) ? timestamp : `${new Date(then).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 export { OPEN_TRANSCRIPT_LINE };
 
 /** A `command:` link that opens the transcript at a line. Pure. */
@@ -119,7 +125,7 @@ export function renderTurn(result: TurnResult, now: Date = new Date()): string {
     return lines.join('\n') + '\n';
   }
   for (const turn of result.turns) {
-    const when = turn.timestamp ? `, ${agoWords(turn.timestamp, now)} (${mdText(turn.timestamp)})` : '';
+    const when = turn.timestamp ? `, ${agoWords(turn.timestamp, now)} (${mdText(exactTime(turn.timestamp))})` : '';
     if (turn.cited) {
       lines.push(`## ${mdText(speaker(turn, agent))}${when}`, '', quoted(turn.text, item.statement), '');
       if (turn.length > turn.text.length) {

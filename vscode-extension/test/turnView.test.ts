@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { TurnResult } from '../src/protocol';
-import { agoWords, mdText, OPEN_TRANSCRIPT_LINE, quoted, renderTurn, transcriptLink, turnPage } from '../src/turnView';
+import { agoWords, exactTime, mdText, OPEN_TRANSCRIPT_LINE, quoted, renderTurn, transcriptLink, turnPage } from '../src/turnView';
 import { item } from './fixtures';
 
 const NOW = new Date('2026-01-08T11:00:00Z');
@@ -24,7 +24,7 @@ function answer(): TurnResult {
 describe('the turn as it was said', () => {
   it('names the speakers and when, bolds the statement, names the raw line', () => {
     const page = renderTurn(answer(), NOW);
-    expect(page).toContain('## Claude Code, 3 days ago');
+    expect(page).toContain('## Claude Code, 3 days ago (2026\\-01\\-05 10:00 UTC)'); // escaped for Markdown
     expect(page).toContain('> OK\\. **Use SQLite for the queue** because it survives restarts\\.');
     expect(page).toContain('### You (around it)');
     expect(page).toContain('*… 842 more characters in the transcript.*');
@@ -65,5 +65,12 @@ describe('the turn as it was said', () => {
 
   it('says so when the turns are gone', () => {
     expect(renderTurn({ ...answer(), turns: [] }, NOW)).toContain('no longer stored');
+  });
+});
+
+describe('exactTime', () => {
+  it('reads as a date and a minute in UTC, and leaves what is not a time as it was', () => {
+    expect(exactTime('2026-12-02T01:54:17.469Z')).toBe('2026-12-02 01:54 UTC');
+    expect(exactTime('not a time')).toBe('not a time');
   });
 });
