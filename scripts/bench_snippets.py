@@ -76,6 +76,7 @@ t = clock()
 cli.main(argv)
 spent["command"] = clock() - t
 out.write(json.dumps(spent))
+out.flush()  # not left to the file object's finaliser
 """
 
 # The floor over a corpus: every line of every transcript under the roots, parsed.

@@ -26,7 +26,8 @@ _TS_HEADER = """\
  *
  * Each `checkpoint.*` setting: the daemon option it is sent as (`severity.decision`: a key inside
  * `severity`; null: the extension's own, never sent), its default (for an engine setting: "not set
- * here"), whether the daemon reads it as paths, and its allowed values. The extension checks no
+ * here"), whether the daemon reads it as paths, its allowed values, and `sent` when its default is the
+ * editor's own (then sent even when left at it). The extension checks no
  * value: the daemon does, and says which setting it refused.
  */
 
@@ -50,6 +51,8 @@ def schema_ts() -> str:
                                 "path": editor_settings.is_path(setting)}
         if "enum" in typed:
             spec["values"] = typed["enum"]
+        if setting.editor_default is not None:
+            spec["sent"] = True  # the editor's default is not the daemon's: sent even when left at it
         fields = ", ".join(f"{key}: {json.dumps(value)}" for key, value in spec.items())
         lines.append(f"  {json.dumps(setting.id)}: {{ {fields} }},\n")
     return _TS_HEADER + "".join(lines) + "} as const;\n"

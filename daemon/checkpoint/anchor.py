@@ -1,5 +1,5 @@
 """Where in a file an item belongs: on the few lines the session wrote, if they are still there,
-else on the lines naming what it names, else on one line.
+else on the line saying it in its own words or naming what it names, else on one line.
 
 What the session wrote to each file comes from the store (the readers hand it over as `FileEdit`
 records); `locate` finds such a text in the file's current content, `mark` picks the lines an item's
@@ -110,6 +110,23 @@ def named_lines(lines: list[str], names: list[str], start: int = 0, end: int | N
     return [n for n in range(start, last + 1) if pattern.search(lines[n])]
 
 
+MIN_QUOTED = 12  # a shorter statement ("Use WAL") is found in too many lines to say where it was written
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.replace("`", "").split()).lower().rstrip(".")
+
+
+def quoted_lines(lines: list[str], statement: str, start: int = 0, end: int | None = None) -> list[int]:
+    """The lines in [start, end] holding the statement's own words (a plan or a README the session
+    wrote, where the decision is written as said)."""
+    said = _folded(statement)
+    if len(said) < MIN_QUOTED:
+        return []
+    last = len(lines) - 1 if end is None else min(end, len(lines) - 1)
+    return [n for n in range(start, last + 1) if said in _folded(lines[n])]
+
+
 def first_code_line(lines: list[str], start: int = 0, end: int | None = None) -> int:
     """The first line in [start, end] that is neither blank nor a comment (`start` when none is)."""
     last = len(lines) - 1 if end is None else min(end, len(lines) - 1)
@@ -123,7 +140,8 @@ def first_code_line(lines: list[str], start: int = 0, end: int | None = None) ->
 def mark(content: str, written: Sequence[str], statement: str) -> Mark:
     """Where an item is shown in `content`: the lines its session wrote, when a short run of them
     is still there (the one naming what the statement names, if several); within a longer run (a
-    rewritten file) or else anywhere, the first line naming it; else the first line of code (of the
+    rewritten file) or else anywhere, the first line holding the statement's words, else the first
+    line naming what it names; else the first line of code (of the
     long run, else of the file). Never more than MAX_MARK_LINES lines."""
     lines = content.splitlines()
     spans = [s for text in written if (s := locate(content, text)) is not None]
@@ -133,7 +151,8 @@ def mark(content: str, written: Sequence[str], statement: str) -> Mark:
         best = next((s for s in short if named_lines(lines, names, s.start, s.end)), short[0])
         return Mark(best.start, best.end, How.EDITED, True)
     long = spans[0] if spans else None
-    within = named_lines(lines, names, long.start, long.end) if long else named_lines(lines, names)
+    within = (quoted_lines(lines, statement, long.start, long.end) if long else quoted_lines(lines, statement)) or (
+        named_lines(lines, names, long.start, long.end) if long else named_lines(lines, names))
     if within:
         return Mark(within[0], within[0], How.NAMED, bool(spans))
     line = first_code_line(lines, long.start, long.end) if long else first_code_line(lines)

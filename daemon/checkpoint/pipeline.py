@@ -130,8 +130,18 @@ def scan(store: Store, settings: Settings, two_processes: bool = False) -> ScanR
         _redact_step(step, settings)
         return step
 
+    # With one child, this process redacts what it hands over: its redactor's gate is built while the
+    # child reads the first batch. Several children redact themselves: built here before they are
+    # forked, each inherits it (real corpus, 3 readers: 0.458 -> 0.425 s of CPU in all).
+    prepare = settings.redact and bool(sizes)
+    if prepare and read_ahead.readers(sizes, read_ahead.cpus()) > 1:
+        prepare = False
+        redact.redactor(settings.redact, settings.redact_patterns).prepare()
     with contextlib.closing(read_ahead.read_ahead(to_read, sizes, child_reads, child_redacts)) as read_there:
         for (found, row), steps in zip(to_read, read_there, strict=True):
+            if steps is not None and prepare:
+                prepare = False
+                redact.redactor(settings.redact, settings.redact_patterns).prepare()
             _ingest_file(store, found, settings, report, row, steps)
     _notice_vanished(store, report, seen, known)
     report.chunks_created += store.form_chunks(settings.chunk_tokens)  # turns left unchunked, if any
@@ -541,10 +551,9 @@ def _parse_line(reader: Reader, event: RawLine, state: dict[str, object], batch:
     for index, obj in enumerate(objects):
         raw = data if len(objects) == 1 else data + b"#%d" % index
         try:
-            with turn_text.tool_output_head(tool_output_chars) as cut:
-                parsed = reader.parse(obj, raw, state)
-            if cut.chars:
-                parsed.dropped[turn_text.TOOL_OUTPUT] += cut.chars
+            parsed, left_out = turn_text.parsed_with_head(tool_output_chars, reader.parse, obj, raw, state)
+            if left_out:
+                parsed.dropped[turn_text.TOOL_OUTPUT] += left_out
         except RecursionError:
             batch.problems.append(LineProblem(event.line_no, "record nested too deeply to read; skipped"))
             continue

@@ -180,6 +180,16 @@ async def test_the_daemon_payloads_are_written_as_golden_files(
     assert triage["changed"] is True
     write_golden("triage-result", triage, tmp_path)
 
+    # The panel's session menu: Open Transcript's files, then Forget (a Codex sample session).
+    files = plain(await daemon.client.protocol.send_request_async(protocol.CHECKPOINT_TRANSCRIPTS,
+                                                                   {"session": SESSION_ID}))
+    assert len(files["files"]) == 1
+    write_golden("transcripts-result", files, tmp_path)
+    codex = next(s["id"] for s in listed["sessions"] if s["agent"] == "codex")
+    forgotten = await daemon.command(protocol.CMD_FORGET, codex)
+    assert forgotten["removed"]["sessions"] == 1
+    write_golden("forget-result", forgotten, tmp_path)
+
 
 @pytest.mark.asyncio(loop_scope="function")
 async def test_a_failed_run_is_written_as_golden_files(tmp_path: Path, workspace: Path, claude_root: Path) -> None:
@@ -216,7 +226,7 @@ def test_the_protocol_names_are_written_for_the_extension() -> None:
     """The extension's constants.ts is checked against these, so a rename on one side fails a test."""
     commands = {"now": protocol.CMD_NOW, "dismiss": protocol.CMD_DISMISS, "accept": protocol.CMD_ACCEPT,
                 "reopen": protocol.CMD_REOPEN,
-                "supersede": protocol.CMD_SUPERSEDE, "share": protocol.CMD_SHARE}
+                "supersede": protocol.CMD_SUPERSEDE, "share": protocol.CMD_SHARE, "forget": protocol.CMD_FORGET}
     assert set(commands.values()) == set(protocol.COMMANDS)  # a new command is added here too
     editor_commands = {"openTurn": protocol.EDITOR_OPEN_TURN, "acceptItem": protocol.EDITOR_ACCEPT,
                        "dismissItem": protocol.EDITOR_DISMISS, "openRecord": protocol.EDITOR_OPEN_RECORD}
@@ -225,7 +235,8 @@ def test_the_protocol_names_are_written_for_the_extension() -> None:
         "server_name": protocol.SERVER_NAME,
         "methods": {"status": protocol.CHECKPOINT_STATUS, "items": protocol.CHECKPOINT_ITEMS,
                     "search": protocol.CHECKPOINT_SEARCH, "sessions": protocol.CHECKPOINT_SESSIONS,
-                    "workspaceSessions": protocol.CHECKPOINT_WORKSPACE_SESSIONS, "turn": protocol.CHECKPOINT_TURN},
+                    "workspaceSessions": protocol.CHECKPOINT_WORKSPACE_SESSIONS, "turn": protocol.CHECKPOINT_TURN,
+                    "transcripts": protocol.CHECKPOINT_TRANSCRIPTS},
         "commands": commands,
         # the extension's own commands the daemon links to (hover actions, a diagnostic's code)
         "editor_commands": editor_commands,

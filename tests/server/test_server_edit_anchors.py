@@ -18,6 +18,7 @@ import attrs
 import pytest
 from lsprotocol import types
 
+from checkpoint.server.features.diagnostics.cards import AGENT_NAMES
 from checkpoint.server.protocol import CMD_NOW, EDITOR_OPEN_TURN, command_link
 from tests.support.edit_fixtures import EDITS, PROJECT
 from tests.support.lsp_support import Daemon, server_env, slug
@@ -100,6 +101,8 @@ async def test_a_decision_is_a_diagnostic_on_the_lines_the_agent_wrote(tmp_path:
         [diag] = await daemon.wait_diagnostics(uri, lambda d: len(d) == 1, timeout=30)
         [item] = await daemon.items()
         written = edit.text.rstrip("\n").splitlines()
+        assert isinstance(diag.data, dict)
+        said = diag.data["said"]
         assert attrs.evolve(diag, related_information=None) == types.Diagnostic(
             range=types.Range(types.Position(5, 0), types.Position(5 + len(written) - 1, utf16_len(written[-1]))),
             message=f"Decision: {edit.said}",
@@ -107,8 +110,11 @@ async def test_a_decision_is_a_diagnostic_on_the_lines_the_agent_wrote(tmp_path:
             code="decision",
             code_description=types.CodeDescription(href=command_link(EDITOR_OPEN_TURN, item["id"])),
             source="checkpoint",
-            data={"item_id": item["id"], "session_id": item["session_id"], "kind": "decision", "mark": "edited"},
+            data={"item_id": item["id"], "session_id": item["session_id"], "kind": "decision", "mark": "edited",
+                  "said": said},
         )
+        # who said it, in which session, for an editor's float (Neovim's, docs/install.md)
+        assert said.startswith(f"said by the agent in {AGENT_NAMES[agent]} session ")
         # where it was said: a line of the agent's own session files
         assert [r.location.uri.startswith(source.as_uri()) for r in diag.related_information or ()] == [True]
         assert [u for u, d in daemon.client.diagnostics.items() if d] == [uri]

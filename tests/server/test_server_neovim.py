@@ -1,6 +1,7 @@
 """A real, independent editor: Neovim's built-in LSP client starts `checkpoint serve`, receives
 checkpoint/status, runs checkpoint.now, and shows every item said in the turn as a diagnostic on the
-edited lines, the line's diagnostic float listing each, the hover float one card each with who and when.
+edited lines, the line's diagnostic float listing each (with who said it and when, given the format
+function docs/install.md shows), the hover float one card each with who and when.
 scripts/ensure-neovim.sh (run by scripts/test.sh) installs Neovim >= 0.9."""
 
 from __future__ import annotations
@@ -78,6 +79,12 @@ def test_neovim_gets_status_runs_checkpoint_now_and_shows_the_decision(tmp_path:
         "checkpoint: Decision: We'll use marker-nvim for the cache layer [decision]",
         "checkpoint: Open question: Should we add eviction later? [question]",
     ]
+    # With the format function docs/install.md gives, the float says who said each item, where and when.
+    said = f"said by the agent in Claude Code session Add a cache getter ({t.session_id[:8]}), 2026-01-05"
+    assert result["said_float"][0] == "Diagnostics:", result["said_float"]
+    assert sorted(re.sub(r"^\d+\. ", "", line).strip() for line in result["said_float"][1:]) == sorted([
+        "Decision: We'll use marker-nvim for the cache layer", f"{said} [decision]",  # Neovim puts the code last
+        "Open question: Should we add eviction later?", f"{said} [question]"])
     cards = sorted(result["hover"].split("\n\n---\n\n"))
     assert [c.split("  \n")[0] for c in cards] == [
         "**Decision** We'll use marker-nvim for the cache layer", "**Open question** Should we add eviction later?"]

@@ -69,12 +69,37 @@ async def test_status_holds_only_the_workspace_sessions_and_the_request_every_on
     assert status["others_version"] == digest(others) != ""
     assert status["other_causes"] == []
 
+    # The request adds each one's repository: no folder here is in one, so each is its own.
+    every = [{**s, "repository": s["cwd"]} for s in every]
+    mine = [s for s in every if s["id"] == inside.session_id]
     assert await daemon.sessions() == {"sessions": every, "total": 4}
     assert await daemon.sessions(scope="workspace") == {"sessions": mine, "total": 1}
     assert await daemon.sessions(workspace=(tmp_path / "other-1").as_uri()) == {
         "sessions": [s for s in every if s["id"] == outside[1].session_id], "total": 1}
     assert await daemon.sessions(offset=1, limit=2) == {"sessions": every[1:3], "total": 4}
     assert await daemon.sessions(offset=9) == {"sessions": [], "total": 4}
+
+
+@pytest.mark.asyncio(loop_scope="function")
+async def test_each_listed_session_names_the_repository_its_folder_is_in(tmp_path: Path, workspace: Path) -> None:
+    """The panel groups scope "all" by repository: the top folder of the git repository (a `.git`
+    folder), whichever subfolder the session ran in; a folder in no repository is its own."""
+    root = tmp_path / "claude" / "projects"
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pkg" / "deep").mkdir(parents=True)
+    runs = [Transcript(root, repo / "pkg" / "deep"), Transcript(root, repo), Transcript(root, tmp_path / "loose")]
+    for t in runs:
+        t.write(t.user("Hello."))
+    env = server_env(tmp_path / "home", tmp_path / "db" / "checkpoint.db", [root])
+    daemon = await Daemon.start(env, [workspace], {"checkpoint": {"extraction": "manual", "scope": "all"}})
+    try:
+        await daemon.wait_status(lambda s: s["sessions_total"] == 3, what="every session read")
+        listed = {s["id"]: s["repository"] for s in (await daemon.sessions())["sessions"]}
+    finally:
+        await daemon.stop()
+    assert listed == {runs[0].session_id: str(repo.resolve()), runs[1].session_id: str(repo.resolve()),
+                      runs[2].session_id: str(tmp_path / "loose")}
 
 
 @pytest.mark.asyncio(loop_scope="function")

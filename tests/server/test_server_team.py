@@ -74,6 +74,8 @@ async def test_a_pulled_record_shows_at_once_and_a_deleted_one_retires(tmp_path:
         [item] = await daemon.items()
         assert (item["id"], item["statement"], item["origin"], item["record"], item["files"]) == (
             DECISION.id, DECISION.statement, "shared", RECORD.as_posix(), ["src/queue.py"])
+        # Who shared it, for the panel's Team row: the record's decision-makers, e-mail left out.
+        assert (item["shared_by"], item["accepted_here"]) == ("T", False)
 
         git(teammate, "rm", "-q", RECORD.as_posix())
         git(teammate, "commit", "-q", "-m", "decision withdrawn")

@@ -153,6 +153,7 @@ class Record:
     mirror: SessionMirror = field(default_factory=SessionMirror)
     gaps: int = 0  # statuses whose delta did not follow on from the one before (never, in order)
     diagnostics: list[tuple[float, str, list[types.Diagnostic]]] = field(default_factory=list)
+    lens_refreshes: int = 0  # workspace/codeLens/refresh requests the daemon sent
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -325,6 +326,13 @@ def make_client(record: Record) -> LanguageClient:
     features[types.PROGRESS] = on_progress
     register_lsp_features(client, features)
     client.feature(CHECKPOINT_STATUS)(on_status)
+
+    def on_lens_refresh(params: Any = None) -> None:
+        record.lens_refreshes += 1  # the editor would ask for the open files' lenses again
+        record.changed.set()
+
+    client.feature(types.WORKSPACE_CODE_LENS_REFRESH)(on_lens_refresh)
+
     return client
 
 

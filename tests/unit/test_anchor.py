@@ -33,6 +33,17 @@ def test_a_rewritten_file_is_narrowed_to_the_named_line_or_its_first_line_of_cod
     assert mark(whole, [whole], "We'll use snake_case names").end - 3 < MAX_MARK_LINES
 
 
+def test_a_written_plan_marks_the_line_saying_the_statement_in_its_own_words() -> None:
+    plan = ("# Plan\n\n## Rabbit Holes\n- Credo defaults may be strict — keep defaults, tune later\n\n## No-gos\n"
+            "- No CI/CD integration yet (separate task)\n- No custom Credo checks\n\n"
+            "Appetite: small. Target: `mix.exs`. Architecture: Igniter for dep installation. Sources: `mix.exs`.\n"
+            + "\n".join(f"- step {n}" for n in range(20)) + "\n")
+    assert mark(plan, [plan], "No custom Credo checks") == Mark(7, 7, How.NAMED, True)
+    assert mark(plan, [plan], "Architecture: Igniter for dep installation.") == Mark(9, 9, How.NAMED, True)
+    assert mark(plan, [], "No CI/CD integration yet (separate task)") == Mark(6, 6, How.NAMED, False)
+    assert mark(plan, [plan], "No CI") == Mark(3, 3, How.LINE, True)  # too short to say where: one quiet line
+
+
 def test_nothing_found_is_one_line_never_the_whole_file() -> None:
     assert mark(LONG, ["def gone():\n    return 42\n"], "about parse_config") == Mark(0, 0, How.LINE, False)
     assert mark(LONG + "def parse_config():\n    pass\n", [], "about parse_config") == Mark(90, 90, How.NAMED, False)

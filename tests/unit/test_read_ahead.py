@@ -343,3 +343,122 @@ def test_steps_that_do_not_load_stop_the_child(corpus: Settings, tmp_path: Path,
     assert two == one
     assert after_failure[0] == 1  # nothing asked of the child after the failure
     assert len(read_here) == report.files_read - 1  # only its first file came from the child
+
+
+# -- several readers (four cores or more) ------------------------------------------------------------
+
+
+@pytest.fixture
+def several(corpus: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The parallel path forced on any machine (this one may have two cores): eight cores seen, and no
+    lower size limit, so that the samples' files go to several children."""
+    monkeypatch.setattr(read_ahead, "cpus", lambda: 8)
+    monkeypatch.setattr(read_ahead, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(read_ahead, "READER_BYTES", 1)
+    return corpus
+
+
+def reader_pids(monkeypatch: pytest.MonkeyPatch, log: Path) -> list[str]:
+    """The processes that read files (written to `log` by each, children included), and those this
+    process read itself."""
+    here: list[str] = []
+    me = os.getpid()
+
+    def logging(found: Any, settings: Settings, row: Any, **how: bool) -> Iterator[pipeline.FileStep]:
+        if os.getpid() == me:
+            here.append(str(found.path))
+        else:
+            with log.open("a") as fh:
+                fh.write(f"{os.getpid()}\n")
+        return READ_FILE(found, settings, row, **how)
+
+    monkeypatch.setattr(pipeline, "read_file", logging)
+    return here
+
+
+@pytest.mark.parametrize("corpus_name", CORPORA)
+def test_several_readers_store_what_one_process_does(corpus_name: str, several: Settings, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file read, and redacted, by one of several children: the database and the report are the
+    serial scan's, byte for byte (tool output kept whole and a pattern of the user's: much to redact)."""
+    settings = several if corpus_name == "samples" else replace(several, sources=[REAL / "claude", REAL / "codex"])
+    settings = replace(settings, redact_patterns={"word": r"\b[Ff]iles?\b"}, tool_output_chars=0)
+    one_report, one = scan(settings, tmp_path / "one" / "c.db", two_processes=False)
+    log = tmp_path / "readers.log"
+    read_here = reader_pids(monkeypatch, log)
+    two_report, two = scan(settings, tmp_path / "two" / "c.db", two_processes=True)
+    assert sum(one_report.redacted.values()) > 20
+    assert two == one
+    same_report(two_report, one_report)
+    assert read_here == []  # this process only stored
+    assert len(set(log.read_text().split())) >= 3  # read by several children
+
+
+@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dies_at=st.integers(min_value=0, max_value=40), batch_turns=st.sampled_from([5, pipeline.BATCH_TURNS]))
+def test_one_of_several_readers_that_dies_loses_nothing(
+    several: Settings, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, dies_at: int,
+    batch_turns: int,
+) -> None:
+    """The first child to read n steps is killed there: its files are read on here, the others' still
+    come from them, and the database and the report are the serial scan's."""
+    tmp = tmp_path_factory.mktemp("dies")
+    one_report, one = scan(several, tmp / "one" / "c.db", two_processes=False)
+    monkeypatch.setattr(pipeline, "BATCH_TURNS", batch_turns)
+    me, killed, count = os.getpid(), tmp / "killed", [0]
+
+    def dying(found: Any, settings: Settings, row: Any, **how: bool) -> Iterator[pipeline.FileStep]:
+        for step in READ_FILE(found, settings, row, **how):
+            if os.getpid() != me:
+                count[0] += 1  # in the child's own memory: the steps it read
+                if count[0] > dies_at and not killed.exists():
+                    killed.write_text(str(os.getpid()))
+                    os.kill(os.getpid(), signal.SIGKILL)
+            yield step
+
+    monkeypatch.setattr(pipeline, "read_file", dying)
+    two_report, two = scan(several, tmp / "two" / "c.db", two_processes=True)
+    assert two == one
+    same_report(two_report, one_report)
+
+
+@given(sizes=st.lists(st.integers(min_value=0, max_value=64 << 20), max_size=40),
+       cores=st.integers(min_value=1, max_value=64))
+def test_the_readers_and_their_shares(sizes: list[int], cores: int) -> None:
+    """Below four cores one child at most, as before (two cores never lose to a pool); above, never
+    more readers than cores less one, files, or READER_BYTES to read; every file read by one of
+    them, whatever their number."""
+    count = read_ahead.readers(sizes, cores)
+    if cores < 4 or sum(sizes) < read_ahead.PARALLEL_MIN_BYTES or len(sizes) < 2:
+        assert count == 1
+    else:
+        assert 1 <= count <= min(cores - 1, read_ahead.MAX_READERS, len(sizes))
+    shares = read_ahead.reader_shares(sizes, count)
+    if count == 1:
+        assert shares == [read_ahead.child_share(sizes)]
+    else:
+        assert sorted(i for share in shares for i in share) == list(range(len(sizes)))
+
+
+def test_readers_that_cannot_be_forked_leave_their_files_to_this_process(
+    several: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second fork fails (no process to be had): the first child reads its files, this process
+    the rest, and the database is the serial scan's."""
+    one_report, one = scan(several, tmp_path / "one" / "c.db", two_processes=False)
+    fork, forks = os.fork, [0]
+
+    def failing_second() -> int:
+        forks[0] += 1
+        if forks[0] == 2:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return fork()
+
+    monkeypatch.setattr(os, "fork", failing_second)
+    log = tmp_path / "readers.log"
+    read_here = reader_pids(monkeypatch, log)
+    two_report, two = scan(several, tmp_path / "two" / "c.db", two_processes=True)
+    assert two == one
+    same_report(two_report, one_report)
+    assert forks[0] == 2 and len(set(log.read_text().split())) == 1  # one child read
+    assert 0 < len(read_here) < one_report.files_read  # and this process the rest

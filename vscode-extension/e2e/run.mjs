@@ -16,7 +16,13 @@
 //   7. a daemon that cannot start is reported with the install command (never a silent nothing);
 //   8. in a second fresh profile whose PATH has no Python, the message says what to install;
 //   9. the walkthrough "Getting started with Checkpoint" is offered, with its three steps;
-//  and issue 38's marks, hover cards, Open Turn and held review on a session of its own (marks.mjs).
+//  and issue 38's marks (CodeLens and squiggles), hover cards, Open Turn and held review on a session of
+//  its own (marks.mjs); the README's screenshot shows a real public session's items (marks.mjs);
+//  and the panel's (panel.mjs): a Team row that says who shared a decision and when and opens its record,
+//  a record that cannot be read opened at its line, a session's context menu (Open Transcript, Checkpoint Now,
+//  Forget Session…), expansion kept across a reload of the window, scope "all" grouped by repository,
+//  the panel's screenshots at the default width in the light theme; and every notification checked here
+//  at most two lines, with the action it implies.
 // A screenshot is saved at e2e/out/screenshot.png (e2e/out/failure.png when a check fails); with
 // --update-screenshot it is copied to docs/screenshot.png, the one in the README.
 //
@@ -33,7 +39,9 @@ import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { checkMarks, writeMarksSession } from './marks.mjs';
+import { checkMarks, REAL_TITLE, showRealSession, writeMarksSession, writeRealSession } from './marks.mjs';
+import { checkPanel, checkRepositories, panelShot, toastLines, writeTeamRecord } from './panel.mjs';
+import { writeRemoteSettings } from './remoteSettings.mjs';
 
 const EXT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = path.resolve(EXT, '..');
@@ -139,7 +147,11 @@ function makeWorkspace(tmp) {
   }
   // The session of issue 38's checks (marks.mjs): three lines of a long file edited, another rewritten.
   const marks = writeMarksSession(ws, sources.split(':')[0]);
-  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, and the marks session`);
+  // A real public session with the plan it wrote, for the README's screenshot.
+  writeRealSession(ws, sources.split(':')[0]);
+  // The workspace is a git repository with a teammate's decision record (panel.mjs's Team checks).
+  const record = writeTeamRecord(ws, PYTHON, REPO);
+  log(`workspace ${ws}: ${files.length} transcripts, ${edited.size} edited files, the marks session, a real one, ${path.relative(ws, record)}`);
   return { ws, sources, edited: edited.size, marks };
 }
 
@@ -193,7 +205,12 @@ function extensionLog(profile) {
   if (!fs.existsSync(logs)) {
     return '';
   }
-  const file = fs.readdirSync(logs, { recursive: true }).map(String).find((f) => f.endsWith(path.join(EXTENSION_ID, 'Checkpoint.log')));
+  // The latest written: a reload of the window starts a log of its own.
+  const file = fs
+    .readdirSync(logs, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(path.join(EXTENSION_ID, 'Checkpoint.log')))
+    .sort((a, b) => fs.statSync(path.join(logs, b)).mtimeMs - fs.statSync(path.join(logs, a)).mtimeMs)[0];
   return file ? fs.readFileSync(path.join(logs, file), 'utf8') : '';
 }
 
@@ -383,6 +400,12 @@ async function main() {
       if (!/Extracted \d+ chunks? with the \w+ extractor: \d+ captured, 0 failed/.test(said)) {
         throw new Error(`Checkpoint Now said: ${said}`);
       }
+      // Two lines at most, with the action it implies.
+      const lines = await toastLines(toast.first().locator('.notification-list-item-message'));
+      const buttons = (await toast.first().locator('.monaco-button').allInnerTexts()).map((b) => b.trim());
+      if (lines > 2 || !buttons.includes('Show Items')) {
+        throw new Error(`Checkpoint Now's notification takes ${lines} lines, with ${JSON.stringify(buttons)}: ${said}`);
+      }
       return label.split(',')[0];
     });
 
@@ -409,7 +432,8 @@ async function main() {
         return withCounts.length >= 3 ? withCounts : undefined;
       }, 60_000);
       // A synthetic session (its decisions name markers); the marks session is checked in marks.mjs.
-      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' }).first();
+      const session = rows.filter({ hasText: /captured · 0 pending/ }).filter({ hasNotText: 'Make the total exact' })
+        .filter({ hasNotText: REAL_TITLE }).first();
       const decisionRows = async () => {
         const texts = await rows.allTextContents();
         const groups = texts.filter((t) => /^Decisions\s*\d+/.test(t.trim()));
@@ -433,10 +457,12 @@ async function main() {
     });
 
     await check('the Problems panel counts the daemon’s checkpoint diagnostics', async () => {
+      // Warnings or Infos: with CodeLens marks, the items left in Problems are those that need action
+      // (held, or code changed since the session), at the kind's severity or Information.
       const counts = await waitFor('problems in the status bar', async () => {
         const label = (await page.locator('[id="status.problems"]').getAttribute('aria-label')) ?? '';
-        const warnings = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
-        return warnings > 0 ? { label, warnings } : undefined;
+        const shown = Number(/Warnings?:\s*(\d+)/i.exec(label)?.[1] ?? 0) + Number(/Infos?:\s*(\d+)/i.exec(label)?.[1] ?? 0);
+        return shown > 0 ? { label, shown } : undefined;
       }, 60_000);
       await page.locator('[id="status.problems"]').click();
       const panel = page.locator('.markers-panel');
@@ -490,35 +516,56 @@ async function main() {
       return `${found.length} results; first: ${found[0].trim().slice(0, 60)}`;
     });
 
-    await screenshot(page, 'screenshot.png');
-    shotTaken = true;
+    await check('the README’s screenshot shows a real session’s items', async () => {
+      const lenses = await showRealSession(page, { waitFor, screenshot });
+      shotTaken = true;
+      return lenses;
+    });
+
+    // As a user would: the theme picker (the user settings file is not watched for it here).
+    const setTheme = async (theme) => {
+      await runFromPalette(page, 'Preferences: Color Theme');
+      const input = page.locator('.quick-input-widget input');
+      await input.fill(theme);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await waitFor(`the ${theme} theme`, async () => (await page.locator('.monaco-workbench.vs').count()) > 0, 15_000);
+    };
+    await checkPanel(page, {
+      check, waitFor, runFromPalette, widenSidebar, setTheme,
+      shot: async (name, beside) => log(`screenshot: ${await panelShot(page, OUT, name, beside)}`),
+    });
+    await checkRepositories(page, {
+      check, waitFor, runFromPalette, shot: async (name) => log(`screenshot: ${await panelShot(page, OUT, name)}`),
+    });
 
     await check('a daemon that cannot start is said aloud, with the install command', async () => {
       // Through the settings editor, as a user would: VS Code then reports the change to the extension.
       const bad = path.join(tmp, 'no-such-dir', 'checkpoint');
-      await runFromPalette(page, 'Preferences: Open Remote Settings (JSON)');
-      const editor = page.locator('.monaco-editor[data-uri$="Machine/settings.json"] .view-lines').first();
-      await editor.waitFor({ timeout: 15_000 });
-      await editor.click();
-      await page.keyboard.press('Control+A');
-      await page.keyboard.press('Delete');
-      await page.keyboard.insertText(JSON.stringify({ 'checkpoint.command': [bad, 'serve'] }));
-      await page.keyboard.press('Control+S');
+      await writeRemoteSettings(page, runFromPalette, { 'checkpoint.command': [bad, 'serve'] });
       const toast = page.locator('.notification-toast', { hasText: 'is not running' }).first();
       await toast.waitFor({ timeout: 60_000 });
-      const message = (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
-      const buttons = (await toast.locator('.monaco-button').allInnerTexts()).join(' | ');
-      const text = `${message} [${buttons}]`;
-      for (const needed of [`(${bad} serve)`, 'was not found', 'python3 -m venv .venv && .venv/bin/pip install -e .', 'Show Log']) {
-        if (!text.includes(needed)) {
-          throw new Error(`the error reads "${text}", without "${needed}"`);
-        }
+      const shown = toast.locator('.notification-list-item-message');
+      const message = (await shown.innerText()).replace(/\s+/g, ' ');
+      const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((b) => b.trim());
+      const text = `${message} [${buttons.join(' | ')}]`;
+      // Two lines at most: the gist, Show Log and the setting to fix; the whole story is in the log.
+      const lines = await toastLines(shown);
+      if (lines > 2 || !message.includes('is not running') || !message.includes('was not found')) {
+        throw new Error(`the error reads "${text}" (${lines} lines)`);
       }
+      if (buttons.join(' | ') !== 'Show Log | Open Settings') {
+        throw new Error(`the error offers ${JSON.stringify(buttons)}, not Show Log and Open Settings`);
+      }
+      await waitFor('the whole message in the log', async () => {
+        const logged = extensionLog(profile);
+        return [`(${bad} serve)`, 'python3 -m venv .venv && .venv/bin/pip install -e .'].every((t) => logged.includes(t));
+      }, 15_000);
       await waitFor('the status item to say the daemon is not running', async () => {
         const labels = await page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent ?? ''));
         return labels.some((l) => l.includes('Checkpoint: daemon not running'));
       }, 15_000);
-      return 'error message with Show Log, status item "daemon not running"';
+      return `"${message}" in ${lines} line(s) [${buttons.join(' | ')}], the rest in the log; status item "daemon not running"`;
     });
 
     await check('with no usable Python, a fresh profile says what to install', async () => {
@@ -535,13 +582,19 @@ async function main() {
       page = await openWorkbench(browser, server, ws);
       const toast = page.locator('.notification-toast', { hasText: 'needs Python' }).first();
       await toast.waitFor({ timeout: 90_000 });
-      const message = (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ');
-      for (const needed of ['needs Python 3.11', 'no python3 on PATH', 'Install Python 3.', 'sudo apt install python3', 'checkpoint.command']) {
-        if (!message.includes(needed)) {
-          throw new Error(`the message reads "${message}", without "${needed}"`);
-        }
+      const shown = toast.locator('.notification-list-item-message');
+      const message = (await shown.innerText()).replace(/\s+/g, ' ');
+      const lines = await toastLines(shown);
+      const buttons = (await toast.locator('.monaco-button').allInnerTexts()).map((b) => b.trim());
+      if (!/needs Python 3\.1\d/.test(message) || lines > 2 || buttons.join(' | ') !== 'Show Log | Restart Daemon') {
+        throw new Error(`the message reads "${message}" (${lines} lines) [${buttons.join(' | ')}]`);
       }
-      return message.slice(0, 160);
+      // The rest (what to install, how) is in the log, Show Log away.
+      await waitFor('what to install, in the log', async () => {
+        const logged = extensionLog(profile);
+        return ['no python3 on PATH', 'Install Python 3.', 'sudo apt install python3', 'checkpoint.command'].every((t) => logged.includes(t));
+      }, 15_000);
+      return `"${message}" in ${lines} line(s) [${buttons.join(' | ')}]`;
     });
 
     await check('the walkthrough "Getting started with Checkpoint" is offered', async () => {

@@ -29,6 +29,7 @@ import {
   itemsOf,
   searchResponseOf,
   sessionsResultOf,
+  transcriptsResultOf,
   turnResultOf,
   workspaceSessionsResultOf,
   type Item,
@@ -39,6 +40,7 @@ import {
   type SessionsResult,
   type Status,
   type StatusMessage,
+  type TranscriptsResult,
   type TurnResult,
 } from './protocol';
 import { SessionMirror } from './sessionMirror';
@@ -206,7 +208,12 @@ export class DaemonClient implements vscode.Disposable {
   }
 
   private fail(reason: string, launch: DaemonLaunch | undefined): void {
-    const message = launch ? startFailureMessage(launch, reason) : `Checkpoint: the daemon could not be started: ${reason}.`;
+    // A launch failure's own message says it is Checkpoint's ("Checkpoint needs Python…"): not said twice.
+    const message = launch
+      ? startFailureMessage(launch, reason)
+      : reason.startsWith('Checkpoint')
+        ? `${reason}.`
+        : `Checkpoint: the daemon could not be started: ${reason}.`;
     this.opts.log.error(message);
     this.setPhase('failed', reason);
     this.opts.onFailure(message);
@@ -247,6 +254,12 @@ export class DaemonClient implements vscode.Disposable {
   async sessions(query: SessionsQuery = {}): Promise<SessionsResult> {
     const client = this.running();
     return sessionsResultOf(await client.sendRequest(Methods.sessions, query));
+  }
+
+  /** `checkpoint/transcripts`: a session's transcript files on disk, the latest written first. */
+  async transcripts(sessionId: string): Promise<TranscriptsResult> {
+    const client = this.running();
+    return transcriptsResultOf(await client.sendRequest(Methods.transcripts, { session: sessionId }));
   }
 
   /** `checkpoint/search`: the items the query's words find, best first. */

@@ -57,6 +57,9 @@ export const Commands = {
   shareWithTeam: command('shareWithTeam'),
   openTurn: command('openTurn'),
   openRecord: command('openRecord'),
+  openSessionTranscript: command('openSessionTranscript'),
+  forgetSession: command('forgetSession'),
+  openProblemFile: command('openProblemFile'),
 } as const;
 
 /**
@@ -72,6 +75,16 @@ export const EditorCommands = {
 
 /** The scheme of Open Turn's read-only documents: `checkpoint-turn:/<item id>/turn.md`. */
 export const TURN_SCHEME = `${PREFIX}-turn`;
+
+/** The webview of Open Turn's rendered page (turnView.ts). */
+export const TURN_VIEW_TYPE = `${PREFIX}.turn`;
+
+/**
+ * The turn page's link to the raw transcript line, arguments `[uri, line]` (1-based). Registered by
+ * the extension, not declared for the palette: only the turn page's webview may run it
+ * (`enableCommandUris`).
+ */
+export const OPEN_TRANSCRIPT_LINE = `${PREFIX}.openTranscriptLine`;
 
 /** View ids (contributes.views). */
 export const Views = {
@@ -90,7 +103,8 @@ export const SettingIds = {
 /**
  * Tree items' contextValue, which the manifest's `view/item/context` menus match with
  * `viewItem == ...` and `viewItem =~ /^checkpoint\.item\b.../`. An item's value is
- * `checkpoint.item state-<state> [files] [source] [superseded]` (see treeNodes.ts itemContext).
+ * `checkpoint.item state-<state> [files] [source] [superseded] [shared] [held] [record] [accept] [dismiss]`
+ * (see treeNodes.ts itemContext).
  */
 export const ContextValues = {
   message: `${PREFIX}.message`,
@@ -100,6 +114,7 @@ export const ContextValues = {
   item: `${PREFIX}.item`,
   team: `${PREFIX}.team`,
   recordProblem: `${PREFIX}.recordProblem`,
+  repository: `${PREFIX}.repository`,
 } as const;
 
 /** Context keys the manifest's `when` clauses read. `empty`: 'workspace' or 'all' while the panel
@@ -108,6 +123,9 @@ export const ContextKeys = { empty: `${PREFIX}.empty` } as const;
 
 /** The status bar item's id (VS Code keeps its visibility per id). */
 export const STATUS_BAR_ITEM_ID = `${PREFIX}.status`;
+
+/** The workspaceState key of the panel rows the user opened or closed (expansion.ts). */
+export const PANEL_EXPANSION_KEY = `${PREFIX}.panelExpansion`;
 
 /** The SecretStorage key of the Anthropic API key. */
 export const API_KEY_SECRET = `${PREFIX}.anthropicApiKey`;
@@ -133,6 +151,8 @@ export const Methods = {
   search: 'checkpoint/search',
   /** Client -> server request. Params: {item}. Result: TurnResult: the item's turns as they were said. */
   turn: 'checkpoint/turn',
+  /** Client -> server request. Params: {session}. Result: TranscriptsResult: the session's transcript files. */
+  transcripts: 'checkpoint/transcripts',
 } as const;
 
 /**
@@ -153,7 +173,12 @@ export const ServerCommands = {
   supersede: 'checkpoint.supersede',
   /** Arguments: [item_id] or [{id, undo?}]. Result: ShareResult (protocol.py). */
   share: 'checkpoint.share',
+  /** Arguments: [session_id] or [{session, undo?}]. Everything stored for it removed, its transcripts read no more. Result: ForgetResult. */
+  forget: 'checkpoint.forget',
 } as const;
+
+/** The agent of a repository's team session (the daemon's model.TEAM_AGENT): its decision records. */
+export const TEAM_AGENT = 'team';
 
 /** `source` of every diagnostic the daemon publishes. */
 export const DIAGNOSTIC_SOURCE = 'checkpoint';

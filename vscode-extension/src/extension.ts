@@ -21,7 +21,7 @@ import {
 } from './settings';
 import { StatusItem, type ViewState } from './status';
 import { CheckpointTree } from './tree';
-import { TurnDocuments } from './turnView';
+import { OPEN_TRANSCRIPT_LINE, openTranscriptLine, TurnDocuments } from './turnView';
 
 let daemon: DaemonClient | undefined;
 
@@ -85,10 +85,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     async () => (await client.sessions()).sessions,
     // The Team node: the shared items of the team session's workspace folder (said here or not).
     (team) => client.items(team.workspace ? { workspace: team.workspace } : { session: team.id }),
+    context.workspaceState,
   );
   context.subscriptions.push(tree);
   const view = vscode.window.createTreeView(Views.sessions, { treeDataProvider: tree, showCollapseAll: true });
-  context.subscriptions.push(view);
+  context.subscriptions.push(
+    view,
+    // Kept in the workspace's state: VS Code does not keep a tree's expansion across a reload.
+    view.onDidExpandElement((e) => tree.expanded(e.element, true)),
+    view.onDidCollapseElement((e) => tree.expanded(e.element, false)),
+  );
 
   function update(next: ViewState): void {
     state = next;
@@ -98,6 +104,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(TURN_SCHEME, new TurnDocuments((id) => client.turn(id))),
+    // The turn page's link to the raw transcript line (its webview may run this command alone).
+    vscode.commands.registerCommand(OPEN_TRANSCRIPT_LINE, async (uri: unknown, line: unknown) => {
+      try {
+        await openTranscriptLine(uri, line);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Checkpoint: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }),
     ...registerCommands({
       daemon: client,
       log,

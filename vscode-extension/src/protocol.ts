@@ -72,6 +72,8 @@ export const SessionStatusShape = object({
   workspace: nullable(string),
   /** What holds its pending chunks. */
   held: array(HoldShape),
+  /** `checkpoint/sessions` only: the top folder of the git repository its cwd is in, else its cwd. */
+  repository: optional(nullable(string)),
 });
 export type SessionStatus = TypeOf<typeof SessionStatusShape>;
 
@@ -163,6 +165,8 @@ export const StatusMessageShape = object({
   workspace_sessions: WorkspaceSessionsDeltaShape,
   /** Sessions in scope, in the workspace or not. */
   sessions_total: number,
+  /** Of them, repositories' team sessions (their decision records: a Team node, not a session); absent from an older daemon. */
+  team_sessions: optional(number),
   /** Digest of the sessions in scope left out here: it changes when one of them does ("" when none). */
   others_version: string,
   /** Failing causes of sessions left out here (at most 20). */
@@ -280,6 +284,10 @@ export const ItemShape = object({
   /** A question answered later: the answering item's id, and the turn it was said in. */
   answered_by: optional(nullable(string)),
   answered_turn: optional(nullable(string)),
+  /** Who the decision record says decided, e-mail addresses left out (a shared item); absent from an older daemon. */
+  shared_by: optional(nullable(string)),
+  /** This user accepted it (a record's "accepted" is its author's claim); absent from an older daemon. */
+  accepted_here: optional(boolean),
 });
 export type Item = TypeOf<typeof ItemShape>;
 
@@ -375,6 +383,8 @@ export const DiagnosticDataShape = object({
   held: optional(boolean),
   /** How its lines were found: those the session wrote, those naming what it names, or one line. */
   mark: optional(literal('edited', 'named', 'line')),
+  /** Who said it, where and when, in one plain line with a date (for a client without the hover card). */
+  said: optional(string),
 });
 export type DiagnosticData = TypeOf<typeof DiagnosticDataShape>;
 
@@ -396,6 +406,26 @@ export type TurnText = TypeOf<typeof TurnTextShape>;
 /** A `checkpoint/turn` answer: the item and its turns in session order. */
 export const TurnResultShape = object({ item: ItemShape, turns: array(TurnTextShape) });
 export type TurnResult = TypeOf<typeof TurnResultShape>;
+
+/** A `checkpoint/transcripts` answer: the session's transcript files on disk, the latest written first. */
+export const TranscriptsResultShape = object({
+  session_id: string,
+  files: array(object({ path: string, uri: string })),
+});
+export type TranscriptsResult = TypeOf<typeof TranscriptsResultShape>;
+
+/** What `checkpoint.forget` did: the rows removed per table (none with `undo`). */
+export const ForgetResultShape = object({ session_id: string, removed: record(number), undone: boolean });
+export type ForgetResult = TypeOf<typeof ForgetResultShape>;
+
+/** A `checkpoint/transcripts` answer, checked enough to read its files. */
+export function transcriptsResultOf(result: unknown): TranscriptsResult {
+  const answer = result as TranscriptsResult | null;
+  if (answer && typeof answer === 'object' && Array.isArray(answer.files)) {
+    return answer;
+  }
+  throw new Error(`unexpected answer to ${Methods.transcripts}: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
 
 /** A `checkpoint/turn` answer, checked. */
 export function turnResultOf(result: unknown): TurnResult {

@@ -132,7 +132,8 @@ export function initializationOptions(settings: Settings, workspaceFolder: strin
   for (const id of SETTING_IDS) {
     const spec = SETTINGS[id];
     const value = settings[id];
-    if (spec.option === null || JSON.stringify(value) === JSON.stringify(spec.default)) {
+    // A default that is the editor's own (`sent`), not the daemon's, is sent all the same.
+    if (spec.option === null || (JSON.stringify(value) === JSON.stringify(spec.default) && !('sent' in spec))) {
       continue;
     }
     const [outer, inner] = spec.option.split('.');

@@ -4,7 +4,8 @@
  *
  * Each `checkpoint.*` setting: the daemon option it is sent as (`severity.decision`: a key inside
  * `severity`; null: the extension's own, never sent), its default (for an engine setting: "not set
- * here"), whether the daemon reads it as paths, and its allowed values. The extension checks no
+ * here"), whether the daemon reads it as paths, its allowed values, and `sent` when its default is the
+ * editor's own (then sent even when left at it). The extension checks no
  * value: the daemon does, and says which setting it refused.
  */
 
@@ -28,6 +29,7 @@ export const SETTINGS = {
   "agentReminders": { option: "agent_reminders", default: null, path: false },
   "decisionsDir": { option: "decisions_dir", default: "", path: false },
   "diagnostics.enabled": { option: "diagnostics", default: true, path: false },
+  "diagnostics.marks": { option: "marks", default: "codelens", path: false, values: ["diagnostics", "codelens"], sent: true },
   "diagnostics.severity.decision": { option: "severity.decision", default: "information", path: false, values: ["error", "warning", "information", "hint", "off"] },
   "diagnostics.severity.constraint": { option: "severity.constraint", default: "information", path: false, values: ["error", "warning", "information", "hint", "off"] },
   "diagnostics.severity.question": { option: "severity.question", default: "hint", path: false, values: ["error", "warning", "information", "hint", "off"] },

@@ -8,7 +8,7 @@
 
 import * as vscode from 'vscode';
 
-import { Commands, STATUS_BAR_ITEM_ID } from './constants';
+import { Commands, STATUS_BAR_ITEM_ID, TEAM_AGENT } from './constants';
 import type { Status } from './protocol';
 
 export type DaemonPhase = 'starting' | 'running' | 'stopped' | 'failed';
@@ -49,9 +49,14 @@ export function itemCounts(status: Status): { decisions: number; constraints: nu
   };
 }
 
-/** The sessions the panel lists: the workspace's (its Team node aside), or every one in scope "all". */
+/**
+ * The sessions the panel lists: the workspace's, or every one in scope "all"; a repository's team
+ * session (its decision records) is its Team node, not a session, and is not counted.
+ */
 export function sessionCount(status: Status): number {
-  return status.scope === 'all' ? status.sessions_total : status.sessions.filter((s) => s.agent !== 'team').length;
+  return status.scope === 'all'
+    ? status.sessions_total - (status.team_sessions ?? 0)
+    : status.sessions.filter((s) => s.agent !== TEAM_AGENT).length;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

@@ -12,10 +12,14 @@
  * caches and turns a node's view into a `TreeItem`.
  */
 
+import * as os from 'node:os';
+
 import * as vscode from 'vscode';
 
-import { ContextKeys } from './constants';
+import { ContextKeys, PANEL_EXPANSION_KEY } from './constants';
+import { Expansion, type Memory } from './expansion';
 import type { Item, SessionStatus, Status } from './protocol';
+import { pathOfUri, type Place } from './rowText';
 import type { ViewState } from './status';
 import type { Collapsible, Node, Related } from './treeNodes';
 import {
@@ -25,6 +29,7 @@ import {
   leavesSessionsOut,
   linkedIds,
   nodeView,
+  repositoryChildren,
   rootNodes,
   sessionChildren,
   teamChildren,
@@ -36,10 +41,16 @@ const COLLAPSIBLE: Record<Collapsible, vscode.TreeItemCollapsibleState> = {
   expanded: vscode.TreeItemCollapsibleState.Expanded,
 };
 
-/** A node's row as VS Code's TreeItem: what its view leaves out stays unset. */
-export function toTreeItem(node: Node, now: Date = new Date()): vscode.TreeItem {
-  const view = nodeView(node, now);
-  const t = new vscode.TreeItem(view.label, COLLAPSIBLE[view.collapsible]);
+/** What the rows' paths are shown relative to: the status's workspace folders and the home folder. */
+export function placeOf(status: Status | undefined, home = os.homedir()): Place {
+  return { roots: (status?.workspace_folders ?? []).map(pathOfUri), home };
+}
+
+/** A node's row as VS Code's TreeItem: what its view leaves out stays unset; open or closed as the user left it. */
+export function toTreeItem(node: Node, now: Date = new Date(), place?: Place, expansion?: Expansion): vscode.TreeItem {
+  const view = nodeView(node, now, place);
+  const collapsible = expansion ? expansion.apply(view.id, view.collapsible) : view.collapsible;
+  const t = new vscode.TreeItem(view.label, COLLAPSIBLE[collapsible]);
   t.id = view.id;
   if (view.description !== undefined) {
     t.description = view.description;
@@ -101,12 +112,22 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   private sessionList: SessionList | undefined;
   private sessionTimer: ReturnType<typeof setTimeout> | undefined;
 
+  private readonly expansion: Expansion;
+
   constructor(
     private readonly fetchItems: ItemsFetcher,
     private readonly lookupItems?: ItemsLookup,
     private readonly fetchSessions?: SessionsFetcher,
     private readonly fetchTeamItems?: TeamItemsFetcher,
-  ) {}
+    memory?: Memory,
+  ) {
+    this.expansion = new Expansion(memory, PANEL_EXPANSION_KEY);
+  }
+
+  /** The user opened or closed a row (the TreeView's onDidExpandElement / onDidCollapseElement). */
+  expanded(node: Node, open: boolean): void {
+    this.expansion.record(nodeView(node).id, open);
+  }
 
   /**
    * A new daemon state or status: redraw, refetching items of sessions whose counts changed (and
@@ -129,7 +150,7 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    return toTreeItem(node);
+    return toTreeItem(node, new Date(), placeOf(this.state.status), this.expansion);
   }
 
   getParent(): undefined {
@@ -158,6 +179,9 @@ export class CheckpointTree implements vscode.TreeDataProvider<Node>, vscode.Dis
     }
     if (node.type === 'group') {
       return groupChildren(node);
+    }
+    if (node.type === 'repository') {
+      return repositoryChildren(node);
     }
     if (node.type === 'item') {
       return chainChildren(node);

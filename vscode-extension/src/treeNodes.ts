@@ -14,16 +14,39 @@
  * {@link TEAM_AGENT}), which the panel shows as that node, never as a session. A shared item said in a
  * session here is listed under its session too.
  *
+ * Scope "all": the sessions are grouped by repository (the daemon's `repository` of each, else the
+ * repository's Team folder or the workspace folder holding it, else its own folder), each repository a
+ * node above its Team node and its sessions, as the GitHub Pull Requests tree groups by repository.
+ *
+ * Every row has an id of its own that stays the same across refreshes (VS Code keeps what was
+ * expanded by id, across a reload of the window too). Times are relative, paths relative to the
+ * workspace folder or the home folder ({@link Place}).
+ *
  * Every label, description and tooltip is a plain string: transcript text is shown as text, never
  * rendered as Markdown or HTML.
  */
 
 import * as path from 'node:path';
 
-import { Commands, ContextValues, KIND_LABELS, KIND_TITLE, SettingIds } from './constants';
+import { Commands, ContextValues, KIND_LABELS, KIND_TITLE, SettingIds, TEAM_AGENT } from './constants';
 import type { Item, ItemKind, SessionStatus, Status } from './protocol';
 import { ITEM_KINDS } from './protocol';
+import {
+  MAX_LABEL,
+  NO_PLACE,
+  absoluteFile,
+  agentName,
+  oneLine,
+  plural,
+  relativeTime,
+  shownPath,
+  type Place,
+} from './rowText';
+import { byNewest, repositoryNodes } from './repositories';
 import type { ViewState } from './status';
+
+export { oneLine, relativeTime } from './rowText';
+export { repositoryChildren, repositoryNodes, repositoryOf } from './repositories';
 
 export type Node =
   | { type: 'message'; id: string; label: string; detail?: string; icon: string; command?: string }
@@ -32,15 +55,18 @@ export type Node =
   /** `review`: the items held for review, listed first whatever their kind. */
   | { type: 'group'; sessionId: string; kind: ItemKind | 'review'; items: Item[]; related?: Related }
   | { type: 'team'; session: SessionStatus; problems: RecordProblem[] }
+  /** Scope "all": a repository (its top folder, or a folder in none), above its Team node and sessions. */
+  | { type: 'repository'; folder: string; teams: TeamNode[]; sessions: SessionStatus[] }
   | { type: 'recordProblem'; sessionId: string; problem: RecordProblem }
   /** `team`: the team session's id when the item is listed under its repository's Team node. */
   | { type: 'item'; item: Item; related?: Related; chain?: ChainStep; team?: string };
 
+export type TeamNode = Extract<Node, { type: 'team' }>;
+
 /** A decision record the daemon could not read: its file (absolute), line and why. */
 export type RecordProblem = Status['problems'][number];
 
-/** The agent of a repository's team session (the daemon's model.TEAM_AGENT). */
-export const TEAM_AGENT = 'team';
+export { TEAM_AGENT } from './constants';
 
 /** Items by id, for following supersession links to items listed elsewhere (or not at all). */
 export type Related = ReadonlyMap<string, Item>;
@@ -57,8 +83,6 @@ export const MAX_CHAIN = 20;
 
 const KIND_ICONS: Record<ItemKind, string> = { decision: 'milestone', constraint: 'lock', question: 'question' };
 
-const MAX_LABEL = 160;
-
 /** Items held for review: their group, icon and why. */
 export const NEEDS_REVIEW = 'Needs review';
 const HELD_ICON = { id: 'shield', color: 'list.warningForeground' };
@@ -66,40 +90,18 @@ const HELD_TOOLTIP =
   'Held for review: these read as instructions to an agent, and no agent is shown them until you accept them. ' +
   'Accept shows the exact line agents will receive and asks first.';
 
-/** One line of at most `max` characters: transcript text can hold newlines and very long runs. */
-export function oneLine(text: string, max = MAX_LABEL): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** "just now", "5 min ago", "3 h ago", "2 d ago", else the date. */
-export function relativeTime(timestamp: string | number | null | undefined, now: Date = new Date()): string {
-  if (timestamp === null || timestamp === undefined || timestamp === '') {
-    return 'no time';
-  }
-  const when = typeof timestamp === 'number' ? new Date(timestamp * 1000) : new Date(timestamp);
-  if (Number.isNaN(when.getTime())) {
-    return String(timestamp);
-  }
-  const seconds = Math.round((now.getTime() - when.getTime()) / 1000);
-  if (seconds < 60) {
-    return 'just now';
-  }
-  if (seconds < 3600) {
-    return `${Math.floor(seconds / 60)} min ago`;
-  }
-  if (seconds < 86400) {
-    return `${Math.floor(seconds / 3600)} h ago`;
-  }
-  if (seconds < 30 * 86400) {
-    return `${Math.floor(seconds / 86400)} d ago`;
-  }
-  return when.toISOString().slice(0, 10);
-}
+/** How much of a session's title its row shows (the tooltip shows it whole). */
+export const SESSION_LABEL = 60;
 
 export function sessionLabel(session: Pick<SessionStatus, 'title' | 'cwd' | 'id'>): string {
   if (session.title && session.title.trim()) {
-    return oneLine(session.title, 40);
+    const flat = oneLine(session.title, 1000);
+    if (flat.length <= SESSION_LABEL) {
+      return flat;
+    }
+    const cut = flat.slice(0, SESSION_LABEL - 1);
+    const word = cut.lastIndexOf(' ');
+    return `${word > SESSION_LABEL / 2 ? cut.slice(0, word) : cut}…`;
   }
   if (session.cwd) {
     return path.basename(session.cwd) || session.cwd;
@@ -117,8 +119,14 @@ export function leavesSessionsOut(status: Status): boolean {
  * ones the status does not hold.
  */
 export function mergeSessions(status: Status, listed: readonly SessionStatus[]): SessionStatus[] {
-  const own = new Set(status.sessions.map((s) => s.id));
-  return [...status.sessions, ...listed.filter((s) => !own.has(s.id))];
+  const fetched = new Map(listed.map((s) => [s.id, s]));
+  // The status's copy has the freshest counts; the repository only the fetched copy names.
+  const own = status.sessions.map((s) => {
+    const repository = s.repository ?? fetched.get(s.id)?.repository;
+    return repository === undefined ? s : { ...s, repository };
+  });
+  const ids = new Set(own.map((s) => s.id));
+  return [...own, ...listed.filter((s) => !ids.has(s.id))];
 }
 
 /**
@@ -188,13 +196,15 @@ export function rootNodes(state: ViewState, listed?: readonly SessionStatus[] | 
     });
     return nodes;
   }
-  const teams = all.filter((s) => s.agent === TEAM_AGENT);
-  for (const team of [...teams].sort((a, b) => (a.cwd ?? a.id).localeCompare(b.cwd ?? b.id))) {
-    nodes.push({ type: 'team', session: team, problems: status.problems.filter((p) => p.session_id === team.id) });
+  const teams: TeamNode[] = all
+    .filter((s) => s.agent === TEAM_AGENT)
+    .sort((a, b) => (a.cwd ?? a.id).localeCompare(b.cwd ?? b.id))
+    .map((team) => ({ type: 'team', session: team, problems: status.problems.filter((p) => p.session_id === team.id) }));
+  const sessions = all.filter((s) => s.agent !== TEAM_AGENT).sort(byNewest);
+  if (status.scope === 'all') {
+    return [...nodes, ...repositoryNodes(teams, sessions)];
   }
-  const sessions = all
-    .filter((s) => s.agent !== TEAM_AGENT)
-    .sort((a, b) => (b.last_ts ?? '').localeCompare(a.last_ts ?? ''));
+  nodes.push(...teams);
   for (const session of sessions) {
     nodes.push({ type: 'session', session });
   }
@@ -218,7 +228,8 @@ export function teamChildren(team: Extract<Node, { type: 'team' }>, items: Item[
     return nodes;
   }
   const shared = items.filter((i) => i.origin === 'shared' && i.state !== 'dismissed');
-  for (const item of shared) {
+  // Those held for review first, as in a session's "Needs review" group.
+  for (const item of [...shared.filter(isHeld), ...shared.filter((i) => !isHeld(i))]) {
     nodes.push({ type: 'item', item, related, team: team.session.id });
   }
   if (shared.length === 0 && team.problems.length === 0) {
@@ -326,21 +337,19 @@ export function chainChildren(node: ItemNode): Node[] {
 }
 
 function sessionDescription(s: SessionStatus, now: Date): string {
-  const parts = [s.agent, relativeTime(s.last_ts, now), `${s.captured} captured`, `${s.pending} pending`];
+  // Agent and time first: what a narrow row still shows of its description.
+  const parts = [agentName(s.agent), relativeTime(s.last_ts, now), `${s.captured} captured`, `${s.pending} pending`];
   if (s.failed > 0) {
     parts.push(`${s.failed} failed`);
   }
   return parts.join(' · ');
 }
 
-function sessionTooltip(s: SessionStatus): string {
-  const lines = [sessionLabel(s)];
+function sessionTooltip(s: SessionStatus, now: Date, place: Place): string {
+  const lines = [s.title ? oneLine(s.title, 400) : sessionLabel(s)];
+  lines.push(`${agentName(s.agent)} session, last turn ${s.last_ts ? relativeTime(s.last_ts, now) : 'unknown'}`);
   if (s.cwd) {
-    lines.push(`Folder: ${s.cwd}`);
-  }
-  lines.push(`Session: ${s.id} (${s.agent})`);
-  if (s.last_ts) {
-    lines.push(`Last turn: ${s.last_ts}`);
+    lines.push(`Folder: ${shownPath(s.cwd, place)}`);
   }
   lines.push(`${s.turns} turns: ${s.captured} captured, ${s.pending} pending, ${s.failed} failed.`);
   for (const cause of s.causes ?? []) {
@@ -353,10 +362,16 @@ function sessionTooltip(s: SessionStatus): string {
   if (s.problems) {
     lines.push(`${s.problems} transcript lines could not be read.`);
   }
+  lines.push(`Session ${s.id}`);
   return lines.join('\n');
 }
 
-/** Context flags for an item's menus: `checkpoint.item state-<state> [files] [source] [superseded] [shared]`. */
+/**
+ * Context flags for an item's menus: `checkpoint.item state-<state> [files] [source] [superseded]
+ * [shared] [held] [record] [accept] [dismiss]`. `accept` and `dismiss` say whether the act would
+ * change anything (Accept is not offered on an accepted item, unless it is a record's that you have
+ * not accepted yourself and is held for review).
+ */
 export function itemContext(item: Item): string {
   const flags: string[] = [ContextValues.item, `state-${item.state}`];
   if (item.files.length) {
@@ -371,8 +386,17 @@ export function itemContext(item: Item): string {
   if (item.origin === 'shared') {
     flags.push('shared'); // its record is in the repository already: no "Share with the Team"
   }
-  if (item.held && item.state !== 'accepted') {
+  if (isHeld(item)) {
     flags.push('held'); // needs review: its Accept asks first
+  }
+  if (item.record) {
+    flags.push('record');
+  }
+  if (item.state !== 'accepted' || isHeld(item)) {
+    flags.push('accept');
+  }
+  if (item.state !== 'dismissed') {
+    flags.push('dismiss');
   }
   return flags.join(' ');
 }
@@ -383,18 +407,30 @@ function linkedLabel(id: string, related: Related | undefined, max = 60): string
   return other ? `“${oneLine(other.statement, max)}”` : `item ${id}`;
 }
 
-export function itemTooltip(item: Item, related?: Related): string {
+/** Who said an item, and when: "said by you in a Claude Code session, 3 h ago", "shared by Alice, 2 d ago". */
+export function provenance(item: Item, now: Date = new Date()): string {
+  if (item.origin === 'shared') {
+    const who = item.shared_by ? `shared by ${item.shared_by}` : 'shared';
+    return `${who}, ${relativeTime(item.created_at, now)}`;
+  }
+  const said = item.sources.find((s) => s.timestamp)?.timestamp ?? item.created_at;
+  const roles = new Set(item.sources.map((s) => s.role).filter((r): r is string => Boolean(r)));
+  const who = roles.size === 1 && roles.has('user') ? ' by you' : roles.size === 1 && roles.has('assistant') ? ' by the agent' : '';
+  const session = item.agent ? `a ${agentName(item.agent)} session` : 'a session';
+  return `said${who} in ${session}, ${relativeTime(said, now)}`;
+}
+
+export function itemTooltip(item: Item, related?: Related, now: Date = new Date(), place: Place = NO_PLACE): string {
   const lines = [`${KIND_TITLE[item.kind] ?? item.kind}: ${item.statement}`];
   if (item.rationale) {
     lines.push(`Why: ${item.rationale}`);
   }
   if (item.files.length) {
-    lines.push(`Files: ${item.files.join(', ')}`);
+    lines.push(`Files: ${item.files.map((f) => shownPath(absoluteFile(f, item.cwd), place)).join(', ')}`);
   }
-  const src = item.sources[0];
-  if (src) {
-    lines.push(`From: ${src.path}:${src.line}${src.timestamp ? ` (${src.timestamp})` : ''}`);
-  }
+  const p = provenance(item, now);
+  const session = item.origin !== 'shared' && item.session_title ? ` (“${oneLine(item.session_title, 60)}”)` : '';
+  lines.push(`${p.charAt(0).toUpperCase()}${p.slice(1)}${session}`);
   if (item.superseded_by) {
     lines.push(`Superseded by: ${linkedLabel(item.superseded_by, related, MAX_LABEL)} (${item.superseded_by})`);
   }
@@ -404,16 +440,22 @@ export function itemTooltip(item: Item, related?: Related): string {
   if (isHeld(item)) {
     lines.push('Held for review: it reads as an instruction planted for an agent; no agent is shown it until you accept it.');
   }
-  if (item.origin === 'shared' && item.record) {
-    lines.push(`Shared with the team in the decision record ${item.record}`);
+  if (item.record) {
+    lines.push(`Decision record: ${item.record}`);
   }
-  lines.push(`State: ${item.state} · extractor ${item.extractor} · confidence ${item.confidence}`);
+  const accepted =
+    item.state === 'accepted' && item.record && item.accepted_here === false ? 'accepted in the record, not by you' : item.state;
+  lines.push(`State: ${accepted} · extractor ${item.extractor} · confidence ${item.confidence}`);
   return lines.join('\n');
 }
 
-/** Held for review and not accepted yet: no agent is shown it. */
+/** Held for review and not accepted by you yet (nor dismissed): no agent is shown it. */
 export function isHeld(item: Item): boolean {
-  return item.held === true && item.state !== 'accepted';
+  if (item.held !== true || item.state === 'dismissed') {
+    return false;
+  }
+  // A record's "accepted" is its author's claim: only your acceptance releases it (older daemons: its state).
+  return !(item.accepted_here ?? item.state === 'accepted');
 }
 
 /** Whether a row can be opened, and whether it starts open. */
@@ -434,9 +476,16 @@ export interface NodeView {
   command?: { command: string; title: string; arguments?: Node[] };
 }
 
-function itemDescription(node: ItemNode): string {
+function itemDescription(node: ItemNode, now: Date): string {
   const item = node.item;
   const desc: string[] = [];
+  if (isHeld(item)) {
+    desc.push(`needs review: ${KIND_TITLE[item.kind].toLowerCase()}`); // first: what a narrow row still shows
+  }
+  if (node.team) {
+    // Under the Team node: who shared it and when (the record's date).
+    desc.push(item.shared_by ? `${item.shared_by} · ${relativeTime(item.created_at, now)}` : relativeTime(item.created_at, now));
+  }
   if (node.chain) {
     desc.push(node.chain.direction === 'newer' ? '→ replaced it' : '← replaced by it');
   }
@@ -445,11 +494,8 @@ function itemDescription(node: ItemNode): string {
   } else if (item.supersedes?.length && !node.chain) {
     desc.push(`supersedes ${item.supersedes.length}`);
   }
-  if (isHeld(item)) {
-    desc.push(`needs review: ${KIND_TITLE[item.kind].toLowerCase()}`);
-  }
   if (item.state !== 'new') {
-    desc.push(item.state);
+    desc.push(item.state === 'accepted' && item.record && item.accepted_here === false ? 'accepted in the record' : item.state);
   }
   if (item.origin === 'shared' && !node.team) {
     desc.push('shared');
@@ -460,8 +506,8 @@ function itemDescription(node: ItemNode): string {
   return desc.join(' · ');
 }
 
-/** How a node is shown: its row in the panel. */
-export function nodeView(node: Node, now: Date = new Date()): NodeView {
+/** How a node is shown: its row in the panel (`place`: what paths are shown relative to). */
+export function nodeView(node: Node, now: Date = new Date(), place: Place = NO_PLACE): NodeView {
   switch (node.type) {
     case 'message': {
       const view: NodeView = {
@@ -487,7 +533,7 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         label: sessionLabel(s),
         collapsible: 'collapsed',
         description: sessionDescription(s, now),
-        tooltip: sessionTooltip(s),
+        tooltip: sessionTooltip(s, now, place),
         icon: { id: s.failed > 0 || (s.causes ?? []).length ? 'warning' : s.pending > 0 ? 'clock' : 'pass' },
         contextValue: ContextValues.session,
       };
@@ -511,9 +557,30 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         icon: node.kind === 'review' ? HELD_ICON : { id: KIND_ICONS[node.kind] },
         contextValue: `${ContextValues.group} ${node.kind}`,
       };
+    case 'repository': {
+      const shown = node.folder ? shownPath(node.folder, place) : 'No folder';
+      const parts = [plural(node.sessions.length, 'session')];
+      if (node.teams.length) {
+        parts.push('shared decisions');
+      }
+      const newest = node.sessions[0]?.last_ts;
+      return {
+        id: `repo:${node.folder}`,
+        label: node.folder ? path.basename(node.folder) || node.folder : 'No folder',
+        collapsible: 'expanded',
+        description: parts.join(' · '),
+        tooltip: [
+          node.folder ? `Repository ${shown}` : 'Sessions run in no folder',
+          `${plural(node.sessions.length, 'agent session')}${newest ? `, the latest ${relativeTime(newest, now)}` : ''}`,
+          ...(node.teams.length ? ['Its team’s shared decisions are under Team.'] : []),
+        ].join('\n'),
+        icon: { id: 'repo' },
+        contextValue: ContextValues.repository,
+      };
+    }
     case 'team': {
       const s = node.session;
-      const where = s.cwd ?? s.id;
+      const where = s.cwd ? shownPath(s.cwd, place) : s.id;
       const tooltip = [
         `Decisions shared with the team in the repository ${where}: its decision records.`,
         'Share with the Team writes a record; commit and push it. A pull brings your team’s.',
@@ -525,7 +592,7 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         id: `team:${s.id}`,
         label: 'Team',
         collapsible: 'collapsed',
-        description: path.basename(where) || where,
+        description: s.cwd ? path.basename(s.cwd) || where : where,
         tooltip: tooltip.join('\n'),
         icon: { id: node.problems.length ? 'warning' : 'organization' },
         contextValue: ContextValues.team,
@@ -538,9 +605,10 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         label: `Cannot be read: ${path.basename(p.path)}:${p.line}`,
         collapsible: 'none',
         description: oneLine(p.message),
-        tooltip: `${p.path}:${p.line}: ${p.message}`,
+        tooltip: `${shownPath(p.path, place)}:${p.line}: ${p.message}\nClick to open the record at that line.`,
         icon: { id: 'warning' },
         contextValue: ContextValues.recordProblem,
+        command: { command: Commands.openProblemFile, title: 'Open the Record', arguments: [node] },
       };
     }
     case 'item': {
@@ -549,8 +617,8 @@ export function nodeView(node: Node, now: Date = new Date()): NodeView {
         id: itemNodeId(node),
         label: oneLine(item.statement),
         collapsible: chainChildren(node).length > 0 ? 'collapsed' : 'none',
-        description: itemDescription(node),
-        tooltip: itemTooltip(item, node.related),
+        description: itemDescription(node, now),
+        tooltip: itemTooltip(item, node.related, now, place),
         // No strike-through in a tree: a superseded item gets its own icon, dimmed.
         // An accepted item keeps its kind's icon (its description says accepted); a held one has its own.
         icon: item.superseded_by

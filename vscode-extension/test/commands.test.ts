@@ -13,12 +13,16 @@ import {
   sessionIdFromArg,
   setApiKey,
   agentLine,
+  forgetConfirmation,
+  forgetSession,
+  openProblemFile,
+  openSessionTranscript,
   type CommandDeps,
   type Daemon,
 } from '../src/commands';
 import { Commands } from '../src/constants';
 import { DaemonNotRunningError } from '../src/lifecycle';
-import type { Item, SearchResponse, TurnResult } from '../src/protocol';
+import type { Item, SearchResponse, TranscriptsResult, TurnResult } from '../src/protocol';
 import { INSTALL_COMMAND } from '../src/settings';
 import { files, resetVscodeMock } from './__mocks__/vscode';
 import { item, session } from './fixtures';
@@ -38,6 +42,10 @@ function fakeDeps(phase: Daemon['currentPhase'] = 'running') {
     search: vi.fn(async (..._a: unknown[]): Promise<SearchResponse> => ({ terms: [], matched: 'all', items: [] })),
     restart: vi.fn(async (): Promise<void> => undefined),
     turn: vi.fn(async (id: string): Promise<TurnResult> => ({ item: item({ id }), turns: [] })),
+    transcripts: vi.fn(async (id: string): Promise<TranscriptsResult> => ({
+      session_id: id,
+      files: [{ path: '/home/dev/.claude/projects/p/s.jsonl', uri: 'file:///home/dev/.claude/projects/p/s.jsonl' }],
+    })),
   };
   const secrets = { store: vi.fn(async () => undefined), delete: vi.fn(async () => undefined), get: vi.fn() };
   const deps = {
@@ -163,32 +171,42 @@ describe('guard', () => {
     expect(deps.log.show).toHaveBeenCalled();
   });
 
-  it('answers a stopped daemon with the start failure, its install command and the fix-it buttons', async () => {
+  it('answers a stopped daemon in two lines at most, with Show Log and the action the failure implies', async () => {
     const { deps, asDeps } = fakeDeps();
-    const failure = `Checkpoint: the daemon (checkpoint serve) is not running: not found. Install it with \`${INSTALL_COMMAND}\` …`;
+    const failure =
+      `Checkpoint: the daemon (/opt/tools/checkpoint serve) is not running: /opt/tools/checkpoint was not found. ` +
+      `Remove the "checkpoint.command" setting to use the daemon the extension brings, or install one with \`${INSTALL_COMMAND}\`.`;
     deps.lastFailure.mockReturnValue(failure);
-    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Restart Daemon' as never);
+    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Open Settings' as never);
     await guard(asDeps, 'Checkpoint Now', async () => {
       throw new DaemonNotRunningError('not found');
     })();
+    // The gist (no command line in parentheses, no advice), the setting to fix a click away.
     expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
-      failure,
+      'Checkpoint: the daemon is not running: /opt/tools/checkpoint was not found.',
       'Show Log',
-      'Restart Daemon',
-      'Copy Install Command',
       'Open Settings',
     );
-    expect(deps.daemon.restart).toHaveBeenCalled();
+    expect(vscode.commands.executeCommand).toHaveBeenCalledWith('workbench.action.openSettings', 'checkpoint.command');
   });
 
-  it('offers no install command when the failure asks for something else (Python for the bundled daemon)', async () => {
+  it('offers Restart Daemon when the failure asks for something else than the setting (Python for the bundled daemon)', async () => {
     const { deps, asDeps } = fakeDeps();
-    const failure = 'Checkpoint: the daemon could not be started: Checkpoint needs Python 3.11 or 3.12 to install its daemon';
+    const failure =
+      'Checkpoint needs Python 3.11, 3.12 or 3.13 to install its daemon (none found: no python3 on PATH and no interpreter ' +
+      'selected in the Python extension). Install Python 3.13 (python.org, or your package manager: e.g. "sudo apt install ' +
+      'python3"), then run "Checkpoint: Restart Daemon". Or set "checkpoint.command" to a checkpoint you installed.';
     deps.lastFailure.mockReturnValue(failure);
+    vi.mocked(vscode.window.showErrorMessage).mockResolvedValueOnce('Restart Daemon' as never);
     await guard(asDeps, 'Checkpoint Now', async () => {
       throw new DaemonNotRunningError('no Python');
     })();
-    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(failure, 'Show Log', 'Restart Daemon', 'Open Settings');
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'Checkpoint needs Python 3.11, 3.12 or 3.13 to install its daemon.',
+      'Show Log',
+      'Restart Daemon',
+    );
+    expect(deps.daemon.restart).toHaveBeenCalled();
   });
 });
 
@@ -291,6 +309,15 @@ describe('item commands', () => {
     vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Accept' as never);
     await handler(Commands.acceptItem)({ type: 'item', item: held });
     expect(deps.daemon.executeCommand.mock.calls).toEqual([['checkpoint.accept', ['it-h']]]);
+  });
+
+  it('asks first for a teammate’s held record whose file says "accepted": only your acceptance releases it', async () => {
+    const { deps, asDeps } = fakeDeps();
+    registerCommands(asDeps);
+    const planted = item({ id: 'it-r', held: true, state: 'accepted', accepted_here: false, origin: 'shared', record: 'docs/decisions/r.md' });
+    await handler(Commands.acceptItem)({ type: 'item', item: planted });
+    expect(vi.mocked(vscode.window.showWarningMessage).mock.calls[0]?.[1]).toMatchObject({ modal: true });
+    expect(deps.daemon.executeCommand).not.toHaveBeenCalled();
   });
 
   it('an Accept or a Dismiss can be undone: the item goes back to the state it had', async () => {
@@ -418,11 +445,81 @@ describe('Export Decisions', () => {
     expect(new TextDecoder().decode(files.get('/tmp/out/checkpoint-decisions.md'))).toBe('mine');
   });
 
+  it('starts the folder picker at the workspace folder, not the home folder', async () => {
+    const { asDeps } = fakeDeps();
+    setWorkspaceFolders([{ uri: vscode.Uri.file('/w/repo'), name: 'repo', index: 0 }]);
+    vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
+    await exportDecisions(asDeps);
+    const options = vi.mocked(vscode.window.showOpenDialog).mock.calls[0][0] as { defaultUri: vscode.Uri };
+    expect(options.defaultUri.fsPath).toBe('/w/repo');
+  });
+
   it('does nothing when the folder dialog is cancelled', async () => {
     const { asDeps } = fakeDeps();
     vi.mocked(vscode.window.showQuickPick).mockImplementationOnce(async (picks) => (picks as unknown as { format: string }[])[0] as never);
     await exportDecisions(asDeps);
     expect(vscode.workspace.fs.writeFile).not.toHaveBeenCalled();
+  });
+});
+
+describe('a session’s menu', () => {
+  const node = { type: 'session', session: session({ id: 'sess-1', title: 'Refactor the parser', turns: 40 }) };
+
+  it('Open Transcript opens the session’s transcript at its last line', async () => {
+    const { deps, asDeps } = fakeDeps();
+    const editor = { document: { lineCount: 120 }, selection: undefined as unknown, revealRange: vi.fn() };
+    vi.mocked(vscode.window.showTextDocument).mockResolvedValueOnce(editor as never);
+    await openSessionTranscript(asDeps, node);
+    expect(deps.daemon.transcripts).toHaveBeenCalledWith('sess-1');
+    const [uri] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as [vscode.Uri];
+    expect(uri.fsPath).toBe('/home/dev/.claude/projects/p/s.jsonl');
+    expect(editor.selection).toMatchObject({ start: { line: 119, character: 0 } });
+    expect(editor.revealRange).toHaveBeenCalled();
+  });
+
+  it('Open Transcript says so when the transcript is gone, and asks for a session from the palette', async () => {
+    const { deps, asDeps } = fakeDeps();
+    deps.daemon.transcripts.mockResolvedValueOnce({ session_id: 'sess-1', files: [] });
+    await expect(openSessionTranscript(asDeps, node)).rejects.toThrow('is no longer on disk');
+    await expect(openSessionTranscript(asDeps, undefined)).rejects.toThrow('pick a session in the Checkpoint panel first');
+  });
+
+  it('Forget asks first, saying what goes and what stays, and sends nothing when cancelled', async () => {
+    const { deps, asDeps } = fakeDeps();
+    await forgetSession(asDeps, node);
+    const { message, detail } = forgetConfirmation(node.session);
+    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith(message, { modal: true, detail }, 'Forget');
+    expect(message).toBe('Forget the session “Refactor the parser”?');
+    expect(detail).toContain('40 turns');
+    expect(detail).toContain('The transcript file itself is not touched');
+    expect(deps.daemon.executeCommand).not.toHaveBeenCalled();
+  });
+
+  it('Forget sends checkpoint.forget once confirmed, says what went, and Undo reads the session again', async () => {
+    const { deps, asDeps } = fakeDeps();
+    vi.mocked(vscode.window.showWarningMessage).mockResolvedValueOnce('Forget' as never);
+    vi.mocked(vscode.window.showInformationMessage).mockResolvedValueOnce('Undo' as never);
+    deps.daemon.executeCommand.mockResolvedValueOnce({ session_id: 'sess-1', removed: { turns: 40, items: 3 }, undone: false });
+    await forgetSession(asDeps, node);
+    expect(deps.daemon.executeCommand).toHaveBeenNthCalledWith(1, 'checkpoint.forget', ['sess-1']);
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith(
+      'Checkpoint: forgot “Refactor the parser”: 40 turns and 3 items removed.',
+      'Undo',
+    );
+    expect(deps.tree.refresh).toHaveBeenCalled();
+    expect(deps.daemon.executeCommand).toHaveBeenNthCalledWith(2, 'checkpoint.forget', [{ session: 'sess-1', undo: true }]);
+  });
+
+  it('a record that cannot be read opens at the line named, or says it is gone', async () => {
+    const problem = { path: '/w/repo/docs/decisions/bad.md', line: 4, message: 'id: expected hex', session_id: 'team:/w/repo' };
+    const row = { type: 'recordProblem', sessionId: 'team:/w/repo', problem };
+    files.set(problem.path, new TextEncoder().encode('---\n'));
+    await openProblemFile(row);
+    const [uri, options] = vi.mocked(vscode.window.showTextDocument).mock.calls[0] as [vscode.Uri, { selection: vscode.Range }];
+    expect(uri.fsPath).toBe(problem.path);
+    expect(options.selection.start.line).toBe(3);
+    files.clear();
+    await expect(openProblemFile(row)).rejects.toThrow('is no longer there (id: expected hex)');
   });
 });
 

@@ -15,7 +15,7 @@ interface Manifest {
     viewsContainers: { activitybar: { id: string; title: string; icon: string }[] };
     views: Record<string, { id: string; name: string }[]>;
     commands: { command: string; title: string; category?: string }[];
-    menus: { commandPalette: { command: string; when: string }[] } & Record<string, { command: string; when?: string }[]>;
+    menus: { commandPalette: { command: string; when: string }[] } & Record<string, { command: string; when?: string; group?: string }[]>;
     configuration: { properties: Record<string, { default?: unknown }> };
   };
   scripts: Record<string, string>;
@@ -75,6 +75,9 @@ describe('package.json contracts', () => {
         Commands.removeSupersession,
         Commands.openTurn,
         Commands.openRecord,
+        Commands.openSessionTranscript,
+        Commands.forgetSession,
+        Commands.openProblemFile,
       ].sort(),
     );
   });
@@ -154,11 +157,11 @@ describe('package.json contracts', () => {
         // Each pattern matches some value the panel sets: an item's flags or a plain context value.
         const samples = [
           ...known,
-          `${ContextValues.item} state-new files source`,
-          `${ContextValues.item} state-accepted files source`,
-          `${ContextValues.item} state-new source superseded`,
-          `${ContextValues.item} state-accepted files source shared`,
-          `${ContextValues.item} state-new files source held`,
+          itemContext(item()),
+          itemContext(item({ state: 'accepted' })),
+          itemContext(item({ superseded_by: 'x' })),
+          itemContext(item({ origin: 'shared', record: 'docs/decisions/a.md', state: 'accepted' })),
+          itemContext(item({ held: true })),
         ];
         expect(samples.some((v) => pattern.test(v)), when).toBe(true);
       }
@@ -166,6 +169,66 @@ describe('package.json contracts', () => {
     for (const m of menus) {
       expect(Object.values(Commands) as string[], m.command).toContain(m.command);
     }
+  });
+
+  /** The panel's menu entries for a row with this context value, as VS Code's `when` clauses pick them. */
+  function menuFor(contextValue: string): { command: string; group: string }[] {
+    const holds = (term: string): boolean => {
+      if (term === 'view == checkpoint.sessions') {
+        return true;
+      }
+      const equal = /^viewItem == ([\w.]+)$/.exec(term);
+      if (equal) {
+        return contextValue === equal[1];
+      }
+      const match = /^viewItem =~ \/(.*)\/$/.exec(term);
+      if (match) {
+        return new RegExp(match[1]).test(contextValue);
+      }
+      throw new Error(`a when clause this test cannot read: ${term}`);
+    };
+    return manifest.contributes.menus['view/item/context']
+      .filter((m) => (m.when ?? '').split(' && ').every(holds))
+      .map((m) => ({ command: m.command, group: m.group ?? '' }));
+  }
+  const inline = (contextValue: string): string[] =>
+    menuFor(contextValue)
+      .filter((m) => m.group.startsWith('inline'))
+      .sort((a, b) => Number(a.group.split('@')[1]) - Number(b.group.split('@')[1]))
+      .map((m) => m.command);
+
+  it('offers a session Open Transcript, Checkpoint Now and Forget, in that order', () => {
+    const menu = menuFor(ContextValues.session).filter((m) => !m.group.startsWith('inline'));
+    expect(menu.sort((a, b) => a.group.localeCompare(b.group)).map((m) => m.command)).toEqual([
+      Commands.openSessionTranscript,
+      Commands.checkpointNow,
+      Commands.forgetSession,
+    ]);
+    expect(inline(ContextValues.session)).toEqual([Commands.checkpointNow]);
+  });
+
+  it('keeps an item’s inline icons in place when its state changes: what a state hides is leftmost', () => {
+    const before = inline(itemContext(item()));
+    const after = inline(itemContext(item({ state: 'accepted' })));
+    expect(before).toEqual([Commands.acceptItem, Commands.dismissItem, Commands.openTurn, Commands.goToCode]);
+    // The action bar is right-aligned: the icons right of the one that went keep their places.
+    expect(after).toEqual(before.slice(1));
+    expect(before.slice(-after.length)).toEqual(after);
+  });
+
+  it('offers no Accept on an accepted item, unless it is a record’s held one you have not accepted', () => {
+    const commands = (ctx: string): string[] => menuFor(ctx).map((m) => m.command);
+    expect(commands(itemContext(item({ state: 'accepted' })))).not.toContain(Commands.acceptItem);
+    expect(commands(itemContext(item({ state: 'new' })))).toContain(Commands.acceptItem);
+    const recordHeld = item({ origin: 'shared', record: 'docs/decisions/a.md', state: 'accepted', held: true, accepted_here: false });
+    expect(commands(itemContext(recordHeld))).toContain(Commands.acceptItem);
+    expect(commands(itemContext({ ...recordHeld, accepted_here: true }))).not.toContain(Commands.acceptItem);
+  });
+
+  it('offers Open Decision Record on a shared item, and opens a record that cannot be read', () => {
+    const shared = itemContext(item({ origin: 'shared', record: 'docs/decisions/a.md', sources: [], files: [] }));
+    expect(inline(shared)).toEqual([Commands.acceptItem, Commands.dismissItem, Commands.openRecord]);
+    expect(menuFor(ContextValues.recordProblem).map((m) => m.command)).toContain(Commands.openProblemFile);
   });
 
   it('offers "Share with the Team" on local items only: a shared one has its record already', () => {

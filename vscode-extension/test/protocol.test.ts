@@ -13,12 +13,14 @@ import { describe, expect, it } from 'vitest';
 import { DIAGNOSTIC_SOURCE, EditorCommands, Methods, SERVER_NAME, ServerCommands } from '../src/constants';
 import {
   DiagnosticDataShape,
+  ForgetResultShape,
   ItemsResultShape,
   NowResultShape,
   SearchResponseShape,
   SessionsResultShape,
   StatusMessageShape,
   SupersedeResultShape,
+  TranscriptsResultShape,
   TriageResultShape,
   TurnResultShape,
   WorkspaceSessionsResultShape,
@@ -46,6 +48,8 @@ const CONTRACT: Record<string, Shape<unknown>> = {
   'supersede-result.json': SupersedeResultShape,
   'supersede-undo-result.json': SupersedeResultShape,
   'turn-result.json': TurnResultShape,
+  'transcripts-result.json': TranscriptsResultShape,
+  'forget-result.json': ForgetResultShape,
 };
 
 function golden(name: string): unknown {

@@ -78,15 +78,19 @@ describe('daemonLaunch', () => {
 });
 
 describe('initializationOptions', () => {
-  it('uses the daemon’s snake_case keys and leaves out settings at their defaults', () => {
+  it('uses the daemon’s snake_case keys and leaves out settings at their defaults, but the editor’s own (marks)', () => {
     const opts = initializationOptions(
       readSettings(
         config({ extractor: 'heuristic', 'budget.maxRequests': 5, 'diagnostics.severity.constraint': 'warning', extraction: 'manual' }),
       ),
       undefined,
     );
-    expect(opts).toEqual({ extractor: 'heuristic', max_requests: 5, extraction: 'manual', severity: { constraint: 'warning' } });
-    expect(initializationOptions(readSettings(config({})), undefined)).toEqual({});
+    expect(opts).toEqual({
+      extractor: 'heuristic', max_requests: 5, extraction: 'manual', severity: { constraint: 'warning' }, marks: 'codelens',
+    });
+    // CodeLens is VS Code's default, not the daemon's (any LSP editor gets diagnostics): always sent
+    expect(initializationOptions(readSettings(config({})), undefined)).toEqual({ marks: 'codelens' });
+    expect(initializationOptions(readSettings(config({ 'diagnostics.marks': 'diagnostics' })), undefined)).toEqual({ marks: 'diagnostics' });
   });
 
   it('sends a bad value as written, for the daemon to refuse by name', () => {
@@ -94,7 +98,7 @@ describe('initializationOptions', () => {
       readSettings(config({ scope: 'everywhere', extractor: 'gpt', idleSeconds: -1, 'diagnostics.severity.question': 'loud' })),
       undefined,
     );
-    expect(opts).toEqual({ scope: 'everywhere', extractor: 'gpt', idle_seconds: -1, severity: { question: 'loud' } });
+    expect(opts).toEqual({ scope: 'everywhere', extractor: 'gpt', idle_seconds: -1, severity: { question: 'loud' }, marks: 'codelens' });
   });
 
   it('passes every engine setting that was set, with paths expanded', () => {

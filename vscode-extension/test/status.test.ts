@@ -35,6 +35,9 @@ describe('renderStatus', () => {
     expect(p.tooltip).toContain('in 2 sessions of this workspace');
     const all = renderStatus({ phase: 'running', status: status({ scope: 'all', sessions_total: 4 }) });
     expect(all.tooltip).toContain('in 4 sessions in scope');
+    // Scope "all": the repositories' team sessions are Team nodes in the panel, not sessions.
+    const withTeams = renderStatus({ phase: 'running', status: status({ scope: 'all', sessions_total: 4, team_sessions: 1 }) });
+    expect(withTeams.tooltip).toContain('in 3 sessions in scope');
   });
 
   it('spins while the daemon extracts, with the run progress in the tooltip', () => {

@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+
+import { TOAST_MAX } from '../src/toast';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { markSuperseded, registerCommands, removeSupersession, type CommandDeps } from '../src/commands';
@@ -117,7 +119,12 @@ describe('Mark as Superseded by…', () => {
     registerCommands(deps);
     const call = vi.mocked(vscode.commands.registerCommand).mock.calls.find((c) => c[0] === Commands.markSuperseded);
     await (call?.[1] as (arg: unknown) => Promise<void>)({ type: 'item', item: OLD });
-    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(`Checkpoint: Mark as Superseded failed: ${refusal}`, 'Show Log');
+    // Two lines at most: the gist, with Show Log; the whole refusal is in the log.
+    const [shown, ...buttons] = vi.mocked(vscode.window.showErrorMessage).mock.calls[0] as string[];
+    expect(buttons).toEqual(['Show Log']);
+    expect(shown).toMatch(/^Checkpoint: Mark as Superseded failed: item old is already superseded by item new/);
+    expect(shown.length).toBeLessThanOrEqual(TOAST_MAX);
+    expect(deps.log.error).toHaveBeenCalledWith(`Mark as Superseded failed: ${refusal}`);
   });
 });
 

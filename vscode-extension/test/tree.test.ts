@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 
+import { Expansion, MAX_REMEMBERED, type Memory } from '../src/expansion';
 import { CheckpointTree, ITEMS_TIMEOUT_MS, SESSIONS_REFETCH_MS, toTreeItem } from '../src/tree';
-import type { Node } from '../src/treeNodes';
+import { repositoryChildren, type Node } from '../src/treeNodes';
 import { resetVscodeMock } from './__mocks__/vscode';
 import { item, session, status } from './fixtures';
 
@@ -14,7 +15,7 @@ describe('toTreeItem', () => {
   it('renders a session with title, agent, time and captured/pending/failed counts', () => {
     const t = toTreeItem({ type: 'session', session: session({ failed: 2, causes: ['x'] }) }, NOW);
     expect(t.label).toBe('Refactor the parser');
-    expect(t.description).toBe('claude · 3 h ago · 30 captured · 10 pending · 2 failed');
+    expect(t.description).toBe('Claude Code · 3 h ago · 30 captured · 10 pending · 2 failed');
     expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
     expect(t.contextValue).toBe('checkpoint.session');
     expect((t.iconPath as vscode.ThemeIcon).id).toBe('warning');
@@ -36,7 +37,7 @@ describe('toTreeItem', () => {
     expect(typeof t.tooltip).toBe('string');
     expect(t.description).toBe('b.py +1');
     expect(t.command).toEqual({ command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] });
-    expect(t.contextValue).toBe('checkpoint.item state-new files source');
+    expect(t.contextValue).toBe('checkpoint.item state-new files source accept dismiss');
   });
 
   it('opens the turn on click when the item names no files, and shows its state', () => {
@@ -44,7 +45,7 @@ describe('toTreeItem', () => {
     const t = toTreeItem(node);
     expect(t.command?.command).toBe('checkpoint.openTurn');
     expect(t.description).toBe('accepted');
-    expect(t.contextValue).toBe('checkpoint.item state-accepted source');
+    expect(t.contextValue).toBe('checkpoint.item state-accepted source dismiss');
   });
 
   it('gives message nodes their command', () => {
@@ -129,7 +130,9 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
   const other = session({ id: 'other', cwd: '/elsewhere', workspace: null, last_ts: '2026-01-05T11:00:00Z' });
   const lean = (over: Parameters<typeof status>[0] = {}): ReturnType<typeof status> =>
     status({ scope: 'all', sessions: [mine], sessions_total: 2, others_version: 'v1', ...over });
-  const ids = (nodes: Node[]): string[] => nodes.map((n) => (n.type === 'session' ? n.session.id : n.type));
+  // Scope "all" groups the sessions by repository: the sessions, in order, under their repositories.
+  const flat = (nodes: Node[]): Node[] => nodes.flatMap((n) => (n.type === 'repository' ? repositoryChildren(n) : [n]));
+  const ids = (nodes: Node[]): string[] => flat(nodes).map((n) => (n.type === 'session' ? n.session.id : n.type));
 
   it('asks for the full list when the panel shows it, and again only when others_version changes', async () => {
     vi.useFakeTimers();
@@ -140,7 +143,7 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
     expect(fetchSessions).not.toHaveBeenCalled(); // a status alone asks nothing: the panel asks when it draws
 
     const nodes = await tree.getChildren();
-    expect(nodes).toEqual([
+    expect(flat(nodes)).toEqual([
       { type: 'session', session: mine }, // the status's counts, fresher than the list's
       { type: 'session', session: other },
     ]);
@@ -149,7 +152,7 @@ describe('the sessions a status leaves out (checkpoint/sessions)', () => {
     // Statuses about the workspace's session only: redrawn from the status, nothing asked.
     for (const pending of [3, 2, 1]) {
       tree.setState({ phase: 'running', status: lean({ sessions: [session({ ...mine, pending })] }) });
-      const [first] = await tree.getChildren();
+      const [first] = flat(await tree.getChildren());
       expect(first).toEqual({ type: 'session', session: session({ ...mine, pending }) });
     }
     expect(fetchSessions).toHaveBeenCalledTimes(1);
@@ -224,7 +227,7 @@ describe('supersession chains in the panel', () => {
     expect(t.label).toBe('We use vLLM for serving.');
     expect(t.description).toContain('superseded by “We moved to SGLang.”');
     expect(t.iconPath).toMatchObject({ id: 'history', color: { id: 'disabledForeground' } });
-    expect(t.contextValue).toBe('checkpoint.item state-new files source superseded');
+    expect(t.contextValue).toBe('checkpoint.item state-new files source superseded accept dismiss');
     expect(t.tooltip).toContain('Superseded by: “We moved to SGLang.” (new)');
     expect(t.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
   });
@@ -281,5 +284,59 @@ describe('the Team node (decisions shared in the repository)', () => {
     const [again] = await tree.getChildren();
     await tree.getChildren(again);
     expect(fetchTeamItems).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('expansion kept across a reload of the window', () => {
+  /** workspaceState as VS Code keeps it: what one window stored, the next one reads. */
+  function memory(): Memory & { saved: Map<string, unknown> } {
+    const saved = new Map<string, unknown>();
+    return {
+      saved,
+      get: <T>(key: string) => saved.get(key) as T | undefined,
+      update: async (key: string, value: unknown) => void saved.set(key, JSON.parse(JSON.stringify(value))),
+    };
+  }
+
+  it('a row the user opened starts open in the next window, one closed starts closed; a leaf stays a leaf', async () => {
+    const kept = memory();
+    const first = new CheckpointTree(vi.fn(async () => [item()]), undefined, undefined, undefined, kept);
+    first.setState({ phase: 'running', status: status() });
+    const [sessionNode] = await first.getChildren();
+    const [group] = await first.getChildren(sessionNode);
+    expect(first.getTreeItem(sessionNode).collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+    first.expanded(sessionNode, true);
+    first.expanded(group, false);
+
+    // A reload: a new tree over the same workspace state, the same rows (same ids) from a new status.
+    const next = new CheckpointTree(vi.fn(async () => [item()]), undefined, undefined, undefined, kept);
+    next.setState({ phase: 'running', status: status({ sessions: [session({ captured: 31, pending: 9 })] }) });
+    const [again] = await next.getChildren();
+    const [groupAgain] = await next.getChildren(again);
+    expect(next.getTreeItem(again).collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
+    expect(next.getTreeItem(groupAgain).collapsibleState).toBe(vscode.TreeItemCollapsibleState.Collapsed);
+    const [leaf] = await next.getChildren(groupAgain);
+    next.expanded(leaf, true);
+    expect(next.getTreeItem(leaf).collapsibleState).toBe(vscode.TreeItemCollapsibleState.None);
+  });
+
+  it('remembers a bounded number of rows, the latest toggled', () => {
+    const kept = memory();
+    const expansion = new Expansion(kept, 'k');
+    for (let n = 0; n < MAX_REMEMBERED + 10; n++) {
+      expansion.record(`session:${n}`, true);
+    }
+    expansion.record('session:3', false); // toggled again: the newest
+    const saved = kept.saved.get('k') as [string, boolean][];
+    expect(saved.length).toBe(MAX_REMEMBERED);
+    expect(saved.at(-1)).toEqual(['session:3', false]);
+    expect(new Expansion(kept, 'k').apply('session:0', 'collapsed')).toBe('collapsed'); // forgotten: the default
+    expect(new Expansion(kept, 'k').apply('session:20', 'collapsed')).toBe('expanded');
+  });
+
+  it('reads a damaged saved value as nothing remembered', () => {
+    const kept = memory();
+    kept.saved.set('k', 'not a list');
+    expect(new Expansion(kept, 'k').apply('session:1', 'collapsed')).toBe('collapsed');
   });
 });

@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import type { Item, Status } from '../src/protocol';
 import {
   chainChildren,
   groupChildren,
+  repositoryChildren,
   itemContext,
   nodeView,
   oneLine,
@@ -22,6 +24,8 @@ import { item, session, status } from './fixtures';
 const NOW = new Date('2026-01-05T13:00:00.000Z');
 
 type ItemNode = Extract<Node, { type: 'item' }>;
+
+const idOf = (n: Node): string => nodeView(n, NOW).id;
 
 describe('rootNodes', () => {
   it('lists the sessions of a status notification, most recent first', () => {
@@ -74,7 +78,10 @@ describe('rootNodes', () => {
   it('lists the fetched sessions when none is in the workspace, instead of saying there are none', () => {
     const other = session({ id: 'other', cwd: '/elsewhere', workspace: null });
     const lean = status({ scope: 'all', sessions: [], sessions_total: 1, others_version: 'v1' });
-    expect(rootNodes({ phase: 'running', status: lean }, [other])).toEqual([{ type: 'session', session: other }]);
+    // Scope "all": under its repository (here its own folder: it is in none the panel knows).
+    expect(rootNodes({ phase: 'running', status: lean }, [other])).toEqual([
+      { type: 'repository', folder: '/elsewhere', teams: [], sessions: [other] },
+    ]);
   });
 });
 
@@ -137,16 +144,16 @@ describe('nodeView', () => {
       id: 'session:sess-aaaa-1111',
       label: 'Refactor the parser',
       collapsible: 'collapsed',
-      description: 'claude · 3 h ago · 30 captured · 10 pending · 2 failed',
+      description: 'Claude Code · 3 h ago · 30 captured · 10 pending · 2 failed',
       tooltip: [
         'Refactor the parser',
+        'Claude Code session, last turn 3 h ago',
         'Folder: /home/dev/proj',
-        'Session: sess-aaaa-1111 (claude)',
-        'Last turn: 2026-01-05T10:00:00.000Z',
         '40 turns: 30 captured, 10 pending, 2 failed.',
         'Failing: x',
         'Not sent, by policy: base64_image 3 records',
         '1 transcript lines could not be read.',
+        'Session sess-aaaa-1111',
       ].join('\n'),
       icon: { id: 'warning' },
       contextValue: 'checkpoint.session',
@@ -211,7 +218,7 @@ describe('nodeView', () => {
       type: 'item',
       item: item({ statement: '<script>alert(1)</script>\n**bold** [x](command:evil)', files: ['/a/b.py', '/a/c.py'] }),
     };
-    expect(nodeView(node)).toEqual<NodeView>({
+    expect(nodeView(node, NOW)).toEqual<NodeView>({
       id: 'item:item-1',
       label: '<script>alert(1)</script> **bold** [x](command:evil)',
       collapsible: 'none',
@@ -220,11 +227,11 @@ describe('nodeView', () => {
         'Decision: <script>alert(1)</script>\n**bold** [x](command:evil)',
         'Why: One file, transactions.',
         'Files: /a/b.py, /a/c.py',
-        'From: /home/dev/.claude/projects/p/s.jsonl:12 (2026-01-05T10:00:00Z)',
+        'Said in a session, 3 h ago (“Refactor the parser”)',
         'State: new · extractor heuristic · confidence 0.8',
       ].join('\n'),
       icon: { id: 'milestone' },
-      contextValue: 'checkpoint.item state-new files source',
+      contextValue: 'checkpoint.item state-new files source accept dismiss',
       command: { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] },
     });
   });
@@ -235,7 +242,8 @@ describe('nodeView', () => {
     expect(view.command).toEqual({ command: 'checkpoint.openTurn', title: 'Open Turn', arguments: [node] });
     expect(view.description).toBe('accepted');
     expect(view.icon).toEqual({ id: 'milestone' });
-    expect(view.contextValue).toBe('checkpoint.item state-accepted source');
+    // No Accept on an accepted item; Dismiss still applies.
+    expect(view.contextValue).toBe('checkpoint.item state-accepted source dismiss');
   });
 
   it('gives an item with neither files nor a source no click, and an empty description', () => {
@@ -270,7 +278,7 @@ describe('items held for review', () => {
 
 describe('helpers', () => {
   it('itemContext lists state, files and source flags', () => {
-    expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed');
+    expect(itemContext(item({ files: [], sources: [] , state: 'dismissed' }))).toBe('checkpoint.item state-dismissed accept');
   });
 
   it('oneLine flattens whitespace and truncates', () => {
@@ -300,7 +308,7 @@ describe('supersession chains in the panel', () => {
     expect(view.label).toBe('We use vLLM for serving.');
     expect(view.description).toBe('superseded by “We moved to SGLang.” · store.py');
     expect(view.icon).toEqual({ id: 'history', color: 'disabledForeground' });
-    expect(view.contextValue).toBe('checkpoint.item state-new files source superseded');
+    expect(view.contextValue).toBe('checkpoint.item state-new files source superseded accept dismiss');
     expect(view.tooltip).toContain('Superseded by: “We moved to SGLang.” (new)');
     expect(view.collapsible).toBe('collapsed');
   });
@@ -366,7 +374,7 @@ describe('the Team node: decisions shared in the repository', () => {
     session_id: team.id,
   };
   const record = 'docs/decisions/2026-01-05-we-ll-use-sqlite-item-1.md';
-  const shared = item({ session_id: team.id, origin: 'shared', record, extractor: 'shared', sources: [] });
+  const shared = item({ session_id: team.id, origin: 'shared', record, extractor: 'shared', sources: [], shared_by: 'Alice' });
   const local = item({ id: 'item-2', statement: 'Said here, not shared.', origin: 'local' });
   const sharedHere = item({ id: 'item-3', statement: 'Said here and shared.', origin: 'shared', record: 'docs/decisions/b.md' });
   const teamNode = { type: 'team' as const, session: team, problems: [problem] };
@@ -433,33 +441,38 @@ describe('the Team node: decisions shared in the repository', () => {
   });
 
   it('shows an unreadable record with its file and line', () => {
-    expect(nodeView({ type: 'recordProblem', sessionId: team.id, problem })).toEqual<NodeView>({
+    const node: Node = { type: 'recordProblem', sessionId: team.id, problem };
+    // Its path relative to the workspace folder; a click opens the record at the line.
+    expect(nodeView(node, NOW, { roots: ['/home/dev/proj'], home: '/home/dev' })).toEqual<NodeView>({
       id: `record-problem:${team.id}:${problem.path}:4`,
       label: 'Cannot be read: bad.md:4',
       collapsible: 'none',
       description: problem.message,
-      tooltip: `${problem.path}:4: ${problem.message}`,
+      tooltip: `docs/decisions/bad.md:4: ${problem.message}\nClick to open the record at that line.`,
       icon: { id: 'warning' },
       contextValue: 'checkpoint.recordProblem',
+      command: { command: 'checkpoint.openProblemFile', title: 'Open the Record', arguments: [node] },
     });
   });
 
   it('shows a shared item with its record, without "Share with the Team", under an id of its own', () => {
     const node: Node = { type: 'item', item: shared, team: team.id };
-    expect(nodeView(node)).toEqual<NodeView>({
+    // Who shared it and when (the record's date) in its description; paths relative to the workspace.
+    expect(nodeView(node, NOW, { roots: ['/home/dev/proj'], home: '/home/dev' })).toEqual<NodeView>({
       id: `team:${team.id}>item:item-1`,
       label: "We'll use SQLite for the store.",
       collapsible: 'none',
-      description: 'store.py',
+      description: 'Alice · 3 h ago · store.py',
       tooltip: [
         "Decision: We'll use SQLite for the store.",
         'Why: One file, transactions.',
-        'Files: /home/dev/proj/src/store.py',
-        `Shared with the team in the decision record ${record}`,
+        'Files: src/store.py',
+        'Shared by Alice, 3 h ago',
+        `Decision record: ${record}`,
         'State: new · extractor shared · confidence 0.8',
       ].join('\n'),
       icon: { id: 'milestone' },
-      contextValue: 'checkpoint.item state-new files shared',
+      contextValue: 'checkpoint.item state-new files shared record accept dismiss',
       command: { command: 'checkpoint.goToCode', title: 'Go to Code', arguments: [node] },
     });
   });
@@ -469,8 +482,123 @@ describe('the Team node: decisions shared in the repository', () => {
     expect([view.id, view.description, view.contextValue]).toEqual([
       'item:item-3',
       'shared · store.py',
-      'checkpoint.item state-new files source shared',
+      'checkpoint.item state-new files source shared record accept dismiss',
     ]);
-    expect(nodeView({ type: 'item', item: local }).contextValue).toBe('checkpoint.item state-new files source');
+    expect(nodeView({ type: 'item', item: local }).contextValue).toBe('checkpoint.item state-new files source accept dismiss');
+  });
+});
+
+describe('scope "all": grouped by repository', () => {
+  const team = session({ id: 'team:/home/dev/app/.git', agent: 'team', title: null, cwd: '/home/dev/app', turns: 0, captured: 0, pending: 0, last_ts: null });
+  const inRepo = session({ id: 'a', cwd: '/home/dev/app/src', repository: '/home/dev/app', workspace: null, last_ts: '2026-01-05T12:00:00Z' });
+  const underTeam = session({ id: 'b', cwd: '/home/dev/app/docs', workspace: null, last_ts: '2026-01-05T09:00:00Z' });
+  const inWorkspace = session({ id: 'c', cwd: '/home/dev/proj/sub', workspace: 'file:///home/dev/proj', last_ts: '2026-01-05T11:00:00Z' });
+  const loose = session({ id: 'd', cwd: '/tmp/scratch', workspace: null, last_ts: '2026-01-04T11:00:00Z' });
+  const all = status({ scope: 'all', sessions: [inWorkspace], sessions_total: 5, others_version: 'v1' });
+  const roots = (): Node[] => rootNodes({ phase: 'running', status: all }, [team, inRepo, underTeam, inWorkspace, loose]);
+
+  it('puts a repository node above its Team node and its sessions, the newest repository first', () => {
+    const nodes = roots();
+    expect(nodes.map((n) => (n.type === 'repository' ? [n.folder, ...repositoryChildren(n).map(idOf)] : n.type))).toEqual([
+      // the daemon's repository, or the Team folder holding the session's folder
+      ['/home/dev/app', 'team:team:/home/dev/app/.git', 'session:a', 'session:b'],
+      // the workspace folder holding it
+      ['/home/dev/proj', 'session:c'],
+      // in no repository the panel knows: its own folder
+      ['/tmp/scratch', 'session:d'],
+    ]);
+  });
+
+  it('shows a repository by its folder’s name, with its sessions counted, expanded, with its own id', () => {
+    const [app] = roots();
+    const view = nodeView(app, NOW, { roots: ['/home/dev/proj'], home: '/home/dev' });
+    expect(view).toMatchObject({
+      id: 'repo:/home/dev/app',
+      label: 'app',
+      collapsible: 'expanded',
+      description: '2 sessions · shared decisions',
+      icon: { id: 'repo' },
+      contextValue: 'checkpoint.repository',
+    });
+    expect(view.tooltip).toBe('Repository ~/app\n2 agent sessions, the latest 1 h ago\nIts team’s shared decisions are under Team.');
+  });
+
+  it('keeps the workspace scope flat: Team nodes, then sessions', () => {
+    const nodes = rootNodes({ phase: 'running', status: status({ sessions: [inWorkspace, { ...team, workspace: 'file:///home/dev/proj' }] }) });
+    expect(nodes.map(idOf)).toEqual(['team:team:/home/dev/app/.git', 'session:c']);
+  });
+
+  it('takes the repository from the fetched copy of a session the status holds too', () => {
+    const fresh = session({ ...inRepo, pending: 1, repository: undefined });
+    const nodes = rootNodes({ phase: 'running', status: status({ scope: 'all', sessions: [fresh], sessions_total: 2 }) }, [inRepo, loose]);
+    expect(nodes[0]).toMatchObject({ type: 'repository', folder: '/home/dev/app', sessions: [{ id: 'a', pending: 1 }] });
+  });
+});
+
+describe('row ids', () => {
+  /** Every node of a tree, depth first, its items' children from the lists given. */
+  function walk(nodes: Node[], items: Item[]): Node[] {
+    return nodes.flatMap((n) => {
+      const children =
+        n.type === 'repository'
+          ? repositoryChildren(n)
+          : n.type === 'session'
+            ? sessionChildren(n.session, items)
+            : n.type === 'team'
+              ? teamChildren(n, items)
+              : n.type === 'group'
+                ? groupChildren(n)
+                : [];
+      return [n, ...walk(children, items)];
+    });
+  }
+  const team = session({ id: 'team:/home/dev/proj/.git', agent: 'team', title: null, cwd: '/home/dev/proj', turns: 0, captured: 0, pending: 0, last_ts: null });
+  const mine = session({ id: 's1', repository: '/home/dev/proj' });
+  const items = [
+    item({ id: 'i1', session_id: 's1' }),
+    item({ id: 'i2', session_id: 's1', held: true, kind: 'constraint' }),
+    item({ id: 'i3', session_id: 's1', origin: 'shared', record: 'docs/decisions/x.md' }),
+  ];
+  const ids = (st: Status, list: Item[]): string[] => walk(rootNodes({ phase: 'running', status: st }, [mine, team]), list).map(idOf);
+
+  it('are unique in the whole tree, a shared item under Team and under its session too', () => {
+    const all = ids(status({ scope: 'all', sessions: [mine, team], sessions_total: 3 }), items);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toContain('item:i3');
+    expect(all).toContain('team:team:/home/dev/proj/.git>item:i3');
+  });
+
+  it('stay the same across refreshes with new counts, so VS Code keeps what was expanded', () => {
+    const before = ids(status({ scope: 'all', sessions: [mine, team], sessions_total: 3 }), items);
+    const grown = session({ ...mine, captured: 35, pending: 5, last_ts: '2026-01-05T12:30:00Z' });
+    const after = walk(rootNodes({ phase: 'running', status: status({ scope: 'all', sessions: [grown, team], sessions_total: 3 }) }, [grown, team]), items).map(idOf);
+    expect(after).toEqual(before);
+  });
+
+  it('keep an item’s id when accepting moves it out of "Needs review"', () => {
+    const st = status({ sessions: [mine] });
+    const before = ids(st, items);
+    const after = ids(st, items.map((i) => (i.id === 'i2' ? { ...i, state: 'accepted' as const, accepted_here: true } : i)));
+    expect(before).toContain('group:s1:review');
+    expect(after).not.toContain('group:s1:review');
+    expect(before.filter((id) => id.startsWith('item:'))).toEqual(expect.arrayContaining(after.filter((id) => id.startsWith('item:'))));
+    expect(after).toContain('item:i2');
+  });
+});
+
+describe('Team rows', () => {
+  it('say who shared and when; a held one first, marked, with Accept even when the record says accepted', () => {
+    const team = session({ id: 'team:/home/dev/proj/.git', agent: 'team', cwd: '/home/dev/proj' });
+    const byAlice = item({ id: 'x', origin: 'shared', record: 'docs/decisions/x.md', shared_by: 'Alice', state: 'accepted', accepted_here: false });
+    const planted = item({ id: 'y', origin: 'shared', record: 'docs/decisions/y.md', shared_by: null, held: true, state: 'accepted', accepted_here: false });
+    const rows = teamChildren({ type: 'team', session: team, problems: [] }, [byAlice, planted]);
+    expect(rows.map(idOf)).toEqual(['team:team:/home/dev/proj/.git>item:y', 'team:team:/home/dev/proj/.git>item:x']);
+    const [heldView, aliceView] = rows.map((r) => nodeView(r, NOW));
+    expect(aliceView.description).toBe('Alice · 3 h ago · accepted in the record · store.py');
+    expect(aliceView.contextValue).not.toMatch(/\baccept\b/);
+    expect(heldView.description).toBe('needs review: decision · 3 h ago · accepted in the record · store.py');
+    expect(heldView.icon).toEqual({ id: 'shield', color: 'list.warningForeground' });
+    expect(heldView.contextValue).toMatch(/\baccept\b.*\bdismiss\b/);
+    expect(aliceView.tooltip).toContain('State: accepted in the record, not by you');
   });
 });

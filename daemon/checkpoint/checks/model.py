@@ -40,6 +40,9 @@ LANGUAGES = (*EXTENSIONS, "regex")
 RULE_KEYS = frozenset({"pattern", "kind", "regex", "inside", "has", "not", "all", "any", "precedes", "follows",
                        "stopBy", "field", "nthChild", "context", "selector", "strictness"})
 _NAME = re.compile(r"^[A-Za-z_@][\w.@/-]*$")
+# What `checkpoint check --format` prints (checks/report.py); here, so that building the CLI's parser
+# (every command does) does not load the report and the engine behind it.
+FORMATS = ("text", "json", "sarif", "github")
 
 Shape = Literal["structural", "uses", "regex"]
 

@@ -13,7 +13,6 @@ from checkpoint.checks.engine import ActiveCheck, Hit
 from checkpoint.checks.run import CheckRun
 from checkpoint.model import plain_text, plural
 
-FORMATS = ("text", "json", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 

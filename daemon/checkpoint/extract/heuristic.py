@@ -90,6 +90,24 @@ _SCOPE_LIMIT = re.compile(r"^no (?!(?:new |more |other )?(?:issues?|errors?|warn
                           re.IGNORECASE)
 _YOU_MUST = re.compile(r"\b(?:(?:you|we) must|must (?:never|not|always))\b", re.IGNORECASE)
 
+# The same, said in other languages. Japanese: written on the Japanese prompts of tests/data/heuristic
+# (split tuning: "…を守るようにしてほしい", "…にしたい", "…が理想だな"; a bare "…して" is a task, "…して
+# おいて" too). Chinese and Russian: from the languages' usual wording only, no labelled sentence yet.
+# Said by the person (or quoted from a spec): an agent's sentence in these words is not covered.
+_WANTED_SO = re.compile(
+    r"ようにして(?:ほしい|ください|くれ)?|ようにしたい|ように(?:指示を)?(?:変えて|して)|にしたい|が理想"
+    r"|(?:は|が)欲しい"
+    r"|决定(?:使用|采用|用)|我们(?:用|使用|采用)|改用|统一(?:使用|用)|不再使用|就用"
+    r"|(?:давайте|будем) использовать|\bрешили\b|\bиспользуем\b|\bпереходим на\b",
+    re.IGNORECASE,
+)
+_RULE_WORDS = re.compile(
+    r"しないで|してはいけない|ないように|禁止|必ず|絶対に|ように(?:[.。]|$)"
+    r"|不要|禁止|必须|一定要|不能|永远不要|始终"
+    r"|^(?:никогда|всегда|нельзя|обязательно|не используй)",
+    re.IGNORECASE,
+)
+
 _OPEN_QUESTION = re.compile(
     r"\b(?:tbd|to be decided|open question|undecided|still unclear whether)\b|^(?:should we|do we want)\b",
     re.IGNORECASE,
@@ -108,6 +126,11 @@ def classify(sentence: str, role: Role, quoted: bool = False) -> ItemKind | None
         return ItemKind.DECISION
     instruction = role is Role.USER or quoted
     if instruction and _SPEC_CHOICE.search(sentence):
+        return ItemKind.DECISION
+    bare = sentence.rstrip("。.！!")
+    if instruction and _RULE_WORDS.search(bare):
+        return ItemKind.CONSTRAINT
+    if instruction and _WANTED_SO.search(bare):
         return ItemKind.DECISION
     # Only a question said to be open: a user's plain question ("What fields does the hook get?") is
     # most often asked of the agent and answered in the next turn.

@@ -22,7 +22,7 @@ _ONE_OFF = re.compile(
     r"|this task|the current task|the task at hand|temporarily|as a stopgap"
     r"|quand tu (?:as|auras) fini|pour l'instant|pour le moment|por ahora|de momento|cuando termines"
     r"|vorerst|fürs erste|wenn du fertig bist)\b"
-    r"|暂时|先这样|完成后|做完|とりあえず|終わったら|今回(?:だけ|は)",
+    r"|暂时|先这样|完成后|做完|とりあえず|一旦|終わったら|今回(?:だけ|は)",
     re.IGNORECASE,
 )
 # A standing rule may name the task in passing ("always run the tests before you finish a task"):

@@ -34,9 +34,13 @@ _MACHINE_BLOCK = re.compile(
 )
 _LIST_ITEM = re.compile(r"^(?:>\s*)*(?:[-*+]|\d+[.)])\s+")
 _QUOTE = re.compile(r"^(?:>\s*)+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*])")
+# A sentence ends at . ! ? before a capital, or at the full stops of Chinese and Japanese (。！？), which
+# take no space after them.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*])|(?<=[。！？])\s*")
 _MARKUP = re.compile(r"\*\*|(?<!\w)\*(?!\s)|(?<=\S)\*(?!\w)|`")
-_WORD = re.compile(r"[A-Za-z]{2,}")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+# Scripts written without spaces: two characters count as a word.
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def said_text(text: str) -> str:
@@ -77,10 +81,16 @@ def _paragraphs(text: str) -> list[tuple[str, bool]]:
             bare = _LIST_ITEM.sub("", line)
         quoted = line.startswith(">") if not current else quoted
         current.append(bare)
-        if bare.endswith((".", "!", "?", ":")):  # a line that ends a sentence ends it, whatever follows
+        if bare.endswith((".", "!", "?", ":", "。", "！", "？")):  # a line that ends a sentence ends it
             close()
     close()
     return out
+
+
+def _words(sentence: str) -> int:
+    """Words of any alphabet (letters, two or more), a CJK run counting a word per two characters."""
+    cjk = len(_CJK.findall(sentence))
+    return len(_WORD.findall(_CJK.sub(" ", sentence))) + cjk // 2
 
 
 def sentences(text: str) -> list[tuple[str, bool]]:
@@ -89,6 +99,6 @@ def sentences(text: str) -> list[tuple[str, bool]]:
     for paragraph, quoted in _paragraphs(said_text(text)):
         for raw in _SENTENCE_END.split(paragraph):
             sentence = " ".join(_MARKUP.sub("", raw).split())
-            if MIN_LEN <= len(sentence) <= MAX_LEN and len(_WORD.findall(sentence)) >= 3:
+            if MIN_LEN <= len(sentence) <= MAX_LEN and _words(sentence) >= 3:
                 out.append((sentence, quoted))
     return out

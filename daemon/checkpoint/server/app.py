@@ -25,25 +25,29 @@ from checkpoint.server.protocol import (
     CHECKPOINT_ITEMS,
     CHECKPOINT_SEARCH,
     CHECKPOINT_SESSIONS,
+    CHECKPOINT_TRANSCRIPTS,
     CHECKPOINT_TURN,
     CHECKPOINT_WORKSPACE_SESSIONS,
     CMD_ACCEPT,
     CMD_DISMISS,
+    CMD_FORGET,
     CMD_NOW,
     CMD_REOPEN,
     CMD_SHARE,
     CMD_SUPERSEDE,
+    ForgetResult,
     ItemsResult,
     NowResult,
     SearchResponse,
     SessionsResult,
     ShareResult,
     SupersedeResult,
+    TranscriptsResult,
     TriageResult,
     TurnResult,
     WorkspaceSessionsResult,
 )
-from checkpoint.server.requests import items, search, sessions, supersessions, triage, turn_view
+from checkpoint.server.requests import items, search, session_actions, sessions, supersessions, triage, turn_view
 from checkpoint.server.server import CheckpointServer
 from checkpoint.store import SupersessionRefused
 from checkpoint.team.share import ShareRefused
@@ -145,6 +149,10 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
     def hover(params: types.HoverParams) -> types.Hover | None:
         return diagnostics.hover(params)
 
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(params: types.CodeLensParams) -> list[types.CodeLens]:
+        return diagnostics.code_lens(params)
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
@@ -215,6 +223,26 @@ def create_server(flags: dict[str, Any] | None = None) -> CheckpointServer:
             return await features.team.share(args)
         except (ValueError, ShareRefused) as exc:
             raise JsonRpcInvalidParams(f"checkpoint.share: {exc}") from exc
+
+    @server.command(CMD_FORGET)
+    async def checkpoint_forget(ls: CheckpointServer, *args: object) -> ForgetResult:
+        try:
+            session_id, undo = session_actions.parse_forget(args)
+            result = await server.read_worker.call(session_actions.forget, session_id, undo)
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(f"checkpoint.forget: {exc}") from exc
+        server.messages.log(f"session {session_id}: " + ("read again at the next scan" if undo else "forgotten"))
+        server.events.publish(ItemsChanged())
+        server.events.publish(CountsChanged())
+        return result
+
+    @server.feature(CHECKPOINT_TRANSCRIPTS)
+    async def checkpoint_transcripts(params: Any = None) -> TranscriptsResult:
+        session_id = _parsed(session_actions.parse_session, params)
+        try:
+            return await server.read_worker.call(session_actions.transcripts_of, session_id)
+        except items.QueryError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
 
     @server.feature(CHECKPOINT_ITEMS)
     async def checkpoint_items(params: Any = None) -> ItemsResult:

@@ -41,6 +41,9 @@ class EditorSetting:
     enum_descriptions: tuple[str, ...] = ()
     machine: bool = False  # VS Code's "scope": "machine": a path or program of this computer
     own_schema: dict[str, Any] | None = None  # the extension's own settings: their schema, here
+    # The editor's default when it is not the daemon's (sent even at its default, then): VS Code
+    # shows CodeLens, which any LSP editor does not show unasked.
+    editor_default: str | None = None
 
 
 _BUDGET = "What is left stays pending and is shown, never dropped. Null: no cap."
@@ -97,6 +100,11 @@ SETTINGS: tuple[EditorSetting, ...] = (
                   " daemon's default (CHECKPOINT_DECISIONS_DIR, else docs/decisions)."),
     EditorSetting("diagnostics.enabled", "diagnostics", "Show captured items inline, as diagnostics on the files"
                   " they concern (source \"checkpoint\", listed in the Problems panel)."),
+    EditorSetting("diagnostics.marks", "marks", "How an item that asks nothing of you is shown on the code it"
+                  " concerns. Items held for review and code changed under a decision are diagnostics either way.",
+                  ("As a diagnostic (a squiggle, listed in the Problems panel), like the items that need action.",
+                   "As a CodeLens, one short line above the lines it concerns (hover them for the card)."),
+                  editor_default="codelens"),
     EditorSetting("diagnostics.severity.decision", "severity.decision",
                   "Severity of decision diagnostics (\"off\" hides them)."),
     EditorSetting("diagnostics.severity.constraint", "severity.constraint",
@@ -155,6 +163,8 @@ def schema(setting: EditorSetting) -> dict[str, Any]:
         typed = _engine_schema(setting.option)
     else:
         typed = _daemon_schema(setting.option)
+    if setting.editor_default is not None:
+        typed["default"] = setting.editor_default
     if setting.enum_descriptions:
         assert len(setting.enum_descriptions) == len(typed["enum"]), setting.id
         typed = {**{k: v for k, v in typed.items() if k != "default"},

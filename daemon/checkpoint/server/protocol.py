@@ -43,6 +43,11 @@ CHECKPOINT_TURN = "checkpoint/turn"
 item and the turns it cites (whole, up to 20,000 characters each) with the turns around them in the
 exchange (their start): what VS Code's Open Turn renders. An unknown id is InvalidParams."""
 
+CHECKPOINT_TRANSCRIPTS = "checkpoint/transcripts"
+"""Client -> server request. Params: {"session": session_id} (or the id bare). Result:
+TranscriptsResult, the session's transcript files still on disk, the latest written first: what the
+panel's Open Transcript opens. An unknown session is InvalidParams."""
+
 # -- workspace/executeCommand ids -------------------------------------------------------------------
 
 CMD_NOW = "checkpoint.now"
@@ -70,7 +75,14 @@ repository of the workspace folder it belongs to (not committed); with `undo`, r
 committed. A refusal (a secret found, no repository, a committed record) is InvalidParams with the
 sentence that says why. Result: ShareResult."""
 
-COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_REOPEN, CMD_SUPERSEDE, CMD_SHARE)
+CMD_FORGET = "checkpoint.forget"
+"""Arguments: [session_id] or [{"session": session_id, "undo"?: bool}]. Removes everything stored for
+the session (turns, chunks, its items, counts; an item other sessions said too stays with them),
+compacts the database and reads its transcripts no more, as `checkpoint forget` does; with `undo`, the
+next scan reads them in again from their start. A repository's team session (its decision records) is
+refused: those are the records' to remove. An unknown session is InvalidParams. Result: ForgetResult."""
+
+COMMANDS = (CMD_NOW, CMD_DISMISS, CMD_ACCEPT, CMD_REOPEN, CMD_SUPERSEDE, CMD_SHARE, CMD_FORGET)
 
 # -- the editor's own commands, which the daemon links to (hover actions, a diagnostic's code) ------
 # VS Code commands of the extension (its package.json declares them), not workspace/executeCommand
@@ -96,8 +108,11 @@ range is a few lines at most, never a whole file; its `data` is
 {"item_id": ..., "session_id": ..., "kind": ..., "mark": "edited" | "named" | "line"} (how its lines
 were found: those the session wrote, those naming what the statement names, or the file's first line
 of code, then at Information severity at most), plus "superseded_by" (an item id) on a superseded
-item's diagnostic, which is also tagged DiagnosticTag.Deprecated, and "stale": true when the lines it
-was anchored to were deleted or rewritten since the session."""
+item's diagnostic, which is also tagged DiagnosticTag.Deprecated, "stale": true when the lines it
+was anchored to were deleted or rewritten since the session, "held": true for an item held for
+review, and "said": who said it, where and when (one plain line with a date). With the setting
+`marks: "codelens"`, an item that needs no action (neither held nor stale) is a textDocument/codeLens
+at its mark's first line instead, its command EDITOR_OPEN_TURN [item_id]."""
 
 PROGRESS_TITLE = "Checkpoint"
 
@@ -131,6 +146,8 @@ class SessionStatus(TypedDict):
     deletes_in_days: int | None
     workspace: str | None  # URI of the workspace folder holding the session's cwd, if any
     held: list[dict[str, Any]]  # what holds its pending chunks (model.Hold.as_dict)
+    # checkpoint/sessions only: the top folder of the repository its cwd is in, else its cwd
+    repository: NotRequired[str | None]
 
 
 class RunProgress(TypedDict):
@@ -194,6 +211,7 @@ class Status(TypedDict):
     totals: Totals  # over every session in scope, listed here or not
     workspace_sessions: WorkspaceSessionsDelta  # those whose cwd is in a workspace folder, as a delta
     sessions_total: int  # sessions in scope, in the workspace or not
+    team_sessions: int  # of them, repositories' team sessions (their decision records), not agent sessions
     others_version: str  # digest of the sessions in scope not listed here: changes when one of them does; "" if none
     other_causes: list[OtherCause]  # failing causes of sessions not listed (at most 20)
     problems: list[dict[str, Any]]  # {"path", "line", "message", "session_id"}
@@ -258,6 +276,9 @@ class Item(TypedDict):
     # once it is accepted (checkpoint.accept)
     held: bool
     workspace: NotRequired[str | None]
+    # who the decision record says decided, e-mail addresses left out (a shared item; None: it names no one)
+    shared_by: NotRequired[str | None]
+    accepted_here: NotRequired[bool]  # this user accepted it (a record's "accepted" is its author's claim)
 
 
 class ItemsResult(TypedDict):
@@ -333,3 +354,19 @@ class SupersedeResult(TypedDict):
     changed: bool  # a link was made (or, undoing, removed)
     removed: int  # links removed (undo)
     superseded_by: str | None  # the old item's newest superseding item now
+
+
+class TranscriptFile(TypedDict):
+    path: str
+    uri: str
+
+
+class TranscriptsResult(TypedDict):
+    session_id: str
+    files: list[TranscriptFile]  # still on disk, the latest written first
+
+
+class ForgetResult(TypedDict):
+    session_id: str
+    removed: dict[str, int]  # rows removed per table (empty with `undo`)
+    undone: bool  # `undo`: the session is read in again at the next scan

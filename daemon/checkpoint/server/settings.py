@@ -29,6 +29,9 @@ from checkpoint import config
 Scope = Literal["workspace", "all"]
 Policy = Literal["auto", "manual"]
 SeverityName = Literal["error", "warning", "information", "hint", "off"]
+# How an item that asks nothing of the user is shown: a CodeLens above its lines (held items and
+# code changed under a decision stay diagnostics, which ask for action), or a diagnostic like the rest.
+MarksName = Literal["diagnostics", "codelens"]
 
 SEVERITIES: dict[str, types.DiagnosticSeverity | None] = {
     "error": types.DiagnosticSeverity.Error,
@@ -66,6 +69,9 @@ class DiagnosticsSettings:
 
     enabled: bool = field(default=True, metadata=_option("diagnostics"))
     severity: dict[str, SeverityName] = field(default_factory=_default_severity)
+    # Any LSP editor gets every item as a diagnostic (Neovim shows no CodeLens unless asked to); the
+    # VS Code extension asks for "codelens" (its own default, editor_settings.py).
+    marks: MarksName = field(default="diagnostics", metadata=_option("marks"))
 
     def severity_of(self, kind: str) -> types.DiagnosticSeverity | None:
         return SEVERITIES.get(self.severity.get(kind, "information"))

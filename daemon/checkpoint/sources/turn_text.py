@@ -22,10 +22,13 @@ person said and the edits a call made never go through them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _TOOL = TOOL_CALL_MARK = "[tool "  # every tool call's (and result's) line starts so
 _BY_USER = " (run by the user)"
@@ -75,6 +78,17 @@ def tool_output_head(head: int) -> Iterator[ToolOutputCut]:
     token = _CUT.set(cut)
     try:
         yield cut
+    finally:
+        _CUT.reset(token)
+
+
+def parsed_with_head(head: int, parse: Callable[..., T], *args: object) -> tuple[T, int]:
+    """`parse(*args)` inside `tool_output_head(head)`, and the characters it left out: the same, for
+    a scan's every record, without a context manager's generator (a microsecond a record)."""
+    cut = ToolOutputCut(head)
+    token = _CUT.set(cut)
+    try:
+        return parse(*args), cut.chars
     finally:
         _CUT.reset(token)
 

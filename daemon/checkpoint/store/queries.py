@@ -165,6 +165,13 @@ class QueriesMixin(ScopeMixin, LeasesMixin):
                 sessions[session_id].newest_file_mtime = mtime_ns / 1e9
         return list(sessions.values())
 
+    def transcript_files(self, session_id: str) -> list[str] | None:
+        """The session's transcript files still on disk, the latest written first; None: no such session."""
+        if self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            return None
+        return [r[0] for r in self.conn.execute(
+            "SELECT path FROM files WHERE session_id = ? AND missing = 0 ORDER BY mtime_ns DESC, path", (session_id,))]
+
     def session_changes(self, after: int) -> tuple[int, list[str]]:
         """The change feed (migration "session changes"): the sessions whose counts may have changed
         since number `after`, and the newest number (read first: counts read after it are as new)."""

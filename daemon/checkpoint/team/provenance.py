@@ -26,12 +26,19 @@ def record_file(item: ItemRecord) -> str | None:
     return os.path.join(root, item.record) if root else None
 
 
+def stored_shared_by(item: ItemRecord) -> str | None:
+    """Who shared it as the sync stored it (`record_by`), without e-mail addresses; no record is read."""
+    if not item.record_by:
+        return None
+    return _EMAIL.sub("", item.record_by).strip() or item.record_by
+
+
 def shared_by(item: ItemRecord) -> str | None:
     """The names in the record's decision-makers, without their e-mail addresses ("Alice"), or None:
     as the sync stored them (`record_by`, redacted); read from the record only for an item stored
     before they were kept."""
     if item.record_by:
-        return _EMAIL.sub("", item.record_by).strip() or item.record_by
+        return stored_shared_by(item)
     path = record_file(item)
     try:
         with open(path or "", encoding="utf-8") as f:

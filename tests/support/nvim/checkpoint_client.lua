@@ -5,7 +5,7 @@
 --   nvim --headless -u NONE -l checkpoint_client.lua OUT.json WORKSPACE FILE SERVER_ARGV_JSON
 local out_path, root, file, argv = arg[1], arg[2], arg[3], vim.json.decode(arg[4])
 local result = { statuses = {}, now = vim.NIL, now_error = vim.NIL, diagnostics = {}, hover = vim.NIL,
-                 float = {}, errors = {}, version = tostring(vim.version()) }
+                 float = {}, said_float = {}, errors = {}, version = tostring(vim.version()) }
 
 local function request(client, method, params, bufnr)
   local done, answer, failure = false, nil, nil
@@ -75,9 +75,18 @@ if #result.diagnostics > 0 then
   result.hover = hover and hover.contents.value or vim.NIL
   -- The diagnostic float of that line, as `vim.diagnostic.open_float` shows it: every item on it.
   vim.api.nvim_win_set_cursor(0, { first.lnum + 1, 0 })
-  local float_buf = vim.diagnostic.open_float({ scope = "line", source = true })
+  local float_buf, float_win = vim.diagnostic.open_float({ scope = "line", source = true })
   if float_buf then
     result.float = vim.api.nvim_buf_get_lines(float_buf, 0, -1, false)
+    vim.api.nvim_win_close(float_win, true)
+  end
+  -- The same float with the format function docs/install.md gives: each item says who said it and when.
+  local said_buf = vim.diagnostic.open_float({ scope = "line", format = function(d)
+    local data = d.user_data and d.user_data.lsp and d.user_data.lsp.data
+    return data and data.said and (d.message .. "\n  " .. data.said) or d.message
+  end })
+  if said_buf then
+    result.said_float = vim.api.nvim_buf_get_lines(said_buf, 0, -1, false)
   end
 end
 

@@ -216,3 +216,43 @@ def test_a_switch_naming_no_known_item_and_a_tentative_one_stay_what_their_words
                                           text="We switch from Postgres to SQLite for the test database.")) == []
     assert _with_known([REDIS], TurnSlice(turn_id="u", seq=1, role=Role.USER,
                                           text="Maybe we could switch from Redis to Memcached later.")) == []
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    # Japanese, in the words of the tuning prompts: a way of working wanted, not a task
+    ("うーんじゃあそれやめて、AGENTS.mdに英語で規約書くようにして。", ItemKind.DECISION),
+    ("tasksはコミットするようにしたいかな", ItemKind.DECISION),
+    ("GitHub CLIと上手く統合して、ユーザーはトークンの明示なしで機能するのが理想だな", ItemKind.DECISION),
+    ("スカッシュマージなので、PRタイトルもコミットメッセージの規格に対応するように. claude.md", ItemKind.CONSTRAINT),
+    ("本番のデータベースには絶対に直接書き込まないこと", ItemKind.CONSTRAINT),
+    # Chinese and Russian, in the languages' usual words
+    ("我们改用 PostgreSQL 来存储会话数据", ItemKind.DECISION),
+    ("提交代码之前必须先跑完全部的单元测试", ItemKind.CONSTRAINT),
+    ("Давайте будем использовать Redis для кэша сессий", ItemKind.DECISION),
+    ("Никогда не коммитьте секреты в репозиторий", ItemKind.CONSTRAINT),
+])
+def test_a_person_s_choice_or_rule_in_other_languages_is_kept(said: str, kind: ItemKind) -> None:
+    turn = TurnSlice(turn_id="u1", seq=1, role=Role.USER, text=said)
+    assert [(i.kind, i.statement) for i in _extract(turn).items] == [(kind, said)]
+
+
+@pytest.mark.parametrize("said", [
+    "specsも更新しておいて",  # a task for now
+    "README、scenario-test.mdをもとにもう少しユースケースを箇条書きで書いておきたい",
+    "よくよく考えたけど、違うidentifier同士で比較された場合どすいたらいいんだろ？",
+    "さっきのPRのコミットメッセージ変えてforce push、rebase",
+])
+def test_a_person_s_task_or_question_in_japanese_is_not(said: str) -> None:
+    assert _extract(TurnSlice(turn_id="u1", seq=1, role=Role.USER, text=said)).items == []
+
+
+def test_the_agent_s_japanese_is_not_read_as_the_person_s_wish() -> None:
+    said = "flake-parts に移行するようにしたいので、flake.nix を書き換えます。"
+    assert _extract(TurnSlice(turn_id="a1", seq=1, role=Role.ASSISTANT, text=said)).items == []
+
+
+def test_japanese_sentences_end_at_their_full_stop() -> None:
+    turn = TurnSlice(turn_id="u1", seq=1, role=Role.USER,
+                     text="ログとコメントは英語で書くようにして。"
+                          "それから README を読んで全体を把握してから作業を始めて。")
+    assert [i.statement for i in _extract(turn).items] == ["ログとコメントは英語で書くようにして。"]

@@ -22,6 +22,7 @@ from checkpoint.model import ChunkInput, ItemKind, Role, TurnSlice
     "Pour l'instant, garde le cache en mémoire.",
     "暂时不要修改数据库结构。",
     "とりあえずモックを使ってください。",
+    "docsは一旦コミットせず、specはPRにしたい",
 ])
 def test_orders_for_this_task_are_one_off(said: str) -> None:
     assert one_off(said)

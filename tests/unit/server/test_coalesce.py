@@ -1,5 +1,6 @@
-"""The coalescing helper behind the status and diagnostics refreshes: at most one refresh in
-flight, and a request during one schedules exactly one more (asyncio only, no LSP)."""
+"""The server core's scheduling helpers (asyncio only, no LSP): the coalescer behind the status and
+diagnostics refreshes (at most one refresh in flight, a request during one schedules exactly one
+more), and the per-document debouncer behind re-anchoring and re-checking as the user types."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from checkpoint.server.coalesce import Coalescer
+from checkpoint.server.coalesce import Coalescer, Debouncer
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -119,3 +120,31 @@ async def test_nothing_refreshes_once_stopped() -> None:
     r.release.set()
     await r.settle()
     assert r.seen == [0]
+
+
+async def _loop_turns(n: int) -> None:
+    """Let the event loop run `n` iterations: a zero-delay timer is due on the next one."""
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+async def test_debouncer_runs_once_per_key_after_a_burst_of_requests() -> None:
+    ran: list[str] = []
+    debouncer = Debouncer(0, ran.append)
+    for _ in range(5):
+        debouncer.request("file:///a.py")
+    debouncer.request("file:///b.py")
+    await _loop_turns(3)
+    assert sorted(ran) == ["file:///a.py", "file:///b.py"]
+
+
+async def test_debouncer_cancel_all_drops_what_was_waiting() -> None:
+    ran: list[str] = []
+    debouncer = Debouncer(0, ran.append)
+    debouncer.request("file:///a.py")
+    debouncer.cancel_all()
+    await _loop_turns(3)
+    assert ran == []
+    debouncer.request("file:///a.py")  # still usable after a cancel
+    await _loop_turns(3)
+    assert ran == ["file:///a.py"]

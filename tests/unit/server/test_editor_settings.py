@@ -38,17 +38,17 @@ def test_every_allowed_value_the_editor_offers_is_taken_by_the_daemon_and_an_unl
             assert warnings == [], (setting.id, value)
             option = str(setting.option)
             taken: dict[str, str | None] = {"extractor": engine.extractor, "scope": daemon.scope,
-                                            "extraction": daemon.auto.extraction, **{
+                                            "marks": daemon.diagnostics.marks, "extraction": daemon.auto.extraction, **{
                                                 f"severity.{k}": v for k, v in daemon.diagnostics.severity.items()}}
             assert taken[option] == value, (setting.id, value)
             offered += 1
         if values:
             _, _, warnings = layered_settings(_sent(setting, "no-such-value"), environ={})
             assert len(warnings) == 1 and "no-such-value" in warnings[0], (setting.id, warnings)
-    assert offered == len(config.EXTRACTORS) + 2 + 2 + 3 * 5  # extractors, scope, extraction, severities
+    assert offered == len(config.EXTRACTORS) + 2 + 2 + 2 + 3 * 5  # extractors, scope, extraction, marks, severities
 
 
-def test_the_editors_defaults_are_the_daemons_and_an_engine_setting_at_its_default_sets_nothing() -> None:
+def test_the_editors_defaults_are_the_daemons_but_marks_and_an_engine_setting_at_its_default_sets_nothing() -> None:
     sent: dict[str, dict[str, Any]] = {"checkpoint": {}}
     for setting in editor_settings.SETTINGS:
         if setting.option is None:
@@ -56,6 +56,11 @@ def test_the_editors_defaults_are_the_daemons_and_an_engine_setting_at_its_defau
         default = editor_settings.schema(setting)["default"]
         if setting.option == "extractor":
             assert default == editor_settings.AUTO_EXTRACTOR
+            continue
+        if setting.editor_default is not None:
+            # the one editor default that is not the daemon's (VS Code shows CodeLens): it is sent
+            assert (setting.id, default) == ("diagnostics.marks", "codelens")
+            assert ServerSettings.from_options({"marks": default}).diagnostics.marks == "codelens"
             continue
         outer, _, inner = setting.option.partition(".")
         if inner:

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 
 import { API_KEY_SECRET } from '../constants';
 import type { CommandDeps } from './guard';
+import { info } from '../toast';
 
 export async function setApiKey(deps: CommandDeps): Promise<void> {
   const key = await vscode.window.showInputBox({
@@ -19,11 +20,11 @@ export async function setApiKey(deps: CommandDeps): Promise<void> {
   if (key.trim() === '') {
     await deps.secrets.delete(API_KEY_SECRET);
     deps.log.info('The stored API key was removed.');
-    void vscode.window.showInformationMessage('Checkpoint: stored API key removed; the daemon restarts without it.');
+    void info('Checkpoint: stored API key removed; the daemon restarts without it.');
   } else {
     await deps.secrets.store(API_KEY_SECRET, key.trim());
     deps.log.info('An API key was stored in secret storage.');
-    void vscode.window.showInformationMessage('Checkpoint: API key stored; the daemon restarts to use it.');
+    void info('Checkpoint: API key stored; the daemon restarts to use it.');
   }
   // The secret-storage change listener restarts the daemon.
 }

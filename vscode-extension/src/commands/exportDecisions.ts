@@ -9,7 +9,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 import { exportFiles, type ExportFormat } from '../export';
+import { shownPath } from '../rowText';
 import type { CommandDeps } from './guard';
+import { info } from '../toast';
 
 /** Whether `folder` is one of `roots` or inside one. */
 export function isInsideAny(folder: string, roots: readonly string[]): boolean {
@@ -40,7 +42,8 @@ export async function exportDecisions(deps: CommandDeps): Promise<void> {
     canSelectMany: false,
     openLabel: 'Export Here',
     title: 'Export decisions into this folder',
-    defaultUri: vscode.Uri.file(os.homedir()),
+    // The workspace folder first (the confirmation below still asks before writing into it); else home.
+    defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(os.homedir()),
   });
   if (!folders?.length) {
     return;
@@ -58,7 +61,7 @@ export async function exportDecisions(deps: CommandDeps): Promise<void> {
   }
   const files = exportFiles(items, format.format, deps.now?.() ?? new Date());
   if (!files.length) {
-    void vscode.window.showInformationMessage('Checkpoint: there are no decisions to export yet.');
+    void info('Checkpoint: there are no decisions to export yet.');
     return;
   }
   const existing: string[] = [];
@@ -84,8 +87,9 @@ export async function exportDecisions(deps: CommandDeps): Promise<void> {
     await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(folder, file.name), new TextEncoder().encode(file.content));
   }
   deps.log.info(`Exported ${files.length} files to ${folder.fsPath}.`);
-  const open = await vscode.window.showInformationMessage(
-    `Checkpoint: exported ${files.length} file${files.length === 1 ? '' : 's'} to ${folder.fsPath}.`,
+  const where = shownPath(folder.fsPath, { roots, home: os.homedir() });
+  const open = await info(
+    `Checkpoint: exported ${files.length} file${files.length === 1 ? '' : 's'} to ${where}.`,
     'Open',
   );
   if (open === 'Open') {

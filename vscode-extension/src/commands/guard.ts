@@ -1,16 +1,16 @@
 /**
- * What every command needs, and {@link guard}, which wraps each one: a failure is logged and shown
- * to the user with a Show Log button, never swallowed; a stopped daemon is answered with why and
- * how to fix it.
+ * What every command needs, and {@link guard}, which wraps each one: a failure is logged whole and
+ * shown to the user in at most two lines with a Show Log button, never swallowed; a stopped daemon
+ * is answered with why and the action that fixes it.
  */
 
 import * as vscode from 'vscode';
 
 import { SettingIds } from '../constants';
 import { DaemonNotRunningError } from '../lifecycle';
-import type { Item, ItemsQuery, SearchQuery, SearchResponse, TurnResult } from '../protocol';
-import { INSTALL_COMMAND } from '../settings';
+import type { Item, ItemsQuery, SearchQuery, SearchResponse, TranscriptsResult, TurnResult } from '../protocol';
 import type { DaemonPhase } from '../status';
+import { error } from '../toast';
 
 /** What the commands need of the daemon client (a fake in unit tests). */
 export interface Daemon {
@@ -21,6 +21,8 @@ export interface Daemon {
   search(query: SearchQuery): Promise<SearchResponse>;
   /** `checkpoint/turn`: an item (any state, any scope) and its turns as they were said. */
   turn(itemId: string): Promise<TurnResult>;
+  /** `checkpoint/transcripts`: a session's transcript files on disk. */
+  transcripts(sessionId: string): Promise<TranscriptsResult>;
   restart(): Promise<void>;
 }
 
@@ -39,17 +41,19 @@ export interface CommandDeps {
 /** A mistake of the user's (no item picked, a file gone): shown as the command's failure. */
 export class UserError extends Error {}
 
-/** The daemon is not running: say why and how to fix it, with buttons. The install command is
- * offered only when the message names it (a bundled daemon without Python needs Python, not it). */
+/**
+ * The daemon is not running: the gist in at most two lines (the whole message, with how to install
+ * or configure a daemon, is in the log), Show Log and the one action the failure implies: Open
+ * Settings when the message points at the command setting (a daemon that could not be started from
+ * it), else Restart Daemon (after installing Python, say).
+ */
 export async function showDaemonError(message: string, deps: Pick<CommandDeps, 'log' | 'daemon'>): Promise<void> {
-  const buttons = ['Show Log', 'Restart Daemon', ...(message.includes(INSTALL_COMMAND) ? ['Copy Install Command'] : []), 'Open Settings'];
-  const choice = await vscode.window.showErrorMessage(message, ...buttons);
+  const fix = message.includes(SettingIds.command) && !/needs Python/.test(message) ? 'Open Settings' : 'Restart Daemon';
+  const choice = await error(message, 'Show Log', fix);
   if (choice === 'Show Log') {
     deps.log.show(true);
   } else if (choice === 'Restart Daemon') {
     await deps.daemon.restart();
-  } else if (choice === 'Copy Install Command') {
-    await vscode.env.clipboard.writeText(INSTALL_COMMAND);
   } else if (choice === 'Open Settings') {
     await vscode.commands.executeCommand('workbench.action.openSettings', SettingIds.command);
   }
@@ -75,7 +79,8 @@ export function guard(
       }
       const message = err instanceof Error ? err.message : String(err);
       deps.log.error(`${title} failed: ${message}`);
-      const choice = await vscode.window.showErrorMessage(`Checkpoint: ${title} failed: ${message}`, 'Show Log');
+      // The daemon's refusals start with its command's id ("checkpoint.supersede: …"): the title says it.
+      const choice = await error(`Checkpoint: ${title} failed: ${message.replace(/^checkpoint\.\w+: /, '')}`, 'Show Log');
       if (choice === 'Show Log') {
         deps.log.show(true);
       }

@@ -3,7 +3,8 @@
  * and shown to the user with a Show Log button, never swallowed. One module per concern: run.ts
  * (Checkpoint Now), triage.ts (accept, dismiss, undo), turn.ts (Open Turn, Open Decision Record), navigate.ts (to the code, the transcript, the
  * clipboard), search.ts (Search Decisions), supersede.ts (Mark as Superseded by…, Remove
- * Supersession), share.ts (Share with the Team), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
+ * Supersession), share.ts (Share with the Team), sessions.ts (a session's Open Transcript and Forget, a
+ * broken record's Open), exportDecisions.ts, apiKey.ts; args.ts reads what a command was invoked on.
  */
 
 import * as vscode from 'vscode';
@@ -14,6 +15,7 @@ import { exportDecisions } from './exportDecisions';
 import { guard, type CommandDeps } from './guard';
 import { copyItemMarkdown, goToCode, openTranscript } from './navigate';
 import { checkpointNow } from './run';
+import { forgetSession, openProblemFile, openSessionTranscript } from './sessions';
 import { searchDecisions } from './search';
 import { shareWithTeam } from './share';
 import { markSuperseded, removeSupersession } from './supersede';
@@ -30,6 +32,7 @@ export { markSuperseded, removeSupersession } from './supersede';
 export { shareWithTeam } from './share';
 export { checkpointNow, formatNowResult } from './run';
 export { setApiKey } from './apiKey';
+export { forgetConfirmation, forgetSession, openProblemFile, openSessionTranscript, requireSession } from './sessions';
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const reg = (id: string, title: string, fn: (...args: unknown[]) => Promise<unknown>): vscode.Disposable =>
@@ -52,5 +55,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(Commands.shareWithTeam, 'Share with the Team', (arg) => shareWithTeam(deps, arg)),
     reg(Commands.openTurn, 'Open Turn', (arg) => openTurn(deps, arg)),
     reg(Commands.openRecord, 'Open Decision Record', (arg) => openRecord(deps, arg)),
+    reg(Commands.openSessionTranscript, 'Open Transcript', (arg) => openSessionTranscript(deps, arg)),
+    reg(Commands.forgetSession, 'Forget Session', (arg) => forgetSession(deps, arg)),
+    reg(Commands.openProblemFile, 'Open the Record', (arg) => openProblemFile(arg)),
   ];
 }

@@ -9,6 +9,7 @@ import { DIAGNOSTIC_SOURCE } from '../constants';
 import { itemMarkdown } from '../export';
 import { requireItem } from './args';
 import { UserError } from './guard';
+import { info } from '../toast';
 
 /** An item's file as an absolute path: as given, or relative to the session's folder. */
 export function resolveItemFile(file: string, cwd: string | null): string {
@@ -98,5 +99,5 @@ export async function openItem(arg: unknown): Promise<void> {
 export async function copyItemMarkdown(arg: unknown): Promise<void> {
   const item = requireItem(arg);
   await vscode.env.clipboard.writeText(itemMarkdown(item));
-  void vscode.window.showInformationMessage('Checkpoint: copied as Markdown.');
+  void info('Checkpoint: copied as Markdown.');
 }

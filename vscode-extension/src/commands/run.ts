@@ -6,6 +6,7 @@ import { Commands, ServerCommands, Views } from '../constants';
 import type { NowResult } from '../protocol';
 import { sessionIdFromArg } from './args';
 import type { CommandDeps } from './guard';
+import { info, warn } from '../toast';
 
 /** The run's own clause: the run layer's sentence (composed here only for a daemon older than it). */
 function runClause(result: NowResult): string {
@@ -56,7 +57,7 @@ export async function checkpointNow(deps: CommandDeps, arg?: unknown): Promise<v
     await deps.daemon.restart();
   }
   if (deps.daemon.currentPhase === 'starting') {
-    void vscode.window.showInformationMessage('Checkpoint: the daemon is still starting; try again in a moment.');
+    void info('Checkpoint: the daemon is still starting; try again in a moment.');
     return;
   }
   const session = sessionIdFromArg(arg);
@@ -72,14 +73,14 @@ export async function checkpointNow(deps: CommandDeps, arg?: unknown): Promise<v
   deps.log.info(text);
   // Each notification carries the action it implies.
   if (ok) {
-    void vscode.window.showInformationMessage(text, 'Show Items').then(async (choice) => {
+    void info(text, 'Show Items').then(async (choice) => {
       if (choice === 'Show Items') {
         await vscode.commands.executeCommand(`${Views.sessions}.focus`);
       }
     });
   } else {
     const keyMissing = /API key|ANTHROPIC_API_KEY/i.test(text);
-    const choice = await vscode.window.showWarningMessage(text, ...(keyMissing ? ['Set API Key'] : []), 'Show Log');
+    const choice = await warn(text, ...(keyMissing ? ['Set API Key'] : []), 'Show Log');
     if (choice === 'Show Log') {
       deps.log.show(true);
     } else if (choice === 'Set API Key') {

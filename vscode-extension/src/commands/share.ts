@@ -4,12 +4,15 @@
  * no repository) comes back as the daemon's message and reaches the user through the command's guard.
  */
 
+import * as path from 'node:path';
+
 import * as vscode from 'vscode';
 
 import { ServerCommands } from '../constants';
 import type { ShareResult } from '../protocol';
 import { requireItem } from './args';
 import type { CommandDeps } from './guard';
+import { info } from '../toast';
 
 export async function shareWithTeam(deps: CommandDeps, arg: unknown): Promise<void> {
   const item = requireItem(arg);
@@ -17,8 +20,8 @@ export async function shareWithTeam(deps: CommandDeps, arg: unknown): Promise<vo
   deps.tree.refresh();
   const open = 'Open Record';
   const verb = result.created ? 'Wrote' : 'Updated';
-  const choice = await vscode.window.showInformationMessage(
-    `${verb} ${result.record ?? result.path}: commit and push it to share the decision with your team.`,
+  const choice = await info(
+    `Checkpoint: ${verb.toLowerCase()} ${path.basename(result.record ?? result.path)}: commit and push it to share it with your team.`,
     open,
   );
   if (choice === open) {

@@ -12,6 +12,7 @@ import { oneLine } from '../treeNodes';
 import { itemFromArg, requireItem } from './args';
 import { UserError, type CommandDeps } from './guard';
 import { whereSaid } from './search';
+import { info } from '../toast';
 
 type ItemPick = vscode.QuickPickItem & { item: Item };
 
@@ -45,7 +46,8 @@ async function supersede(deps: CommandDeps, args: SupersedeArgs): Promise<Supers
   return result;
 }
 
-const quoted = (item: Item): string => `“${oneLine(item.statement, 60)}”`;
+// Two of them fit a two-line notification.
+const quoted = (item: Item): string => `“${oneLine(item.statement, 34)}”`;
 
 /** `old` superseded by an item the user picks; Undo on the notification takes the link back. */
 export async function markSuperseded(deps: CommandDeps, arg?: unknown): Promise<void> {
@@ -59,18 +61,18 @@ export async function markSuperseded(deps: CommandDeps, arg?: unknown): Promise<
   }
   const result = await supersede(deps, { old: old.id, new: newer.id });
   if (!result.changed) {
-    void vscode.window.showInformationMessage(`Checkpoint: ${quoted(old)} was already superseded by ${quoted(newer)}.`);
+    void info(`Checkpoint: ${quoted(old)} was already superseded by ${quoted(newer)}.`);
     return;
   }
   deps.log.info(`Item ${old.id} superseded by ${newer.id}.`);
-  const choice = await vscode.window.showInformationMessage(
+  const choice = await info(
     `Checkpoint: ${quoted(old)} is now superseded by ${quoted(newer)}.`,
     'Undo',
   );
   if (choice === 'Undo') {
     await supersede(deps, { old: old.id, new: newer.id, undo: true });
     deps.log.info(`Item ${old.id} no longer superseded by ${newer.id}.`);
-    void vscode.window.showInformationMessage(`Checkpoint: ${quoted(old)} is current again.`);
+    void info(`Checkpoint: ${quoted(old)} is current again.`);
   }
 }
 
@@ -82,7 +84,7 @@ export async function removeSupersession(deps: CommandDeps, arg: unknown): Promi
   }
   const result = await supersede(deps, { old: item.id, undo: true });
   deps.log.info(`Item ${item.id}: ${result.removed} supersession link(s) removed.`);
-  void vscode.window.showInformationMessage(
+  void info(
     result.changed
       ? `Checkpoint: ${quoted(item)} is current again.`
       : `Checkpoint: ${quoted(item)} was not superseded (nothing to remove).`,

@@ -9,8 +9,10 @@ import * as vscode from 'vscode';
 
 import { KIND_TITLE, ServerCommands } from '../constants';
 import type { Item } from '../protocol';
+import { isHeld } from '../treeNodes';
 import { resolveItem } from './args';
 import type { CommandDeps } from './guard';
+import { info } from '../toast';
 
 /** How an agent is shown an accepted item (agent/render.py item_line), for the confirmation. Pure. */
 export function agentLine(item: Item): string {
@@ -39,7 +41,8 @@ function short(text: string, width = 60): string {
 
 async function setItemState(deps: CommandDeps, arg: unknown, verb: 'Accepted' | 'Dismissed'): Promise<void> {
   const item = await resolveItem(deps.daemon, arg);
-  if (verb === 'Accepted' && item.held && item.state !== 'accepted') {
+  // Held and not accepted by you: a teammate's record may say "accepted", which releases nothing.
+  if (verb === 'Accepted' && isHeld(item)) {
     const { message, detail } = heldConfirmation(item);
     const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, 'Accept');
     if (choice !== 'Accept') {
@@ -50,7 +53,7 @@ async function setItemState(deps: CommandDeps, arg: unknown, verb: 'Accepted' | 
   await deps.daemon.executeCommand(command, [item.id]);
   deps.tree.refresh();
   const previous = item.state;
-  void vscode.window.showInformationMessage(`Checkpoint: ${verb.toLowerCase()} “${short(item.statement)}”.`, 'Undo').then(
+  void info(`Checkpoint: ${verb.toLowerCase()} “${short(item.statement)}”.`, 'Undo').then(
     async (choice) => {
       if (choice !== 'Undo') {
         return;

@@ -10,7 +10,7 @@ import { UserError, type CommandDeps } from './guard';
 
 export async function openTurn(deps: CommandDeps, arg: unknown): Promise<void> {
   const item = await resolveItem(deps.daemon, arg);
-  await showTurn(item.id);
+  await showTurn(item.id, (id) => deps.daemon.turn(id));
 }
 
 export async function openRecord(deps: CommandDeps, arg: unknown): Promise<void> {

@@ -97,6 +97,8 @@ export class Range {
   }
 }
 
+export class Selection extends Range {}
+
 export class Uri {
   private constructor(readonly scheme: string, readonly fsPath: string) {}
   static file(p: string): Uri {

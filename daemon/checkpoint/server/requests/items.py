@@ -10,6 +10,7 @@ from checkpoint.model import ItemRecord
 from checkpoint.server.folders import Folders, file_uri, item_path, path_of
 from checkpoint.server.protocol import Item, ItemsQuery
 from checkpoint.store import Store
+from checkpoint.team.provenance import stored_shared_by
 
 STATES = ("new", "accepted", "dismissed", "any")
 
@@ -75,6 +76,9 @@ def _wire(rows: list[ItemRecord], folders: Folders, store: Store) -> list[Item]:
         item = cast("Item", row.as_json())  # the record's JSON is the wire's Item but for the two keys added here
         folder = belongs.get(row.session_id)
         item["workspace"] = folder.uri if folder else None
+        # Who shared it, as the sync stored it (no record read here): the panel's "shared by … · when".
+        item["shared_by"] = stored_shared_by(row)
+        item["accepted_here"] = row.accepted_here
         for source in item["sources"]:
             source["uri"] = file_uri(source["path"])
         out.append(item)

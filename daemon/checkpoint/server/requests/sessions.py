@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from checkpoint.repository import repository_of
 from checkpoint.server.folders import Folders
 from checkpoint.server.protocol import SessionsQuery, SessionsResult, SessionStatus
 from checkpoint.server.requests.items import QueryError, plain
@@ -46,7 +47,8 @@ def parse_query(params: Any) -> SessionsQuery:
 
 def list_sessions(store: Store, folders: Folders, query: SessionsQuery, default_scope: str) -> SessionsResult:
     """The sessions the query asks for, each with its `workspace` (the folder of the open ones it
-    belongs to, even when `workspace` narrowed the list to one folder), and how many there are."""
+    belongs to, even when `workspace` narrowed the list to one folder) and its `repository` (the top
+    folder of the git repository its folder is in, else its folder), and how many there are."""
     belongs = folders.sessions(store)
     only = query.get("workspace")
     ids: list[str] | None
@@ -55,10 +57,16 @@ def list_sessions(store: Store, folders: Folders, query: SessionsQuery, default_
     else:
         ids = None if query.get("scope", default_scope) == "all" else list(belongs)
     sessions = []
+    repos: dict[str, str | None] = {}  # by cwd: sessions of a project share it, and each asks the disk
     for s in with_risk(store.session_counts(ids)):
         session = cast("SessionStatus", s.as_dict())
         folder = belongs.get(s.id)
         session["workspace"] = folder.uri if folder else None
+        # The panel groups scope "all" by repository (a folder in none is its own).
+        if s.cwd and s.cwd not in repos:
+            repo = repository_of(s.cwd)
+            repos[s.cwd] = repo.root if repo else s.cwd
+        session["repository"] = repos.get(s.cwd) if s.cwd else None
         sessions.append(session)
     offset = query.get("offset", 0)
     limit = query.get("limit")

@@ -18,7 +18,7 @@ from checkpoint.checks.active import gather
 from checkpoint.checks.engine import ActiveCheck, Engine, Hit
 from checkpoint.model import plain_text
 from checkpoint.repository import repository_of
-from checkpoint.server.coalesce import Coalescer
+from checkpoint.server.coalesce import Coalescer, Debouncer
 from checkpoint.server.events import ItemsChanged
 from checkpoint.server.feature import Feature
 from checkpoint.server.folders import path_of
@@ -64,7 +64,7 @@ class CheckDiagnostics(Feature):
         self.diagnostics = diagnostics
         self.engines: list[tuple[str, Engine]] = []  # (repository top folder, its engine)
         self._refresher = Coalescer(self._refresh, server.run_task, "checks", server.stopping.is_set)
-        self._rechecks: dict[str, asyncio.TimerHandle] = {}
+        self._rechecks = Debouncer(RECHECK_DELAY, self._recheck)
         server.events.subscribe(ItemsChanged, lambda _: self._refresher.request())
 
     async def initialized(self) -> None:
@@ -98,14 +98,9 @@ class CheckDiagnostics(Feature):
     def document_changed(self, uri: str) -> None:
         if not self.engines and uri not in self.diagnostics.extra:
             return
-        pending = self._rechecks.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        loop = asyncio.get_running_loop()
-        self._rechecks[uri] = loop.call_later(RECHECK_DELAY, self._recheck, uri)
+        self._rechecks.request(uri)
 
     def _recheck(self, uri: str) -> None:
-        self._rechecks.pop(uri, None)
         self.server.run_task(self._check(uri), "check document")
 
     def settings_changed(self, engine: config.Settings, daemon: ServerSettings) -> None:
@@ -115,9 +110,7 @@ class CheckDiagnostics(Feature):
         self._refresher.request()
 
     def shutdown(self) -> None:
-        for handle in self._rechecks.values():
-            handle.cancel()
-        self._rechecks.clear()
+        self._rechecks.cancel_all()
 
 
 CHECK_CODE = "check:"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
-from checkpoint.model import SessionCounts
+from checkpoint.model import TEAM_AGENT, SessionCounts
 from checkpoint.server import inotify
 from checkpoint.server.coalesce import Coalescer
 from checkpoint.server.events import CountsChanged, ItemsChanged, ProblemSeen, RunFinished, RunProgressed, RunStarted
@@ -46,7 +46,7 @@ SLOW_POLL_SECONDS = 30.0  # with the database's folder watched: the backstop
 # What a status holds when the database cannot be read at all: zeros, and the cause in last_error.
 NO_DATA: dict[str, Any] = {"totals": {"turns": 0, "captured": 0, "pending": 0, "failed": 0},
                            "problems": [], "usage": {}, "items": {"by_kind": {}, "by_state": {}, "held": 0},
-                           "sessions_total": 0, "others_version": "", "other_causes": []}
+                           "sessions_total": 0, "team_sessions": 0, "others_version": "", "other_causes": []}
 
 
 def digest(sessions: list[dict[str, Any]]) -> str:
@@ -66,8 +66,10 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
     listed: list[SessionStatus] = []
     others: list[dict[str, Any]] = []
     causes: list[dict[str, Any]] = []
+    teams = 0  # shown as a repository's Team node, not a session
     for session in sessions:
         folder = belongs.get(session.id)
+        teams += session.agent == TEAM_AGENT
         if counts is not None:
             shown = counts.shown(session, folder.uri if folder else None)
         else:
@@ -81,7 +83,7 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
             if len(causes) < MAX_OTHER_CAUSES:
                 causes.append({"session_id": session.id, "title": session.title, "cwd": session.cwd, "cause": cause})
     version = digest(others) if counts is None else counts.digest_of(others, digest)
-    return {"listed": listed, "sessions_total": len(sessions), "others_version": version,
+    return {"listed": listed, "sessions_total": len(sessions), "team_sessions": teams, "others_version": version,
             "other_causes": causes}
 
 
