@@ -14,7 +14,15 @@ time comes down to when the machine is not shared):
   pre-edit, file with none   a file nothing concerns
   pre-edit, full path        the file with items through the full hook (`agent.hooks.main`, which never
                              takes the narrow path of agent.pre_edit_narrow): what every call cost before it
+  pre-edit, 50 checks        the file with items, a new session each call, with 50 accepted checks on the
+                             workspace's items (uses of libraries, ast-grep patterns, a regex on Markdown)
+                             that the edit does not break (issue 40: "with 50 accepted checks on")
+  full path, 50 checks       the same through the full hook, which runs the checks' engine
 Target: p95 of pre-edit under 50 ms on this machine (CPU time where the machine is shared).
+
+To measure another checkout (the figures before a change), run it with PYTHONPATH set to that
+checkout's daemon/ folder (`git archive REV daemon | tar -x -C DIR`): the corpus is then built and
+every hook run by that code, which the hook processes are handed PYTHONPATH for.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from typing import Any
 
 from checkpoint import redact
 from checkpoint.answer import Extraction, ItemDraft
+from checkpoint.checks.model import read_check
 from checkpoint.model import FileCursor, FileEdit, ItemKind, Role, ScannedTurn, SessionInfo, TurnDraft
 from checkpoint.shown_text import render_agent_lines
 from checkpoint.store import Store
@@ -83,6 +92,30 @@ def build(db: Path, base: Path, sessions: int, items: int) -> None:
     store.close()
 
 
+LIBRARIES = ("requests", "urllib3", "httpx", "aiohttp", "boto3", "pickle", "subprocess", "telnetlib", "ftplib",
+             "xmlrpc", "yaml", "marshal", "shelve", "pexpect", "paramiko", "sqlalchemy", "django", "flask", "tornado",
+             "twisted")
+PATTERNS = ("eval($$$A)", "exec($$$A)", "os.system($$$A)", "time.sleep($$$A)", "print($$$A)", "assert_called($$$A)",
+            "json.loads($$$A)", "open($A, 'w')", "input($$$A)", "breakpoint()", "random.random()",
+            "datetime.now()", "logging.basicConfig($$$A)", "threading.Thread($$$A)", "sys.exit($$$A)",
+            "signal.signal($$$A)", "socket.socket($$$A)", "tempfile.mktemp($$$A)", "hashlib.md5($$$A)",
+            "shutil.rmtree($$$A)", "compile($$$A)", "globals()", "locals()", "setattr($$$A)", "getattr($$$A)",
+            "copy.deepcopy($$$A)", "gc.collect()", "warnings.filterwarnings($$$A)", "re.compile($$$A)")
+
+
+def add_checks(db: Path, cwd: Path, n: int) -> None:
+    """`n` accepted checks on the items of the workspace at `cwd`: uses of libraries, ast-grep patterns,
+    and one regex on Markdown files (none of them broken by the bench's edits, whose text is "b")."""
+    store = Store(db)
+    items = [i for i in store.items() if i.cwd == str(cwd)]
+    rules: list[dict[str, object]] = [{"regex": "TODO", "paths": ["*.md"]}]
+    rules += [{"uses": name, "lang": "python"} for name in LIBRARIES]
+    rules += [{"lang": "python", "rule": pattern} for pattern in PATTERNS]
+    for k, rule in enumerate(rules[:n]):
+        store.add_check(items[k % len(items)].id, read_check(rule), "user", "accepted")
+    store.close()
+
+
 def wall(cmd: Sequence[str], env: dict[str, str], inputs: Sequence[bytes]) -> tuple[list[float], list[float]]:
     """Wall times of one run per input, and their CPU seconds (user + system, the child's rusage): on a
     shared machine the wall time is the CPU time plus the wait for a core."""
@@ -123,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "XDG_CONFIG_HOME": str(tmp / "cfg"),
                "CHECKPOINT_DB": str(db)}
+        if os.environ.get("PYTHONPATH"):  # another checkout's daemon (the figures before a change)
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         project = base / "project07"
 
         def edit(path: Path, session: str) -> bytes:
@@ -137,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 capture_output=True, check=True).stdout
         text = json.loads(sample)["hookSpecificOutput"]["additionalContext"] if sample else ""
         hook = [str(CHECKPOINT), "hook"]
+        full = [sys.executable, "-c",
+                "import sys; from checkpoint.agent.hooks import main; sys.exit(main(['pre-edit']))"]
         n = args.calls
         figures = {
             "floor (python -c pass)": wall([sys.executable, "-c", "pass"], env, [b""] * n),
@@ -145,10 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "pre-edit, same session": wall([*hook, "pre-edit"], env, [edit(busy, "one")] * n),
             "pre-edit, file with none": wall([*hook, "pre-edit"], env,
                                              [edit(project / "src" / "nothing.py", f"x-{i}") for i in range(n)]),
-            "pre-edit, full path": wall([sys.executable, "-c", "import sys; from checkpoint.agent.hooks import main; "
-                                         "sys.exit(main(['pre-edit']))"], env,
-                                        [edit(busy, f"full-{i}") for i in range(n)]),
+            "pre-edit, full path": wall(full, env, [edit(busy, f"full-{i}") for i in range(n)]),
         }
+        add_checks(db, project, 50)
+        figures["pre-edit, 50 checks"] = wall([*hook, "pre-edit"], env, [edit(busy, f"checks-{i}") for i in range(n)])
+        figures["full path, 50 checks"] = wall(full, env, [edit(busy, f"full-checks-{i}") for i in range(n)])
         problems = db.parent / (db.name + ".agent") / "problems.jsonl"
         troubles = problems.read_text() if problems.exists() else ""
     print(f"hook per call over {args.sessions:,} sessions and {args.items:,} items, {n} calls each "

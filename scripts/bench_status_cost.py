@@ -21,6 +21,7 @@ from checkpoint.model import FileCursor, Role, ScannedTurn, SessionInfo, TurnDra
 from checkpoint.server.features.status import snapshot
 from checkpoint.server.folders import Folders
 from checkpoint.status_counts import CountsCache
+from checkpoint.status_scope import FolderSessionsCache
 from checkpoint.store import Store
 
 ROUNDS = 15
@@ -39,30 +40,32 @@ def main() -> int:
     parser.add_argument("--workspace-sessions", type=int, default=3000)
     parser.add_argument("--others", type=int, default=2000)
     parser.add_argument("--grow", type=int, default=5)
+    parser.add_argument("--folders", type=int, default=1_000_000,
+                        help="distinct folders sessions run in (default: one each, as scripts.bench_status's corpus)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-status-cost-") as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
         store = Store(Path(tmp) / "c.db")
-        sessions = [(f"w{n:05d}", str(ws / f"p{n % 50}")) for n in range(args.workspace_sessions)]
-        sessions += [(f"o{n:05d}", f"/elsewhere/p{n % 50}") for n in range(args.others)]
+        sessions = [(f"w{n:05d}", str(ws / f"p{n % args.folders}")) for n in range(args.workspace_sessions)]
+        sessions += [(f"o{n:05d}", f"/elsewhere/p{n % args.folders}") for n in range(args.others)]
         with store.grouped_commits():
             for session_id, cwd in sessions:
                 for seq in range(1, 5):
                     _append(store, session_id, cwd, seq)
         folders = Folders([ws.as_uri()])
-        cache = CountsCache()
-        snapshot(store, folders, "all", cache)
+        cache, kept_folders = CountsCache(), FolderSessionsCache()
+        snapshot(store, folders, "all", cache, kept_folders)
         full: list[float] = []
         kept: list[float] = []
         for r in range(ROUNDS):
             for session_id, cwd in sessions[: args.grow]:
                 _append(store, session_id, cwd, 5 + r)
-            for times, counts in ((full, None), (kept, cache)):
+            for times, counts, belongs in ((full, None, None), (kept, cache, kept_folders)):
                 started = time.thread_time()
-                snapshot(store, folders, "all", counts)
+                snapshot(store, folders, "all", counts, belongs)
                 times.append(time.thread_time() - started)
-        assert snapshot(store, folders, "all", cache)[0] == snapshot(store, folders, "all")[0]
+        assert snapshot(store, folders, "all", cache, kept_folders)[0] == snapshot(store, folders, "all")[0]
         store.close()
     print(f"status snapshot over {args.workspace_sessions:,} workspace + {args.others:,} other sessions, "
           f"{args.grow} appended to before each (CPU ms, median of {ROUNDS}):")

@@ -30,7 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 from checkpoint.agent.pre_edit_narrow import main as pre_edit_main
 
-                return pre_edit_main(sys.stdin.buffer, sys.stdout, os.environ)
+                # run as a process (the console script): it ends as soon as it has answered
+                return pre_edit_main(sys.stdin.buffer, sys.stdout, os.environ, exit_now=argv is None)
             from checkpoint.agent.hooks import main as hook_main
 
             return hook_main(given[1:])

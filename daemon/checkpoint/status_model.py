@@ -23,22 +23,38 @@ from checkpoint.store import Store
 def with_risk(
     sessions: Sequence[SessionCounts], cleanup_days: float | None = None, at_risk_days: float = config.AT_RISK_DAYS,
     now: float | None = None, agents: Collection[str] = EXPIRING, in_place: bool = False,
+    kept: CountsCache | None = None,
 ) -> list[SessionCounts]:
     """The sessions, in order, each of `agents` (those whose CLI deletes old transcripts: Claude Code)
     with `deletes_in_days` set when it has a transcript on disk (whole days until Claude Code deletes
     its newest one: cleanupPeriodDays after its mtime) and `at_risk` when that is at most
     `at_risk_days` away while some of its turns are not captured. `in_place`: set on the records
-    given (the caller owns them: status_counts' kept counts, set again every status), not copies."""
+    given (the caller owns them: status_counts' kept counts, set again every status), not copies.
+    `kept`: those counts' cache, which remembers until when each record's answer stands (the next
+    whole day, or the days at risk reached): only the records re-read or due are worked out again."""
     cleanup = config.claude_cleanup_days() if cleanup_days is None else cleanup_days
     now = time.time() if now is None else now
+    until = None
+    if kept is not None:
+        if kept.risk_basis != (cleanup, at_risk_days):
+            kept.risk_until, kept.risk_basis = {}, (cleanup, at_risk_days)
+        until = kept.risk_until
     out = []
     for s in sessions:
         if s.newest_file_mtime is None or s.agent not in agents:
             out.append(s)
             continue
+        if until is not None and (stands := until.get(s.id)) is not None and stands[0] is s and now < stands[1]:
+            out.append(s)  # in place, as set before
+            continue
         left = cleanup - (now - s.newest_file_mtime) / DAY
         days, risk = max(0, math.floor(left)), left <= at_risk_days and s.pending + s.failed > 0
-        if in_place:  # replace() is half the cost of a status over thousands of sessions
+        if until is not None:  # `left` falls with the clock: the answer changes at its next whole day or at risk
+            changes = [left - math.floor(left)] if left > 0 else []
+            if left > at_risk_days:
+                changes.append(left - at_risk_days)
+            until[s.id] = (s, now + min(changes) * DAY if changes else math.inf)
+        if in_place or until is not None:  # replace() is half the cost of a status over thousands of sessions
             s.deletes_in_days, s.at_risk = days, risk
             out.append(s)
         else:
@@ -103,12 +119,15 @@ class Status(NamedTuple):
     def redacted(self) -> dict[str, int]:
         return redacted_totals(self.sessions)
 
-    def as_dict(self, with_sessions: bool = True) -> dict[str, Any]:
-        """The JSON form; without `sessions` for a caller that sends them its own way (the daemon)."""
+    def as_dict(self, with_sessions: bool = True, sums: tuple[Totals, Usage, dict[str, int]] | None = None,
+                ) -> dict[str, Any]:
+        """The JSON form; without `sessions` for a caller that sends them its own way (the daemon).
+        `sums`: (totals, usage, redacted) as a caller keeps them (status_counts.CountsCache.sums)."""
         sessions = {"sessions": [s.as_dict() for s in self.sessions]} if with_sessions else {}
-        return {"totals": self.totals.as_dict(), **sessions,
-                "problems": [p.as_json() for p in self.problems], "usage": self.usage.as_dict(),
-                "redacted": self.redacted, "forgotten": [f.as_json() for f in self.forgotten]}
+        totals, usage, redacted = sums if sums is not None else (self.totals, self.usage, self.redacted)
+        return {"totals": totals.as_dict(), **sessions,
+                "problems": [p.as_json() for p in self.problems], "usage": usage.as_dict(),
+                "redacted": redacted, "forgotten": [f.as_json() for f in self.forgotten]}
 
 
 def read_status(
@@ -118,5 +137,5 @@ def read_status(
     """The status of these sessions (None: every session); `counts`: the counts kept since the last
     status, re-read for the sessions changed since (the daemon)."""
     read = counts.read(store, session_ids) if counts is not None else store.session_counts(session_ids)
-    sessions = with_risk(read, at_risk_days=at_risk_days, in_place=counts is not None)
+    sessions = with_risk(read, at_risk_days=at_risk_days, in_place=counts is not None, kept=counts)
     return Status(sessions=tuple(sessions), problems=tuple(store.problems()), forgotten=tuple(store.forgotten()))

@@ -202,11 +202,11 @@ async def test_a_finished_run_is_never_sent_beside_counts_read_before_it_finishe
     sent: list[dict[str, Any]] = []
 
     class Db:
-        async def call(self, fn: Any, *args: Any) -> tuple[dict[str, Any], Any]:
+        async def call(self, fn: Any, *args: Any) -> tuple[int, tuple[dict[str, Any], Any]]:
             counts = {"totals": {"pending": pending["now"]}, "listed": []}  # what the read sees when it starts
             read_started.set()
             await release.wait()
-            return counts, None
+            return 0, (counts, None)  # (the connection's data_version, the snapshot)
 
     server = SimpleNamespace(
         read_worker=Db(), scope="all", folders=SimpleNamespace(uris=[]),

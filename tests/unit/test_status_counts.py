@@ -1,5 +1,6 @@
 """The counts kept between statuses (status_counts.CountsCache) equal a full read after writes by this
-process and by another one, and only the sessions those writes touched are read again."""
+process and by another one, and only the sessions those writes touched are read again; the sums kept
+from them (totals, usage, secrets redacted) equal the sums of a full read."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from checkpoint.model import FileCursor, Role, ScannedTurn, SessionInfo, TurnDraft
+from checkpoint.model import FileCursor, Role, ScannedTurn, SessionInfo, Totals, TurnDraft
 from checkpoint.status_counts import CountsCache
+from checkpoint.status_model import redacted_totals, usage_of
 from checkpoint.store import Store
 
 
@@ -26,7 +28,13 @@ def _as_dicts(store: Store, cache: CountsCache | None = None) -> list[dict[str, 
     """Every session's counts as sent: from the kept counts (and their kept dicts), or read afresh."""
     if cache is None:
         return [s.as_dict() for s in store.session_counts()]
-    return [cache.as_dict(s) for s in cache.read(store)]
+    read = cache.read(store)
+    fresh = store.session_counts()
+    # the sums kept over what was read equal the sums of a full read
+    assert cache.sums(read) == (Totals.of(fresh), usage_of(fresh), redacted_totals(fresh))
+    shown = [cache.shown(s, None) for s in read]
+    assert all(d["workspace"] is None for d in shown)
+    return [{k: v for k, v in d.items() if k != "workspace"} for d in shown]
 
 
 ANOTHER_PROCESS = """

@@ -8,16 +8,21 @@ it only while what the settings came from is unchanged: the config file (path, s
 every environment variable a setting is read from. Anything else (no cache, a change, a cache file not
 the user's own and private) sends the call down the full path, which loads the settings and writes the
 cache again. The file lives in the user's cache folder (`$XDG_CACHE_HOME/checkpoint/`, 0700), one per
-environment, and is opened without following symlinks. Plain `os` and `json`: it loads with the
-narrow path."""
+environment, and is opened without following symlinks. Plain `os` and `_json` (agent.plain_json): it
+loads with the narrow path."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import stat
+
+try:  # hashlib's own BLAKE2, without hashlib's load of OpenSSL's module (2 ms of every pre-edit hook)
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
+from checkpoint.agent.plain_json import dumps, loads
 
 TYPE_CHECKING = False  # typing itself is not loaded on the narrow path (mypy reads this name as typing's)
 if TYPE_CHECKING:
@@ -59,8 +64,8 @@ def _inputs(environ: Mapping[str, str]) -> dict[str, Any]:
 
 def cache_file(environ: Mapping[str, str]) -> str:
     """One file per environment (a second agent with another CHECKPOINT_DB keeps its own)."""
-    env = json.dumps(sorted((k, v) for k, v in environ.items() if k.startswith("CHECKPOINT_") or k in _ALSO))
-    key = hashlib.blake2b(env.encode(), digest_size=8).hexdigest()
+    env = dumps(sorted((k, v) for k, v in environ.items() if k.startswith("CHECKPOINT_") or k in _ALSO))
+    key = blake2b(env.encode(), digest_size=8).hexdigest()
     base = environ.get("XDG_CACHE_HOME") or os.path.join(_home(environ), ".cache")
     return os.path.join(base, "checkpoint", f"hook-settings-{key}.json")
 
@@ -76,7 +81,7 @@ def load(environ: Mapping[str, str]) -> dict[str, Any] | None:
         if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             return None  # someone else's settings would choose the database the agent is shown
         try:
-            cached = json.loads(fh.read(1 << 20))
+            cached = loads(fh.read(1 << 20))
         except ValueError:
             return None
     if not isinstance(cached, dict) or cached.get("inputs") != _inputs(environ):
@@ -86,14 +91,16 @@ def load(environ: Mapping[str, str]) -> dict[str, Any] | None:
 
 
 def remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, str],
-             environ: Mapping[str, str] | None = None) -> None:
+             environ: Mapping[str, str] | None = None, decisions_dir: str | None = None) -> None:
     """Cache these settings (loaded by the full hook just now) for the narrow path; never raises."""
     with contextlib.suppress(Exception):
-        _remember(db, reminders, redact, patterns, os.environ if environ is None else environ)
+        _remember(db, reminders, redact, patterns, os.environ if environ is None else environ, decisions_dir)
 
 
 def _remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, str],
-              environ: Mapping[str, str]) -> None:
+              environ: Mapping[str, str], decisions_dir: str | None) -> None:
+    import json  # the full hook's: it has loaded json already
+
     from checkpoint import redact as redaction
     from checkpoint.agent.context import PLUGIN_TOOLS, SERVER_TOOLS
     from checkpoint.shown_text import redaction_key
@@ -102,7 +109,10 @@ def _remember(db: Path, reminders: bool, redact: bool, patterns: Mapping[str, st
     settings = {"db": str(db), "agent_reminders": reminders,
                 "redaction": redaction_key(redaction.redactor(redact, dict(patterns))) if reminders else None,
                 "custom_patterns": bool(patterns), "schema": len(MIGRATIONS), "application_id": APPLICATION_ID,
-                "tools": {"plugin": PLUGIN_TOOLS, "server": SERVER_TOOLS}}
+                "tools": {"plugin": PLUGIN_TOOLS, "server": SERVER_TOOLS},
+                # where a repository's decision records are (their checks: the narrow path leaves a
+                # repository that has any to the full hook)
+                "decisions_dir": decisions_dir}
     path = cache_file(environ)
     body = {"inputs": _inputs(environ), "settings": settings}
     if load(environ) == settings:

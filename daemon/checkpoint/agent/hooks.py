@@ -175,7 +175,8 @@ def _tools() -> str:
 def _pre_edit(settings: config.Settings, data: dict[str, Any], watchdog: Watchdog) -> str | None:
     from checkpoint.agent.hook_settings import remember
 
-    remember(settings.db, settings.agent_reminders, settings.redact, settings.redact_patterns)  # for the narrow path
+    remember(settings.db, settings.agent_reminders, settings.redact, settings.redact_patterns,  # for the narrow path
+             decisions_dir=settings.decisions_dir)
     if not settings.agent_reminders:
         return None
     from checkpoint import redact

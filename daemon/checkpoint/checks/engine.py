@@ -10,13 +10,12 @@ or fails on a file is one `CheckIssue`, never an exception.
 from __future__ import annotations
 
 import bisect
-import fnmatch
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from checkpoint.checks import needles
 from checkpoint.checks.model import Check, CheckProblem, language_of_file, languages_of
 from checkpoint.checks.uses import rules as uses_rules
 
@@ -118,24 +117,9 @@ def _patterns(rule: object) -> Iterable[str]:
             yield from _patterns(value)
 
 
-_IDENTIFIER = re.compile(r"\$*[A-Za-z_][A-Za-z0-9_]{2,}")
-
-
 def needle(check: Check, lang: str) -> str | None:
-    """Text every match of the check holds, so a file without it is not parsed for it (None: no such
-    text is known). A name used is spelled in the import or the call; a pattern's longest identifier
-    (not a metavariable) is in the code it matches, when the rule is that pattern alone."""
-    if check.shape == "uses":
-        assert check.name is not None
-        if lang == "go":
-            return check.name.rsplit("/", 1)[-1]
-        return check.name.replace("-", "_") if lang == "rust" else check.name
-    rule = check.rule or {}
-    pattern = rule.get("pattern")
-    if set(rule) - {"inside", "has", "precedes", "follows", "stopBy"} != {"pattern"} or not isinstance(pattern, str):
-        return None  # `not`, `any`, `kind`... : a match may hold no literal the rule names
-    words = [w for w in _IDENTIFIER.findall(pattern) if not w.startswith("$")]
-    return max(words, key=len) if words else None
+    """Text every match of the check holds (checks/needles.py), so a file without it is not parsed for it."""
+    return needles.needle(check.shape, check.name, check.rule, lang)
 
 
 def _compile_rules(check: Check, lang: str) -> Finder:
@@ -175,19 +159,8 @@ def _compile_regex(pattern: str) -> Any:
 
 
 def matches_paths(check: Check, path: str) -> bool:
-    """Whether the check's globs take the file (every file, without globs). A glob without '/' matches a
-    file's name in any folder ('Justfile', '*.yml'), one with '/' its path from the top folder."""
-    if not check.paths:
-        return True
-    name = path.rsplit("/", 1)[-1]
-    for glob in check.paths:
-        if "/" in glob:
-            glob = glob.removeprefix("./").rstrip("/")
-            if fnmatch.fnmatchcase(path, glob) or fnmatch.fnmatchcase(path, glob + "/*"):
-                return True
-        elif fnmatch.fnmatchcase(name, glob) or path.startswith(glob + "/"):
-            return True
-    return False
+    """Whether the check's globs take the file (checks/needles.py)."""
+    return needles.paths_take(check.paths, path)
 
 
 @dataclass

@@ -26,24 +26,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from checkpoint.checks.needles import ALIASES, EXTENSIONS, language_of_file, languages
+
+__all__ = ["ALIASES", "EXTENSIONS", "language_of_file"]  # read from here by the CLI and the daemon too
+
 MAX_CHECK_CHARS = 4096  # the whole check as JSON: a rule is a few lines, not a program
 MAX_DEPTH = 8  # nesting of inside/has/not/all/any
 MAX_PATHS = 20
 MAX_NAME = 200
 
-# ast-grep's languages Checkpoint checks, and the file names each takes. TypeScript's grammar does not
-# read JSX: a .tsx file is read with tsx's, which a "typescript" check covers too.
-EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi"),
-    "javascript": (".js", ".mjs", ".cjs", ".jsx"),
-    "typescript": (".ts", ".mts", ".cts"),
-    "tsx": (".tsx",),
-    "go": (".go",),
-    "rust": (".rs",),
-}
 LANGUAGES = (*EXTENSIONS, "regex")
-ALIASES = {"py": "python", "js": "javascript", "ts": "typescript", "golang": "go", "rs": "rust",
-           "jsx": "javascript", "re": "regex", "re2": "regex"}
 # The rule keys a check may use: matching only (no `fix`, `transform`, `utils`, `matches`).
 RULE_KEYS = frozenset({"pattern", "kind", "regex", "inside", "has", "not", "all", "any", "precedes", "follows",
                        "stopBy", "field", "nthChild", "context", "selector", "strictness"})
@@ -191,13 +183,4 @@ def read_check(data: object) -> Check:
 
 def languages_of(check: Check) -> Sequence[str]:
     """The ast-grep languages a check reads (a "typescript" check reads .tsx files with tsx's grammar)."""
-    if check.shape == "regex":
-        return ()
-    if check.lang is None:
-        return tuple(EXTENSIONS)
-    return ("typescript", "tsx") if check.lang == "typescript" else (check.lang,)
-
-
-def language_of_file(path: str) -> str | None:
-    lower = path.lower()
-    return next((lang for lang, exts in EXTENSIONS.items() if lower.endswith(exts)), None)
+    return languages(check.shape, check.lang)

@@ -16,6 +16,7 @@ from pygls import uris
 from checkpoint.store.scope import inside, real_path
 
 if TYPE_CHECKING:
+    from checkpoint.status_scope import FolderSessionsCache
     from checkpoint.store import Store
 
 
@@ -66,10 +67,12 @@ class Folders:
         """The folders' paths, as the store's scoping rule takes them."""
         return [f.path for f in self.folders]
 
-    def sessions(self, store: Store) -> dict[str, Folder]:
-        """The sessions that belong to these folders (the store's rule), each with its folder."""
+    def sessions(self, store: Store, kept: FolderSessionsCache | None = None) -> dict[str, Folder]:
+        """The sessions that belong to these folders (the store's rule), each with its folder.
+        `kept`: the answer kept from the call before, read again for the sessions changed since."""
         by_path = {f.path: f for f in self.folders}
-        return {sid: by_path[path] for sid, path in store.folder_sessions(self.paths).items()}
+        found = store.folder_sessions(self.paths) if kept is None else kept.sessions(store, self.paths)
+        return {sid: by_path[path] for sid, path in found.items()}
 
     def uri_for(self, path: str) -> str | None:
         """The URI of a file inside a workspace folder, spelled from the folder's URI; None outside."""

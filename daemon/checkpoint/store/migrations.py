@@ -588,6 +588,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        # The change feed covers the folders sessions worked in too (session_cwds): the daemon keeps
+        # which sessions belong to the workspace and reads again only those a write named
+        # (status_scope.py), where it matched every folder of the history on every status.
+        "session changes of folders",
+        _change_triggers("session_cwds", "session_id"),
+    ),
 )
 
 

@@ -2,8 +2,9 @@
 for byte, over a scripted sequence of calls on a real SQLite file: two copies of one world (built alike), one
 answered by the narrow path (falling back to the full hook where it does, as `checkpoint hook
 pre-edit` does), one by the full hook alone, the same changes made to both between calls (an item
-accepted, dismissed, replaced, a new one whose line no writer rendered yet, a held one, a compaction).
-And the narrow path really answers most of them, with the standard library alone."""
+accepted, dismissed, replaced, a new one whose line no writer rendered yet, a held one, a compaction,
+accepted checks that the written text breaks or cannot break). And the narrow path really answers
+most of them, with the standard library alone, accepted checks on."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from checkpoint import redact
 from checkpoint.agent import hook_settings, hooks, pre_edit, pre_edit_narrow
 from checkpoint.agent.reminder_ledger import forget_ledger
 from checkpoint.answer import ItemDraft
+from checkpoint.checks.model import read_check
 from checkpoint.model import FileCursor, FileEdit, ItemKind, ItemState, Role, ScannedTurn, SessionInfo, TurnDraft
 from checkpoint.shown_text import render_agent_lines
 from checkpoint.store import Store
@@ -126,6 +128,11 @@ def _script(ws: Path) -> list[bytes | Step]:
     def compact(store: Store) -> None:
         forget_ledger(str(store.path), "agent-1")
 
+    def check(statement: str, rule: dict[str, object], state: str = "accepted") -> Step:
+        return lambda store: store.add_check(_id(store, statement), read_check(rule), "user", state)  # type: ignore[arg-type]
+
+    network = "Constraint: app.py must stay free of network calls."
+
     return [
         _edit(ws, "agent-1", "Edit", app), _edit(ws, "agent-1", "Edit", app), _edit(ws, "agent-1", "Write", app),
         _edit(ws, "agent-1", "Edit", cli), _edit(ws, "agent-1", "Edit", str(ws / "src" / "nothing.py")),
@@ -146,6 +153,19 @@ def _script(ws: Path) -> list[bytes | Step]:
                     "sessionId": "copilot-1"}).encode(),
         b"not json", _edit(ws, "agent-11", "Write", str(ws / "src" / "new_file.py")),
         _edit(ws, "agent-11", "Edit", app),
+        # accepted checks: a text without a check's needle is answered by the narrow path; one with it,
+        # or a file a regex check reads, by the full hook (which finds what it breaks, or not)
+        check(network, {"uses": "requests", "lang": "python"}), _edit(ws, "agent-12", "Edit", app),
+        _edit(ws, "agent-12", "Edit", app, new_string="import requests\nrequests.get(URL)\n"),
+        _edit(ws, "agent-12", "Edit", cli, new_string="requestsx = 1\n"),
+        check(network, {"uses": "subprocess"}, state="proposed"),  # a proposed check of a new item: acts never
+        _edit(ws, "agent-13", "Edit", app, new_string="import subprocess\n"),
+        check("What the turns wrote, named by no file.", {"lang": "python", "rule": "print($$$A)"}, state="dismissed"),
+        _edit(ws, "agent-13", "Edit", cli, new_string="print('x')\n"),
+        check(network, {"lang": "py", "rule": {"pattern": "urlopen($$$A)"}}),
+        _edit(ws, "agent-14", "Edit", app, new_string="urlopen(URL)\n"), _edit(ws, "agent-14", "Edit", cli),
+        check(network, {"regex": "TODO", "paths": ["*.md"]}), _edit(ws, "agent-14", "Edit", app),
+        _edit(ws, "agent-15", "Write", str(ws / "NOTES.md"), content="TODO: call the API\n"),
     ]
 
 
@@ -203,7 +223,8 @@ def test_the_narrow_path_answers_byte_for_byte_as_the_full_hook(tmp_path: Path,
     assert any("evil.example" in text for text in shown)
     assert not any("Another workspace" in text for text in shown)
     assert not any("alone for now" in text for text in shown)  # a one-off order reaches no later session
-    assert narrow_answered >= 25, narrow_answered  # not everything fell back
+    assert any("breaks constraint" in text for text in shown)  # the checks' findings, from the full hook
+    assert narrow_answered >= 30, narrow_answered  # not everything fell back
     for root in (narrow_root, full_root):
         problems = root / "data" / "checkpoint.db.agent" / "problems.jsonl"
         lines = problems.read_text().splitlines() if problems.exists() else []
@@ -225,6 +246,9 @@ def test_the_constants_the_narrow_path_copies_are_the_full_hooks() -> None:
     assert pre_edit_narrow.TEAM_SESSION_PREFIX == TEAM_SESSION_PREFIX
     limit = inspect.signature(queries.QueriesMixin.edits_in_window).parameters["limit"].default
     assert limit == pre_edit_narrow.WINDOW_TURNS
+    from checkpoint.checks import model as checks_model
+
+    assert pre_edit_narrow.MAX_PATHS == checks_model.MAX_PATHS
 
 
 @pytest.mark.parametrize(("content", "written"), [
@@ -244,10 +268,15 @@ def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The console script's pre-edit hook, a fresh process: the full hook's answer, and none of the
-    modules the full hook loads (config and its TOML, the store, the redactor, orjson, RE2)."""
+    modules the full hook loads (config and its TOML, the store, the redactor, orjson, RE2, the checks'
+    engine), with an accepted check on that the edit cannot break."""
     _world(tmp_path)
     db = tmp_path / "data" / "checkpoint.db"
     env = _env(tmp_path, db)
+    store = Store(db)
+    store.add_check(_id(store, "Constraint: app.py must stay free of network calls."),
+                    read_check({"uses": "requests"}), "user", "accepted")
+    store.close()
     hook_settings.remember(db, True, True, {}, environ=env)  # as the full hook's first call does
     raw = _edit(tmp_path / "ws", "agent-1", "Edit", str(tmp_path / "ws" / "src" / "app.py"))
     probe = ("import sys\nfrom checkpoint.startup import main\nmain(['hook', 'pre-edit'])\n"
@@ -257,12 +286,36 @@ def test_checkpoint_hook_pre_edit_answers_with_the_standard_library_alone(
     loaded = set(narrow.stderr.decode().strip().split("\n")[-1].split())
     assert "checkpoint.agent.pre_edit_narrow" in loaded
     heavy = {"tomllib", "checkpoint.config", "checkpoint.store", "checkpoint.redact", "orjson", "re2",
-             "checkpoint.agent.hooks", "checkpoint.model", "dataclasses", "pathlib"}
+             "checkpoint.agent.hooks", "checkpoint.model", "dataclasses", "pathlib", "checkpoint.checks.engine",
+             "checkpoint.checks.model", "ast_grep_py", "json", "re", "enum", "typing", "hashlib"}
     assert not heavy & loaded, heavy & loaded
     forget_ledger(str(db), "agent-1")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert narrow.stdout.decode() == _full(raw)  # the full hook, in this process, says the same
+
+
+def test_the_console_script_ends_once_it_has_answered_with_its_answer_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`checkpoint hook pre-edit` as Claude Code runs it (the console script, its output a pipe) ends
+    without the interpreter's teardown once the narrow path answered: its answer is still whole, its
+    exit status 0, its ledger written (the same call again says "still applies")."""
+    _world(tmp_path)
+    db = tmp_path / "data" / "checkpoint.db"
+    env = _env(tmp_path, db)
+    hook_settings.remember(db, True, True, {}, environ=env)
+    raw = _edit(tmp_path / "ws", "agent-1", "Edit", str(tmp_path / "ws" / "src" / "app.py"))
+    script = [str(Path(sys.executable).with_name("checkpoint")), "hook", "pre-edit"]
+    first = subprocess.run(script, input=raw, env=env, capture_output=True, timeout=120)
+    again = subprocess.run(script, input=raw, env=env, capture_output=True, timeout=120)
+    assert first.returncode == again.returncode == 0 and first.stderr == again.stderr == b""
+    assert b"Checkpoint context:" in first.stdout and b"Still applies" in again.stdout
+    forget_ledger(str(db), "agent-1")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert first.stdout.decode() == _full(raw)  # the full hook, in this process, says the same
+    assert again.stdout.decode() == _full(raw)
 
 
 @pytest.mark.parametrize("path", ["src/app.py", "/abs/path/to/mod_01.py", "a/b-c/d.e.f", "ümlaut.py", "a b.py",
@@ -276,3 +329,38 @@ def test_the_narrow_path_quotes_only_a_plain_path_and_as_the_full_path_does(path
         assert not path.isascii() or any(ch in path for ch in " <>\n") or "ghp_" in path
         return
     assert shown == quoted(path, REDACTOR, 500)
+
+
+def _names_file_by_re(statement: str, paths: tuple[str, ...], name: str) -> bool:
+    """The test as agent.pre_edit's regex says it (the narrow path finds the same matches by hand)."""
+    import re
+
+    for match in re.finditer(r"(?<![\w./-])([\w./-]*)" + re.escape(name) + r"(?![\w-]|\.\w)", statement):
+        head = match.group(1).lstrip("./")
+        if not head or any(p.endswith("/" + head + name) for p in paths):
+            return True
+    return False
+
+
+def test_the_narrow_path_finds_a_file_named_where_the_regex_does() -> None:
+    import random
+
+    rng = random.Random(40)
+    alphabet = ["app.py", "src/", "x", ".", "/", "-", "_", " ", "é", "٣", "app", ".py", "a", "(", ")", "`", "\n", "1"]
+    paths = ("/w/src/app.py", "/w/lib/src/app.py")
+    names = ["app.py", "a b.py", "app-1.py", "ap.p.y", "٣app.py"]
+    fixed = ["app.py", "see src/app.py.", "src/app.pyc", "app.py-x", "app.py.bak", "xapp.py", "./src/app.py",
+             "lib/src/app.py and other/app.py", "../app.py", "app.py.", "src/app.py_", "`app.py`", "app.pyé",
+             "app.app.py", "src/app.pyapp.py", ""]
+    for statement in fixed + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 14))) for _ in range(4000)]:
+        for name in names:
+            assert pre_edit_narrow._names_file(statement, paths, name) == _names_file_by_re(statement, paths, name), (
+                statement, name)
+
+
+@pytest.mark.parametrize("ts", ["2026-10-05T09:00:00Z", "2026-10-05", "2026-1-05", "٢٠٢٦-10-05x", "2026/10/05", "",
+                                "2026-10-0", "20261005", "2026-10-05\n"])
+def test_the_narrow_path_reads_a_day_as_the_regex_does(ts: str) -> None:
+    import re
+
+    assert pre_edit_narrow._is_day(ts) == bool(re.match(r"\d{4}-\d{2}-\d{2}", ts))

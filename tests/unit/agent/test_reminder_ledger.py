@@ -4,11 +4,21 @@ and read back as it was written."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from checkpoint.agent.reminder_ledger import NotPrivateLedger, forget_ledger, ledger_path, read_ledger, write_ledger
+from checkpoint.agent.reminder_ledger import (
+    LEDGER_KEEP_DAYS,
+    PRUNE_EVERY_SECONDS,
+    PRUNED,
+    NotPrivateLedger,
+    forget_ledger,
+    ledger_path,
+    read_ledger,
+    write_ledger,
+)
 
 
 def _db(tmp_path: Path) -> str:
@@ -63,3 +73,22 @@ def test_a_database_folder_others_may_write_gets_no_ledger(tmp_path: Path) -> No
     (tmp_path / "data").chmod(0o777)
     with pytest.raises(NotPrivateLedger, match="database directory"):
         write_ledger(db, "s1", {})
+
+
+def test_ledgers_untouched_for_a_week_are_removed_when_a_session_starts_at_most_once_a_day(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    write_ledger(db, "s1", {})  # the first session: the folder is looked at (nothing to remove)
+    marker = os.path.join(os.path.dirname(ledger_path(db, "s1")), PRUNED)
+    week, day = time.time() - (LEDGER_KEEP_DAYS + 1) * 86_400, time.time() - PRUNE_EVERY_SECONDS - 60
+    os.utime(ledger_path(db, "s1"), (week, week))
+    os.utime(marker, (day, day))
+    write_ledger(db, "s2", {})  # a new session, a day later: the folder is looked at again
+    assert not os.path.exists(ledger_path(db, "s1")) and os.path.exists(ledger_path(db, "s2"))
+    os.utime(ledger_path(db, "s2"), (week, week))
+    write_ledger(db, "s3", {})  # looked at less than a day ago: not again
+    assert os.path.exists(ledger_path(db, "s2"))
+    os.utime(marker, (day, day))
+    write_ledger(db, "s4", {})
+    assert not os.path.exists(ledger_path(db, "s2")) and os.path.exists(ledger_path(db, "s3"))
+    write_ledger(db, "s4", {"/w/a.py": {"i": "d"}})  # an old session's ledger written again: no look
+    assert read_ledger(db, "s4") == {"/w/a.py": {"i": "d"}}

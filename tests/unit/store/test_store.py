@@ -36,7 +36,7 @@ def test_a_database_at_any_earlier_version_opens_and_ends_with_the_schema_of_a_n
     assert conn.execute("PRAGMA user_version").fetchone()[0] == version
     conn.close()
     store, fresh = Store(old), Store(tmp_path / "new.db")
-    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 24
+    assert store.schema_version == fresh.schema_version == len(MIGRATIONS) == 25
     assert _schema(store.conn) == _schema(fresh.conn)
 
 

@@ -33,6 +33,7 @@ from checkpoint.server.folders import Folder, Folders
 from checkpoint.server.protocol import CHECKPOINT_STATUS, RunProgress, RunSummary, SessionStatus
 from checkpoint.status_counts import CountsCache
 from checkpoint.status_model import read_status
+from checkpoint.status_scope import FolderSessionsCache
 from checkpoint.store import Store, StoreUnavailable, fault_message
 
 if TYPE_CHECKING:
@@ -65,10 +66,15 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
     listed: list[SessionStatus] = []
     others: list[dict[str, Any]] = []
     causes: list[dict[str, Any]] = []
+    teams = 0  # shown as a repository's Team node, not a session
     for session in sessions:
         folder = belongs.get(session.id)
-        shown = counts.as_dict(session) if counts is not None else session.as_dict()
-        shown["workspace"] = folder.uri if folder else None
+        teams += session.agent == TEAM_AGENT
+        if counts is not None:
+            shown = counts.shown(session, folder.uri if folder else None)
+        else:
+            shown = session.as_dict()
+            shown["workspace"] = folder.uri if folder else None
         if folder:
             listed.append(cast("SessionStatus", shown))
             continue
@@ -76,20 +82,22 @@ def split_sessions(sessions: Sequence[SessionCounts], belongs: Mapping[str, Fold
         for cause in session.causes:
             if len(causes) < MAX_OTHER_CAUSES:
                 causes.append({"session_id": session.id, "title": session.title, "cwd": session.cwd, "cause": cause})
-    teams = sum(1 for s in sessions if s.agent == TEAM_AGENT)  # shown as a repository's Team node, not a session
-    return {"listed": listed, "sessions_total": len(sessions), "team_sessions": teams, "others_version": digest(others),
+    version = digest(others) if counts is None else counts.digest_of(others, digest)
+    return {"listed": listed, "sessions_total": len(sessions), "team_sessions": teams, "others_version": version,
             "other_causes": causes}
 
 
 def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | None = None,
-             ) -> tuple[dict[str, Any], Any]:
+             kept_folders: FolderSessionsCache | None = None) -> tuple[dict[str, Any], Any]:
     """(totals over the sessions in scope, the workspace's sessions, problems and item counts in
     scope; a version of the items table). `counts`: the counts kept from the status before, re-read
-    for the sessions changed since (status_counts.py)."""
-    belongs = folders.sessions(store)
+    for the sessions changed since (status_counts.py); `kept_folders`: which sessions are the
+    workspace's, kept likewise (status_scope.py)."""
+    belongs = folders.sessions(store, kept_folders)
     ids = None if scope == "all" else list(belongs)
     status = read_status(store, ids, counts=counts)
-    out = status.as_dict(with_sessions=False)  # the workspace's go as a delta, the others on request
+    # the workspace's go as a delta, the others on request
+    out = status.as_dict(with_sessions=False, sums=counts.sums(status.sessions) if counts is not None else None)
     out.update(split_sessions(status.sessions, belongs, counts))
     if ids is not None:
         out["problems"] = [p.as_json() for p in status.problems if p.session_id in belongs
@@ -97,6 +105,14 @@ def snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | N
     summary = store.item_summary(ids)
     out["items"] = {"by_kind": dict(summary.by_kind), "by_state": dict(summary.by_state), "held": summary.held}
     return out, (summary.by_state, summary.changed_at)
+
+
+def versioned_snapshot(store: Store, folders: Folders, scope: str, counts: CountsCache | None = None,
+                       kept_folders: FolderSessionsCache | None = None) -> tuple[int, tuple[dict[str, Any], Any]]:
+    """(the connection's data_version before the read, snapshot(...)): the database watch asks for
+    another status only when a commit came after the last one read (this daemon's own scans commit
+    too, and each already asked for its status: every commit cost two snapshots)."""
+    return store.data_version(), snapshot(store, folders, scope, counts, kept_folders)
 
 
 class StatusFeature(Feature):
@@ -113,7 +129,9 @@ class StatusFeature(Feature):
         self.last_sent: dict[str, Any] | None = None  # without its workspace_sessions
         self.sent_sessions = SentSessions()
         self.counts = CountsCache()  # used on the read worker's thread only
+        self.folder_sessions = FolderSessionsCache()  # likewise
         self.items_seen: Any = None  # item summary last seen: a change means diagnostics are stale
+        self.read_version: int | None = None  # the read connection's data_version at the last snapshot
         self._sender = Coalescer(self._send, server.run_task, "status", server.stopping.is_set)
         events = server.events
         events.subscribe(CountsChanged, lambda _: self.refresh())
@@ -143,7 +161,8 @@ class StatusFeature(Feature):
             "last_error": self.last_error,
         }
         try:
-            data, items_version = await self.server.read_worker.call(snapshot, self.server.folders, scope, self.counts)
+            version, (data, items_version) = await self.server.read_worker.call(
+                versioned_snapshot, self.server.folders, scope, self.counts, self.folder_sessions)
         except (StoreUnavailable, sqlite3.Error, OSError) as exc:
             # A full disk, a read-only, foreign or corrupt database, a newer schema: the editor is
             # told why in the status (and once in a message), not left with no status at all.
@@ -153,6 +172,7 @@ class StatusFeature(Feature):
                        "last_error": message}
             self._notify(payload, [])
             return
+        self.read_version = version
         if self.items_seen is not None and items_version != self.items_seen:
             self.server.events.publish(ItemsChanged())  # this run's items, or another window's
         self.items_seen = items_version
@@ -209,7 +229,6 @@ class StatusFeature(Feature):
         version is looked at when the database's folder changes (a commit writes its WAL file), and
         every SLOW_POLL_SECONDS besides (a writer on another machine, a folder that cannot be
         watched); elsewhere every POLL_SECONDS."""
-        seen: int | None = None
         folder = str(self.server.settings.db.parent)
         watch = _folder_watch(folder)
         woken = asyncio.Event()
@@ -221,9 +240,8 @@ class StatusFeature(Feature):
                 # Looked at once before the first wait, and a status sent then: another daemon's
                 # commit may have come between this one's first status and this watch starting.
                 version = await self.server.read_worker.call(Store.data_version)
-                if version != seen:
+                if version != self.read_version:  # a commit the last status did not read
                     self.refresh()
-                seen = version
                 if watch is None:
                     await asyncio.sleep(POLL_SECONDS)
                 else:

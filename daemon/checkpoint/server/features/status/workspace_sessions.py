@@ -29,12 +29,14 @@ class SentSessions:
 
     def differs(self, sessions: Sequence[SessionStatus]) -> bool:
         """Whether `sessions` (the whole list now) is not the list as sent."""
-        return len(sessions) != len(self.by_id) or any(self.by_id.get(s["id"]) != s for s in sessions)
+        by_id = self.by_id  # the status keeps each session's dict while it is unchanged: `is` first
+        return len(sessions) != len(by_id) or any(
+            (sent := by_id.get(s["id"])) is not s and sent != s for s in sessions)
 
     def advance(self, sessions: Sequence[SessionStatus]) -> WorkspaceSessionsDelta:
         """The delta from the list as sent to `sessions`, which becomes the list as sent: call it only
         for a status that is then sent, or a client's copy falls out of step."""
-        changed = [s for s in sessions if self.by_id.get(s["id"]) != s]
+        changed = [s for s in sessions if (sent := self.by_id.get(s["id"])) is not s and sent != s]
         now = {s["id"] for s in sessions}
         removed = [session_id for session_id in self.by_id if session_id not in now]
         since = self.version

@@ -100,6 +100,7 @@ class Watcher(Feature):
         self.scans = 0
         self._kernel_watch = False  # inotify watches every directory of the roots
         self._changed_at = 0.0  # monotonic time of the last change inotify told of
+        self._recent: dict[Path, float] = {}  # directories inotify told of, with when it last did
 
     async def initialized(self) -> None:
         self._wake = asyncio.Event()
@@ -172,17 +173,21 @@ class Watcher(Feature):
         """Every rescanSeconds: roots that appeared are watched, and a full rescan backs the watcher
         up. While inotify watches every directory, the rescan (a stat of every transcript, 2,000 of
         them a few tens of ms) runs only every BACKUP_RESCAN_SECONDS: the kernel tells of every change
-        and says when it lost some (an overflow asks for a full scan)."""
+        and says when it lost some (an overflow asks for a full scan). After a change, the directories
+        the kernel told of are scanned again meanwhile: a last line written without its newline is read
+        once it has settled (SETTLE_SECONDS), which no event announces (the whole history was rescanned
+        every period while any session was busy: issue 40)."""
         since = 0.0
         while True:
             period = self.server.daemon_settings.rescan_seconds
             await asyncio.sleep(period)
             self._ensure_watch()
             since += period
-            # After a change, rescans go on a while: a last line written without its newline is
-            # read once it has settled (SETTLE_SECONDS), which no event announces.
-            quiet = time.monotonic() - self._changed_at > period + SETTLE_SECONDS
-            if self._kernel_watch and quiet and since < BACKUP_RESCAN_SECONDS:
+            now = time.monotonic()
+            self._recent = {d: at for d, at in self._recent.items() if now - at <= period + SETTLE_SECONDS}
+            if self._kernel_watch and since < BACKUP_RESCAN_SECONDS:
+                if self._recent:
+                    self.request(dirs=set(self._recent))
                 continue
             since = 0.0
             self.request(full=True)
@@ -254,7 +259,9 @@ class Watcher(Feature):
                 dirs = {Path(d) for d in changes.new_dirs}
                 dirs |= {Path(p).parent for p in changes.paths if _keep(Change.modified, p)}  # the same filter
                 if dirs:
-                    self.request(dirs={_existing(d) for d in dirs})
+                    existing = {_existing(d) for d in dirs}
+                    self._recent.update(dict.fromkeys(existing, self._changed_at))
+                    self.request(dirs=existing)
         except OSError as exc:
             self.server.messages.show_once(
                 once_key("watch", str(exc)),
