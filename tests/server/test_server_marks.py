@@ -20,14 +20,11 @@ from checkpoint.anchor import MAX_MARK_LINES
 from checkpoint.server.features.diagnostics.cards import MAX_CARDS
 from checkpoint.server.protocol import CHECKPOINT_TURN, CMD_ACCEPT, CMD_NOW, CMD_REOPEN
 from checkpoint.server.requests.items import plain
+from tests.support.long_file import EDITED_NEW, EDITED_OLD, LONG
 from tests.support.lsp_support import Daemon, Transcript, server_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
-LONG_BEFORE = "".join(f"def helper_{n}(x):\n    return x + {n}\n\n\n" for n in range(15))  # 60 lines
-EDITED_OLD = "def compute_total(items):\n    return 0\n"
-EDITED_NEW = "def compute_total(items):\n    subtotal = sum(i.price for i in items)\n    return round(subtotal, 2)\n"
-LONG = LONG_BEFORE + EDITED_NEW + "\n\n" + LONG_BEFORE.replace("helper_", "tail_")  # the edit at lines 60-62
 UTIL_OLD = '"""Utilities."""\n'
 UTIL = ('"""Utilities, rewritten."""\n# Keep this module small.\n\nimport os\n\n\n'
         + "".join(f"def util_{n}(path):\n    return os.path.join(path, '{n}')\n\n\n" for n in range(10))
